@@ -1,0 +1,24 @@
+use std::path::PathBuf;
+
+use baton::exit::Exit;
+
+use super::{CheckFormat, load_plan};
+
+pub fn run(plans: &[PathBuf], format: CheckFormat, color: bool) -> anyhow::Result<Exit> {
+    let mut exit = Exit::Ok;
+    for p in plans {
+        match load_plan(p, color, format) {
+            Some(loaded) => {
+                let jobs = baton::expand::expand(&loaded.plan).total_jobs;
+                println!(
+                    "{}: ok ({} tests, {} jobs)",
+                    p.display(),
+                    loaded.plan.tests.len(),
+                    jobs
+                );
+            }
+            None => exit = Exit::Invalid,
+        }
+    }
+    Ok(exit)
+}

@@ -1,0 +1,126 @@
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+use baton::exit::Exit;
+
+mod check;
+mod expand;
+
+/// Version-controlled acceptance plans for GPU clusters: expand, run, grade.
+#[derive(Debug, Parser)]
+#[command(name = "baton", version, about, long_about = None)]
+struct Cli {
+    /// Colour in diagnostics: auto (when stderr is a terminal), always, never.
+    #[arg(long, global = true, value_enum, default_value_t = Color::Auto)]
+    color: Color,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum Color {
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Validate plans: every error with file:line:col, a snippet and a suggestion.
+    Check {
+        /// Plan files.
+        #[arg(required = true)]
+        plans: Vec<PathBuf>,
+        /// human: snippets with carets; short: one line per diagnostic.
+        #[arg(long, value_enum, default_value_t = CheckFormat::Human)]
+        format: CheckFormat,
+    },
+    /// Expand a plan into its jobs: IDs, ranks, split groups, sizes, criteria, GPU memory.
+    Expand {
+        plan: PathBuf,
+        #[arg(long, value_enum, default_value_t = ExpandFormat::Table)]
+        format: ExpandFormat,
+        /// Most jobs listed in the table (the totals always count every job).
+        #[arg(long, default_value_t = 1000)]
+        max_listed: usize,
+    },
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum CheckFormat {
+    Human,
+    Short,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum ExpandFormat {
+    Table,
+    Json,
+}
+
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() {
+                Exit::Invalid.code()
+            } else {
+                Exit::Ok.code()
+            };
+        }
+    };
+    let color = match cli.color {
+        Color::Always => true,
+        Color::Never => false,
+        Color::Auto => std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+    };
+    let outcome = match cli.command {
+        Command::Check { plans, format } => check::run(&plans, format, color),
+        Command::Expand {
+            plan,
+            format,
+            max_listed,
+        } => expand::run(&plan, format, max_listed, color),
+    };
+    match outcome {
+        Ok(exit) => exit.code(),
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            Exit::Runtime.code()
+        }
+    }
+}
+
+/// Loads a plan, printing its diagnostics to stderr; `None` when it is invalid.
+fn load_plan(
+    path: &std::path::Path,
+    color: bool,
+    format: CheckFormat,
+) -> Option<baton::plan::Loaded> {
+    match baton::plan::load_file(path) {
+        Ok(loaded) => {
+            if !loaded.report.diagnostics.is_empty() {
+                eprint!("{}", render(&loaded.report, color, format));
+            }
+            Some(loaded)
+        }
+        Err(baton::plan::LoadError::Invalid(report)) => {
+            eprint!("{}", render(&report, color, format));
+            None
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            None
+        }
+    }
+}
+
+fn render(report: &baton::plan::Report, color: bool, format: CheckFormat) -> String {
+    match format {
+        CheckFormat::Human => report.render(color),
+        CheckFormat::Short => report.short(),
+    }
+}

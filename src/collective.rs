@@ -1,0 +1,283 @@
+//! Facts about each collective, datatype and reduction, written once and shared by the planner,
+//! the runner, the log importer and the grader, so a busbw factor can never differ between them.
+//! Source: nccl-tests 2.19.6 as summarised in `nccl-tests-semantics.md` §1.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+macro_rules! named_enum {
+    ($(#[$m:meta])* $name:ident { $($var:ident = $text:literal),+ $(,)? } aliases { $($alias:literal => $target:ident),* $(,)? }) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
+        pub enum $name { $(#[serde(rename = $text)] $var),+ }
+
+        impl $name {
+            pub const ALL: &'static [$name] = &[$($name::$var),+];
+            pub fn name(self) -> &'static str { match self { $($name::$var => $text),+ } }
+            /// Canonical names, for "expected one of" messages.
+            pub fn names() -> Vec<&'static str> { vec![$($text),+] }
+            /// Accepted spellings besides the canonical ones (nccl-tests / NCCL aliases).
+            pub fn aliases() -> Vec<&'static str> { vec![$($alias),*] }
+        }
+
+        impl FromStr for $name {
+            type Err = ();
+            fn from_str(s: &str) -> Result<Self, ()> {
+                match s {
+                    $($text => Ok($name::$var),)+
+                    $($alias => Ok($name::$target),)*
+                    _ => Err(()),
+                }
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(self.name()) }
+        }
+    };
+}
+
+named_enum! {
+    /// The seven collectives nccl-tests ships binaries for and baton measures.
+    Collective {
+        AllReduce = "all_reduce",
+        AllGather = "all_gather",
+        ReduceScatter = "reduce_scatter",
+        Broadcast = "broadcast",
+        Reduce = "reduce",
+        AllToAll = "alltoall",
+        SendRecv = "sendrecv",
+    }
+    aliases { "all_to_all" => AllToAll, "send_recv" => SendRecv }
+}
+
+named_enum! {
+    /// NCCL datatypes, named as nccl-tests prints them in its `type` column.
+    Dtype {
+        Int8 = "int8",
+        Uint8 = "uint8",
+        Int32 = "int32",
+        Uint32 = "uint32",
+        Int64 = "int64",
+        Uint64 = "uint64",
+        Half = "half",
+        Float = "float",
+        Double = "double",
+        Bfloat16 = "bfloat16",
+        F8e4m3 = "f8e4m3",
+        F8e5m2 = "f8e5m2",
+    }
+    aliases {
+        "char" => Int8, "int" => Int32, "float16" => Half, "fp16" => Half, "float32" => Float,
+        "fp32" => Float, "float64" => Double, "fp64" => Double, "bf16" => Bfloat16,
+    }
+}
+
+named_enum! {
+    /// Reduction operators.
+    RedOp {
+        Sum = "sum",
+        Prod = "prod",
+        Min = "min",
+        Max = "max",
+        Avg = "avg",
+    }
+    aliases {}
+}
+
+impl Dtype {
+    /// Bytes per element (nccl-tests `wordSize`).
+    pub fn size(self) -> u64 {
+        match self {
+            Dtype::Int8 | Dtype::Uint8 | Dtype::F8e4m3 | Dtype::F8e5m2 => 1,
+            Dtype::Half | Dtype::Bfloat16 => 2,
+            Dtype::Int32 | Dtype::Uint32 | Dtype::Float => 4,
+            Dtype::Int64 | Dtype::Uint64 | Dtype::Double => 8,
+        }
+    }
+
+    pub fn is_float(self) -> bool {
+        matches!(
+            self,
+            Dtype::Half
+                | Dtype::Float
+                | Dtype::Double
+                | Dtype::Bfloat16
+                | Dtype::F8e4m3
+                | Dtype::F8e5m2
+        )
+    }
+}
+
+/// Element counts for one requested size, as nccl-tests' `<Coll>GetCollByteCount` computes them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Counts {
+    /// The count passed to NCCL; nccl-tests' `count` column.
+    pub param: u64,
+    pub send: u64,
+    pub recv: u64,
+    /// In-place send/recv offsets, in elements, multiplied by the rank.
+    pub send_inplace_offset: u64,
+    pub recv_inplace_offset: u64,
+}
+
+impl Counts {
+    /// nccl-tests' `size` column: max(send, recv) bytes.
+    pub fn size_bytes(&self, dtype: Dtype) -> u64 {
+        self.send.max(self.recv) * dtype.size()
+    }
+}
+
+impl Collective {
+    /// Whether the collective reduces (so `op` matters and is printed).
+    pub fn reduces(self) -> bool {
+        matches!(
+            self,
+            Collective::AllReduce | Collective::ReduceScatter | Collective::Reduce
+        )
+    }
+
+    /// Whether the collective has a root rank.
+    pub fn rooted(self) -> bool {
+        matches!(self, Collective::Broadcast | Collective::Reduce)
+    }
+
+    /// Whether the requested size is divided among ranks (the printed size can be smaller).
+    pub fn chunked(self) -> bool {
+        matches!(
+            self,
+            Collective::AllGather | Collective::ReduceScatter | Collective::AllToAll
+        )
+    }
+
+    /// The nccl-tests binary that measures this collective.
+    pub fn nccl_tests_binary(self) -> String {
+        format!("{}_perf", self.name())
+    }
+
+    /// Counts for a requested size `bytes` over `n` ranks (§1.1–1.2): floor to whole elements;
+    /// chunked collectives divide by `n` and round each rank's chunk down to 16 bytes.
+    pub fn counts(self, bytes: u64, dtype: Dtype, n: u64) -> Counts {
+        let e = dtype.size();
+        let count = bytes / e;
+        let n = n.max(1);
+        let chunk = (count / n) & !((16 / e).max(1) - 1);
+        let (param, send, recv, so, ro) = match self {
+            Collective::AllReduce
+            | Collective::Broadcast
+            | Collective::Reduce
+            | Collective::SendRecv => (count, count, count, 0, 0),
+            Collective::AllGather => (chunk, chunk, n * chunk, chunk, 0),
+            Collective::ReduceScatter => (chunk, n * chunk, chunk, 0, chunk),
+            Collective::AllToAll => (chunk, n * chunk, n * chunk, 0, 0),
+        };
+        Counts {
+            param,
+            send,
+            recv,
+            send_inplace_offset: so,
+            recv_inplace_offset: ro,
+        }
+    }
+
+    /// busbw = algbw × factor (§1.5).
+    pub fn busbw_factor(self, n: u64) -> f64 {
+        let n = n.max(1) as f64;
+        match self {
+            Collective::AllReduce => 2.0 * (n - 1.0) / n,
+            Collective::AllGather | Collective::ReduceScatter | Collective::AllToAll => {
+                (n - 1.0) / n
+            }
+            Collective::Broadcast | Collective::Reduce | Collective::SendRecv => 1.0,
+        }
+    }
+
+    /// algbw and busbw in GB/s (decimal) for the printed size and the aggregated time per op.
+    pub fn bandwidths(self, size_bytes: u64, time_us: f64, n: u64) -> (f64, f64) {
+        if time_us <= 0.0 {
+            return (0.0, 0.0);
+        }
+        let algbw = size_bytes as f64 / 1e9 / (time_us * 1e-6);
+        (algbw, algbw * self.busbw_factor(n))
+    }
+
+    /// Whether nccl-tests verifies the in-place result (it does not for alltoall and sendrecv).
+    pub fn checks_in_place(self) -> bool {
+        !matches!(self, Collective::AllToAll | Collective::SendRecv)
+    }
+
+    /// Bytes of user buffers per rank at requested size `bytes`: send + recv (+ expected when
+    /// checking), the way nccl-tests allocates them (§8).
+    pub fn buffer_bytes(self, bytes: u64, dtype: Dtype, n: u64, check: bool) -> u64 {
+        let c = self.counts(bytes, dtype, n);
+        let e = dtype.size();
+        let span = c.size_bytes(dtype).max(c.param * e);
+        let expected = if check { c.recv * e } else { 0 };
+        2 * span + expected
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_aliases() {
+        assert_eq!(
+            "all_reduce".parse::<Collective>(),
+            Ok(Collective::AllReduce)
+        );
+        assert_eq!("bf16".parse::<Dtype>(), Ok(Dtype::Bfloat16));
+        assert_eq!("fp32".parse::<Dtype>(), Ok(Dtype::Float));
+        assert!("allreduce".parse::<Collective>().is_err());
+        assert_eq!(Collective::AllToAll.to_string(), "alltoall");
+        assert_eq!(Collective::ALL.len(), 7);
+    }
+
+    #[test]
+    fn counts_match_semantics_table() {
+        // all_reduce: count = floor(S/e), size = N*e.
+        let c = Collective::AllReduce.counts(8, Dtype::Float, 2);
+        assert_eq!((c.param, c.size_bytes(Dtype::Float)), (2, 8));
+        // all_gather on 2 ranks, 1 GiB float: chunk = 2^28/2, size = total.
+        let c = Collective::AllGather.counts(1 << 30, Dtype::Float, 2);
+        assert_eq!(c.param, 1 << 27);
+        assert_eq!(c.size_bytes(Dtype::Float), 1 << 30);
+        // all_gather 8 B float on 2 ranks: chunk rounds to 0 → size 0 (fixture row `0 0`).
+        let c = Collective::AllGather.counts(8, Dtype::Float, 2);
+        assert_eq!((c.param, c.size_bytes(Dtype::Float)), (0, 0));
+        // 32 B float on 2 ranks: 8 elems, 4 per rank = 16 B chunk → size 32, count 4 (fixture).
+        let c = Collective::AllGather.counts(32, Dtype::Float, 2);
+        assert_eq!((c.param, c.size_bytes(Dtype::Float)), (4, 32));
+        // 16-byte rounding: 3 ranks, 96 B int8 → 32 per rank → chunk 32.
+        let c = Collective::AllToAll.counts(100, Dtype::Int8, 3);
+        assert_eq!((c.param, c.size_bytes(Dtype::Int8)), (32, 96));
+        let c = Collective::ReduceScatter.counts(1 << 20, Dtype::Half, 8);
+        assert_eq!(
+            (c.param, c.send, c.recv, c.recv_inplace_offset),
+            (65536, 524288, 65536, 65536)
+        );
+    }
+
+    #[test]
+    fn busbw_factors_and_worked_example() {
+        assert_eq!(Collective::AllReduce.busbw_factor(8), 14.0 / 8.0);
+        assert_eq!(Collective::AllGather.busbw_factor(2), 0.5);
+        assert_eq!(Collective::SendRecv.busbw_factor(2), 1.0);
+        assert_eq!(Collective::AllReduce.busbw_factor(1), 0.0);
+        let (alg, bus) = Collective::AllReduce.bandwidths(1073741824, 5000.0, 8);
+        assert!((alg - 214.748).abs() < 1e-3 && (bus - 375.809).abs() < 1e-3);
+    }
+
+    #[test]
+    fn memory_is_three_buffers() {
+        let b = Collective::AllReduce.buffer_bytes(8 << 30, Dtype::Float, 2, true);
+        assert_eq!(b, 3 * (8u64 << 30));
+        let b = Collective::AllReduce.buffer_bytes(8 << 30, Dtype::Float, 2, false);
+        assert_eq!(b, 2 * (8u64 << 30));
+        let b = Collective::ReduceScatter.buffer_bytes(8 << 30, Dtype::Float, 8, true);
+        assert_eq!(b, 2 * (8u64 << 30) + (1u64 << 30));
+    }
+}

@@ -1,0 +1,22 @@
+//! Exit codes shared by every command, so CI can tell a slow fabric from a broken plan.
+
+/// The process exit status of a baton command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Exit {
+    /// Everything passed.
+    Ok = 0,
+    /// A criterion failed.
+    Failed = 1,
+    /// Invalid input: plan, log, results file or arguments.
+    Invalid = 2,
+    /// Runtime failure: no GPU, driver or library; launcher error.
+    Runtime = 3,
+    /// A job timed out.
+    Timeout = 4,
+}
+
+impl Exit {
+    pub fn code(self) -> i32 {
+        self as i32
+    }
+}

@@ -1,0 +1,154 @@
+//! The planner: a checked [`Plan`] becomes a flat list of [`Job`]s, the cartesian product of each
+//! test's axes (collective × dtype × op × split × env). Repeats stay inside a job.
+
+mod id;
+mod layout;
+pub mod table;
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use indexmap::IndexMap;
+use serde::Serialize;
+
+pub use id::{job_id, test_of};
+pub use layout::{Group, Scope, groups};
+
+use crate::collective::{Collective, Dtype, RedOp};
+use crate::plan::{Backend, Criterion, Plan, Repeat, Settings};
+
+/// One job: a single collective sweep with fixed dtype, op, split and environment.
+#[derive(Debug, Clone, Serialize)]
+pub struct Job {
+    pub id: String,
+    pub test: String,
+    pub collective: Collective,
+    pub dtype: Dtype,
+    /// `None` for collectives that do not reduce.
+    pub op: Option<RedOp>,
+    /// `None` for rootless collectives.
+    pub root: Option<u32>,
+    pub split: Option<String>,
+    /// Plan env, then test env, then the matrix env entry.
+    pub env: IndexMap<String, String>,
+    /// Requested sizes in bytes.
+    pub sizes: Arc<Vec<u64>>,
+    pub settings: Settings,
+    pub repeat: Repeat,
+    pub expect: Arc<Vec<Criterion>>,
+    /// Total plan ranks, when the plan's layout fixes it (`None` = resolved at run).
+    pub ranks: Option<u64>,
+    /// Split groups (one group of all ranks without a split); `None` while ranks are unknown.
+    pub groups: Option<Arc<Vec<Group>>>,
+    /// User buffers per rank at the largest size: send + recv (+ expected when checking).
+    pub memory_per_rank: u64,
+}
+
+/// All jobs of a plan.
+#[derive(Debug, Clone, Serialize)]
+pub struct Expansion {
+    pub plan: String,
+    pub backend: Backend,
+    pub jobs: Vec<Job>,
+    pub total_jobs: usize,
+    /// Largest `memory_per_rank` over all jobs: what the biggest GPU buffer set needs.
+    pub max_memory_per_rank: u64,
+}
+
+/// Expands every test of `plan` into jobs, in plan order.
+pub fn expand(plan: &Plan) -> Expansion {
+    let ranks = plan.launch.total_ranks();
+    let per_node = plan.launch.ranks_per_node_total().unwrap_or(1);
+    let mut group_cache: HashMap<Option<String>, Arc<Vec<Group>>> = HashMap::new();
+    let mut jobs = Vec::new();
+    let mut seen: HashSet<String> = HashSet::new();
+    for t in &plan.tests {
+        let sizes = Arc::new(t.sizes.values());
+        let max_size = sizes.iter().copied().max().unwrap_or(0);
+        let expect = Arc::new(t.expect.clone());
+        let a = &t.axes;
+        for &collective in &a.collective {
+            for &dtype in &a.dtype {
+                let ops: &[RedOp] = if collective.reduces() {
+                    &a.op
+                } else {
+                    &a.op[..1]
+                };
+                for &op in ops {
+                    for split in &a.split {
+                        for env_entry in &a.env {
+                            let split_text = split.as_ref().map(|s| s.text.as_str());
+                            let values = id::AxisValues {
+                                collective,
+                                dtype,
+                                op,
+                                split: split_text,
+                                env: env_entry,
+                            };
+                            let mut named: Vec<&str> = a.named.clone();
+                            if !collective.reduces() {
+                                named.retain(|n| *n != "op");
+                            }
+                            let mut job_id = id::job_id(&t.name, &named, &values);
+                            if !seen.insert(job_id.clone()) {
+                                let mut k = 2;
+                                while !seen.insert(format!("{job_id}#{k}")) {
+                                    k += 1;
+                                }
+                                job_id = format!("{job_id}#{k}");
+                            }
+                            let mut env = t.env.clone();
+                            env.extend(env_entry.iter().map(|(k, v)| (k.clone(), v.clone())));
+                            let groups = ranks.map(|n| {
+                                group_cache
+                                    .entry(split_text.map(str::to_string))
+                                    .or_insert_with(|| {
+                                        groups(split.as_ref().map(|s| &s.split), n, per_node)
+                                    })
+                                    .clone()
+                            });
+                            let comm_size = groups
+                                .as_ref()
+                                .and_then(|g| g.iter().map(|g| g.ranks.len() as u64).max())
+                                .unwrap_or(1);
+                            jobs.push(Job {
+                                id: job_id,
+                                test: t.name.clone(),
+                                collective,
+                                dtype,
+                                op: collective.reduces().then_some(op),
+                                root: collective.rooted().then_some(t.root),
+                                split: split_text.map(str::to_string),
+                                env,
+                                sizes: sizes.clone(),
+                                settings: Settings {
+                                    dtype,
+                                    op,
+                                    ..t.settings.clone()
+                                },
+                                repeat: t.repeat,
+                                expect: expect.clone(),
+                                ranks,
+                                groups,
+                                memory_per_rank: collective.buffer_bytes(
+                                    max_size,
+                                    dtype,
+                                    comm_size,
+                                    t.settings.check,
+                                ),
+                            });
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let max_memory_per_rank = jobs.iter().map(|j| j.memory_per_rank).max().unwrap_or(0);
+    Expansion {
+        plan: plan.name.clone(),
+        backend: plan.backend,
+        total_jobs: jobs.len(),
+        jobs,
+        max_memory_per_rank,
+    }
+}

@@ -1,0 +1,12 @@
+//! baton: version-controlled acceptance plans for GPU clusters, expanded into jobs, measured with
+//! the same semantics as nccl-tests, and graded.
+//!
+//! The pipeline runs one way: [`plan`] → [`expand`] → (run / ingest) → [`results`] → grade → report.
+
+pub mod collective;
+pub mod exit;
+pub mod expand;
+pub mod plan;
+pub mod results;
+pub mod split;
+pub mod units;

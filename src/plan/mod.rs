@@ -1,0 +1,17 @@
+//! The plan language: what users keep in git. Loading goes file → located YAML tree → structural
+//! pass against the JSON Schema → typed raw plan → semantic checks → [`Plan`].
+
+mod check;
+mod diag;
+mod load;
+mod loc;
+mod model;
+mod raw;
+mod structure;
+
+pub use check::{MAX_JOBS, MAX_SIZES_PER_TEST};
+pub use diag::{Diagnostic, Level, MAX_SHOWN, Report};
+pub use load::{LoadError, Loaded, MAX_PLAN_BYTES, load_file, parse_bytes, parse_str};
+pub use loc::Pos;
+pub use model::*;
+pub use raw::plan_schema;

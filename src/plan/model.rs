@@ -1,0 +1,314 @@
+//! The checked plan: every value parsed into its unit and type, defaults applied. This is what
+//! the planner expands; nothing downstream re-reads the YAML.
+
+use std::time::Duration;
+
+use indexmap::IndexMap;
+use serde::Serialize;
+
+use crate::collective::{Collective, Dtype, RedOp};
+use crate::split::Split;
+use crate::units::{SizeSelector, Threshold};
+
+/// Which engine moves the data.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Backend {
+    Nccl,
+    Mpi,
+}
+
+/// nccl-tests `-a`: how per-rank times combine into the reported time.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Average {
+    Rank0,
+    Avg,
+    Min,
+    Max,
+}
+
+/// Which placements run.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum InPlace {
+    Both,
+    Out,
+    In,
+}
+
+impl InPlace {
+    pub fn runs_out_of_place(self) -> bool {
+        self != InPlace::In
+    }
+    pub fn runs_in_place(self) -> bool {
+        self != InPlace::Out
+    }
+}
+
+/// Measurement settings of one test, defaults resolved (nccl-tests 2.19.6 defaults).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Settings {
+    pub dtype: Dtype,
+    pub op: RedOp,
+    pub iters: u32,
+    pub warmup: u32,
+    pub agg_iters: u32,
+    pub cuda_graph: u32,
+    pub check: bool,
+    pub average: Average,
+    pub in_place: InPlace,
+    #[serde(serialize_with = "ser_duration")]
+    pub timeout: Duration,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            dtype: Dtype::Float,
+            op: RedOp::Sum,
+            iters: 20,
+            warmup: 1,
+            agg_iters: 1,
+            cuda_graph: 0,
+            check: true,
+            average: Average::Avg,
+            in_place: InPlace::Both,
+            timeout: Duration::from_secs(300),
+        }
+    }
+}
+
+fn ser_duration<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&humantime::format_duration(*d).to_string())
+}
+
+/// Rank layout as far as the plan fixes it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Launch {
+    pub nodes: u32,
+    /// `None`: resolved at run time (all local GPUs for nccl, 2 for mpi).
+    pub ranks_per_node: Option<u32>,
+    pub gpus_per_rank: u32,
+    pub slurm: Slurm,
+    pub mpirun: Mpirun,
+}
+
+impl Launch {
+    /// Total plan ranks (NCCL ranks: processes × GPUs per process), when the plan fixes it.
+    pub fn total_ranks(&self) -> Option<u64> {
+        self.ranks_per_node
+            .map(|r| self.nodes as u64 * r as u64 * self.gpus_per_rank as u64)
+    }
+
+    /// Plan ranks per node, when known.
+    pub fn ranks_per_node_total(&self) -> Option<u64> {
+        self.ranks_per_node
+            .map(|r| r as u64 * self.gpus_per_rank as u64)
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Slurm {
+    pub partition: Option<String>,
+    pub account: Option<String>,
+    pub time: Option<String>,
+    pub exclusive: bool,
+    pub mpi: String,
+    pub extra: Vec<String>,
+    pub container_image: Option<String>,
+    pub container_mounts: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Mpirun {
+    pub hostfile: Option<String>,
+    pub extra: Vec<String>,
+}
+
+/// The requested sizes of a test, in bytes, ascending as swept.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Sizes {
+    Factor { from: u64, to: u64, factor: u64 },
+    Step { from: u64, to: u64, step: u64 },
+    List(Vec<u64>),
+}
+
+impl Sizes {
+    /// Every requested size. Sweeps stop at the last value ≤ `to`, like nccl-tests.
+    pub fn values(&self) -> Vec<u64> {
+        match *self {
+            Sizes::Factor { from, to, factor } => {
+                let mut v = Vec::new();
+                let mut s = from;
+                while s <= to {
+                    v.push(s);
+                    match s.checked_mul(factor) {
+                        Some(n) => s = n,
+                        None => break,
+                    }
+                }
+                v
+            }
+            Sizes::Step { from, to, step } => (0..)
+                .map(|i| from + i * step)
+                .take_while(|s| *s <= to)
+                .collect(),
+            Sizes::List(ref l) => l.clone(),
+        }
+    }
+
+    /// How many sizes `values` would return, computed without building the list.
+    pub fn len(&self) -> u64 {
+        match *self {
+            Sizes::Factor { from, to, factor } => {
+                let mut n = 0;
+                let mut s = from as u128;
+                while s <= to as u128 {
+                    n += 1;
+                    s *= factor as u128;
+                }
+                n
+            }
+            Sizes::Step { from, to, step } => (to - from) / step + 1,
+            Sizes::List(ref l) => l.len() as u64,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn max(&self) -> u64 {
+        self.values().into_iter().max().unwrap_or(0)
+    }
+}
+
+/// How often a job's sweep runs.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Repeat {
+    Times(u32),
+    #[serde(serialize_with = "ser_duration")]
+    For(Duration),
+}
+
+impl Repeat {
+    pub fn min_count(&self) -> u32 {
+        match self {
+            Repeat::Times(n) => *n,
+            Repeat::For(_) => 1,
+        }
+    }
+}
+
+/// Does a failed criterion fail the plan, or only get reported?
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Fail,
+    Warn,
+}
+
+/// Transport classes NCCL reports in its connection lines.
+pub const TRANSPORTS: &[&str] = &[
+    "P2P",
+    "SHM",
+    "NET",
+    "NET/IB",
+    "NET/Socket",
+    "NVLS",
+    "CollNet",
+];
+
+/// What a criterion measures and its limit.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Check {
+    Busbw(Threshold),
+    Algbw(Threshold),
+    Time(Threshold),
+    Wrong(u64),
+    Transport(String),
+    Regression(Threshold),
+    Variance(Threshold),
+    GroupSpread(Threshold),
+}
+
+impl Check {
+    pub fn key(&self) -> &'static str {
+        match self {
+            Check::Busbw(_) => "busbw",
+            Check::Algbw(_) => "algbw",
+            Check::Time(_) => "time",
+            Check::Wrong(_) => "wrong",
+            Check::Transport(_) => "transport",
+            Check::Regression(_) => "regression",
+            Check::Variance(_) => "variance",
+            Check::GroupSpread(_) => "group_spread",
+        }
+    }
+}
+
+/// One pass criterion of a test.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Criterion {
+    pub check: Check,
+    /// Requested sizes it applies to; `None` = every size.
+    pub at: Option<SizeSelector>,
+    pub severity: Severity,
+    /// Narrowed placement; `None` = every placement that ran.
+    pub in_place: Option<InPlace>,
+}
+
+/// The matrix axes of a test in canonical order; a job takes one value of each.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Axes {
+    pub collective: Vec<Collective>,
+    pub dtype: Vec<Dtype>,
+    pub op: Vec<RedOp>,
+    /// `None` inside: no split.
+    pub split: Vec<Option<SplitSpec>>,
+    pub env: Vec<IndexMap<String, String>>,
+    /// Axes the user listed (in `matrix`, or a `collective` list): these name jobs.
+    pub named: Vec<&'static str>,
+}
+
+/// A split as written and as parsed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SplitSpec {
+    pub text: String,
+    #[serde(skip)]
+    pub split: Split,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Test {
+    pub name: String,
+    pub sizes: Sizes,
+    pub root: u32,
+    pub env: IndexMap<String, String>,
+    pub settings: Settings,
+    pub axes: Axes,
+    pub repeat: Repeat,
+    pub expect: Vec<Criterion>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Plan {
+    pub version: u32,
+    pub name: String,
+    pub description: Option<String>,
+    pub backend: Backend,
+    pub launch: Launch,
+    pub env: IndexMap<String, String>,
+    pub tests: Vec<Test>,
+    pub baseline: Option<String>,
+}

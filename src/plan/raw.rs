@@ -1,0 +1,331 @@
+//! The plan file exactly as written: serde types with a location on every leaf that a semantic
+//! check may need to point at. The JSON Schema in `schemas/plan.schema.json` is generated from
+//! these types, so editors and `baton check` agree on the shape.
+//!
+//! No `#[serde(flatten)]` and no untagged enums: both make serde buffer values and lose locations.
+//! Polymorphic fields (`collective`, `sizes`, `repeat`, `env`) are read as located [`Node`]s and
+//! interpreted by the checker.
+
+use indexmap::IndexMap;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::loc::{Loc, Node, Scalar};
+use crate::collective::{Collective, Dtype, RedOp};
+
+macro_rules! with_settings {
+    ($(#[$m:meta])* pub struct $name:ident { $($(#[$fm:meta])* pub $f:ident : $t:ty,)* }) => {
+        $(#[$m])*
+        pub struct $name {
+            $($(#[$fm])* pub $f: $t,)*
+            /// Datatype (nccl-tests `-d`); NCCL aliases such as `bf16` or `fp32` are accepted.
+            #[schemars(with = "Option<Dtype>")]
+            pub dtype: Option<Loc<String>>,
+            /// Reduction operator (nccl-tests `-o`).
+            #[schemars(with = "Option<RedOp>")]
+            pub op: Option<Loc<String>>,
+            /// Timed iterations per size (nccl-tests `-n`, default 20).
+            #[schemars(range(min = 1))]
+            pub iters: Option<Loc<i64>>,
+            /// Warm-up iterations per size of the warm-up sweep (nccl-tests `-w`, default 1).
+            #[schemars(range(min = 0))]
+            pub warmup: Option<Loc<i64>>,
+            /// Operations aggregated per timed iteration in one NCCL group (nccl-tests `-m`, default 1).
+            #[schemars(range(min = 1))]
+            pub agg_iters: Option<Loc<i64>>,
+            /// Capture the timed loop in a CUDA graph launched this many times (nccl-tests `-G`, default 0 = off).
+            #[schemars(range(min = 0))]
+            pub cuda_graph: Option<Loc<i64>>,
+            /// Validate data after timing (nccl-tests `-c`, default true). Any `#wrong > 0` fails the job.
+            pub check: Option<Loc<bool>>,
+            /// How per-rank times combine (nccl-tests `-a`): rank0, avg (default), min, max.
+            #[schemars(with = "Option<AverageName>")]
+            pub average: Option<Loc<String>>,
+            /// Which placements to run: both (default), out (out-of-place only), in (in-place only).
+            #[schemars(with = "Option<InPlaceName>")]
+            pub in_place: Option<Loc<String>>,
+            /// Longest one size may take (warm-up + iterations) before it counts as hung, e.g. `5m`.
+            pub timeout: Option<Loc<String>>,
+        }
+    };
+}
+
+/// A baton acceptance plan, version 1.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(title = "baton plan")]
+pub struct RawPlan {
+    /// Plan language version. Only 1 exists.
+    #[schemars(with = "VersionOne")]
+    pub version: Loc<Scalar>,
+    /// Plan name: letters, digits, `.`, `_`, `-`.
+    #[schemars(regex(pattern = r"^[A-Za-z0-9._-]+$"))]
+    pub name: Loc<String>,
+    /// Free text shown in reports.
+    pub description: Option<String>,
+    /// `nccl` (GPU, the default) or `mpi` (host memory, MPI collectives).
+    #[schemars(with = "Option<BackendName>")]
+    pub backend: Option<Loc<String>>,
+    /// Rank layout, used by `run` and `render`.
+    pub launch: Option<RawLaunch>,
+    /// Environment variables exported to every rank of every test.
+    #[schemars(with = "Option<EnvMap>")]
+    pub env: Option<Loc<Node>>,
+    /// Settings every test inherits unless it sets its own.
+    pub defaults: Option<RawSettings>,
+    /// The tests; names must be unique.
+    #[schemars(length(min = 1))]
+    pub tests: Loc<Vec<RawTest>>,
+    /// Results file that `regression` criteria compare against (grade/run may override it).
+    pub baseline: Option<Loc<String>>,
+}
+
+/// Where and how many ranks run.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawLaunch {
+    /// Number of nodes (default 1).
+    #[schemars(range(min = 1))]
+    pub nodes: Option<Loc<i64>>,
+    /// Ranks (processes) per node; default: all local GPUs for nccl, 2 for mpi, resolved at run.
+    #[schemars(range(min = 1))]
+    pub ranks_per_node: Option<Loc<i64>>,
+    /// GPUs driven by each rank (nccl-tests `-g`, default 1).
+    #[schemars(range(min = 1))]
+    pub gpus_per_rank: Option<Loc<i64>>,
+    pub slurm: Option<RawSlurm>,
+    pub mpirun: Option<RawMpirun>,
+}
+
+/// `#SBATCH` options for `render --target slurm`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawSlurm {
+    pub partition: Option<Loc<String>>,
+    pub account: Option<Loc<String>>,
+    /// Wall-time limit in Slurm's format (`MM`, `HH:MM:SS`, `D-HH:MM`...).
+    pub time: Option<Loc<String>>,
+    pub exclusive: Option<Loc<bool>>,
+    /// `srun --mpi=` plugin (default pmix).
+    pub mpi: Option<Loc<String>>,
+    /// Extra `#SBATCH` flags, one per item, e.g. `--qos=high`.
+    pub extra: Option<Vec<Loc<String>>>,
+    /// pyxis container image (`--container-image`).
+    pub container_image: Option<Loc<String>>,
+    /// pyxis container mounts (`--container-mounts`).
+    pub container_mounts: Option<Loc<String>>,
+}
+
+/// Options for `render --target mpirun`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawMpirun {
+    /// Hostfile; rendered with `slots=` per host.
+    pub hostfile: Option<Loc<String>>,
+    /// Extra mpirun arguments, one per item.
+    pub extra: Option<Vec<Loc<String>>>,
+}
+
+with_settings! {
+    /// Settings inherited by every test.
+    #[derive(Debug, Default, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct RawSettings {}
+}
+
+with_settings! {
+    /// One test: a collective sweep with its criteria, expanded over its matrix into jobs.
+    #[derive(Debug, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct RawTest {
+        /// Unique test name: letters, digits, `.`, `_`, `-`.
+        #[schemars(regex(pattern = r"^[A-Za-z0-9._-]+$"))]
+        pub name: Loc<String>,
+        /// One collective or a list of them.
+        #[schemars(with = "CollectiveField")]
+        pub collective: Loc<Node>,
+        /// Requested sizes: `{from, to, factor}`, `{from, to, step}`, or a list.
+        #[schemars(with = "SizesField")]
+        pub sizes: Loc<Node>,
+        /// Root rank for broadcast and reduce (a rank of the group when split). Default 0.
+        #[schemars(range(min = 0))]
+        pub root: Option<Loc<i64>>,
+        /// NCCL_TESTS_SPLIT expression, e.g. `DIV 8`, `MOD 8`, `OR 1`, `AND 0x7`.
+        pub split: Option<Loc<String>>,
+        /// Environment merged over the plan's.
+        #[schemars(with = "Option<EnvMap>")]
+        pub env: Option<Loc<Node>>,
+        /// Cartesian axes; each job takes one value of every axis.
+        pub matrix: Option<RawMatrix>,
+        /// Repeat the job's sweep N times, or for a duration (`1h`).
+        #[schemars(with = "Option<RepeatField>")]
+        pub repeat: Option<Loc<Node>>,
+        /// Pass criteria.
+        pub expect: Option<Loc<Vec<RawCriterion>>>,
+    }
+}
+
+/// Matrix axes.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawMatrix {
+    #[schemars(with = "Option<Vec<Collective>>")]
+    pub collective: Option<Loc<Vec<Loc<String>>>>,
+    #[schemars(with = "Option<Vec<Dtype>>")]
+    pub dtype: Option<Loc<Vec<Loc<String>>>>,
+    #[schemars(with = "Option<Vec<RedOp>>")]
+    pub op: Option<Loc<Vec<Loc<String>>>>,
+    pub split: Option<Loc<Vec<Loc<String>>>>,
+    #[schemars(with = "Option<Vec<EnvMap>>")]
+    pub env: Option<Loc<Vec<Loc<Node>>>>,
+}
+
+/// One pass criterion: exactly one metric key, with optional `at`, `severity` and `in_place`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawCriterion {
+    /// Bus bandwidth, e.g. `>= 340 GB/s`.
+    pub busbw: Option<Loc<String>>,
+    /// Algorithm bandwidth, e.g. `>= 190 GB/s`.
+    pub algbw: Option<Loc<String>>,
+    /// Time per op, e.g. `<= 20 us`.
+    pub time: Option<Loc<String>>,
+    /// Largest allowed #wrong; only 0 makes sense.
+    #[schemars(range(min = 0, max = 0))]
+    pub wrong: Option<Loc<i64>>,
+    /// Transport class every channel must use: P2P, SHM, NET, NET/IB, NET/Socket, NVLS, CollNet.
+    #[schemars(with = "Option<TransportName>")]
+    pub transport: Option<Loc<String>>,
+    /// Largest busbw drop against the baseline, e.g. `<= 5%`.
+    pub regression: Option<Loc<String>>,
+    /// Largest spread of each repeat around the median of the repeats, e.g. `<= 5%`.
+    pub variance: Option<Loc<String>>,
+    /// Largest gap between the slowest and the fastest split group, e.g. `<= 10%`.
+    pub group_spread: Option<Loc<String>>,
+    /// Requested sizes this applies to: one size, `>= 1G`, `1G..4G`; omitted = every size.
+    #[schemars(with = "Option<Scalar>")]
+    pub at: Option<Loc<Scalar>>,
+    /// `fail` (default) or `warn` (reported, never fails).
+    #[schemars(with = "Option<SeverityName>")]
+    pub severity: Option<Loc<String>>,
+    /// Narrow to one placement: `out` or `in` (default: both that ran).
+    #[schemars(with = "Option<InPlaceName>")]
+    pub in_place: Option<Loc<String>>,
+}
+
+// ---- schema-only types: they describe polymorphic fields for the JSON Schema ----
+
+struct VersionOne;
+
+impl JsonSchema for VersionOne {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "VersionOne".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({ "const": 1 })
+    }
+}
+
+#[derive(JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[allow(dead_code)]
+enum BackendName {
+    Nccl,
+    Mpi,
+}
+
+#[derive(JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[allow(dead_code)]
+enum AverageName {
+    Rank0,
+    Avg,
+    Min,
+    Max,
+}
+
+#[derive(JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[allow(dead_code)]
+enum InPlaceName {
+    Both,
+    Out,
+    In,
+}
+
+#[derive(JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[allow(dead_code)]
+enum SeverityName {
+    Fail,
+    Warn,
+}
+
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+enum TransportName {
+    P2P,
+    #[serde(rename = "SHM")]
+    Shm,
+    #[serde(rename = "NET")]
+    Net,
+    #[serde(rename = "NET/IB")]
+    NetIb,
+    #[serde(rename = "NET/Socket")]
+    NetSocket,
+    #[serde(rename = "NVLS")]
+    Nvls,
+    CollNet,
+}
+
+type EnvMap = IndexMap<String, Scalar>;
+
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)]
+enum CollectiveField {
+    One(Collective),
+    Many(Vec<Collective>),
+}
+
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)]
+enum SizeValue {
+    Bytes(u64),
+    Text(String),
+}
+
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct SizeRange {
+    from: SizeValue,
+    to: SizeValue,
+    /// Multiply by this integer (≥ 2) each step.
+    factor: Option<u64>,
+    /// Add this many bytes each step.
+    step: Option<SizeValue>,
+}
+
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)]
+enum SizesField {
+    Range(SizeRange),
+    List(Vec<SizeValue>),
+}
+
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)]
+enum RepeatField {
+    Times(u64),
+    For(String),
+}
+
+/// The plan's JSON Schema (draft 2020-12), generated from the types above.
+pub fn plan_schema() -> serde_json::Value {
+    let schema = schemars::schema_for!(RawPlan);
+    serde_json::to_value(schema).expect("schema serializes")
+}

@@ -1,0 +1,388 @@
+use indexmap::IndexMap;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::collective::{Collective, Dtype, RedOp};
+use crate::plan::{Average, Backend, InPlace};
+
+/// One results file: the measurements of one run (or one ingest) of a plan's jobs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(title = "baton results")]
+pub struct Results {
+    /// Always `baton-results`.
+    pub format: String,
+    /// Format version; this baton reads 1.
+    pub version: u32,
+    pub producer: Producer,
+    /// The plan the jobs came from, when known (ingested logs may have none).
+    pub plan: Option<PlanRef>,
+    /// RFC 3339 UTC.
+    pub started: Option<String>,
+    /// RFC 3339 UTC; absent while a run is still writing or when it was cut short.
+    pub finished: Option<String>,
+    pub environment: Environment,
+    pub jobs: Vec<JobResult>,
+}
+
+impl Results {
+    pub fn new(producer: Producer) -> Self {
+        Results {
+            format: super::FORMAT.to_string(),
+            version: super::VERSION,
+            producer,
+            plan: None,
+            started: Some(super::now_rfc3339()),
+            finished: None,
+            environment: Environment::default(),
+            jobs: Vec::new(),
+        }
+    }
+
+    pub fn job(&self, id: &str) -> Option<&JobResult> {
+        self.jobs.iter().find(|j| j.id == id)
+    }
+}
+
+/// Which program and command wrote the file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Producer {
+    /// `baton`.
+    pub tool: String,
+    pub version: String,
+    /// `run` or `ingest`.
+    pub command: String,
+    /// Where the data came from beyond the command: ingested log paths, the launcher.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sources: Vec<String>,
+}
+
+impl Producer {
+    pub fn baton(command: &str) -> Self {
+        Producer {
+            tool: "baton".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            command: command.into(),
+            sources: Vec::new(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PlanRef {
+    pub name: String,
+    /// Path of the plan file as given to the command.
+    pub file: Option<String>,
+}
+
+/// Where the measurements were taken: what a handover report must name.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Environment {
+    #[serde(default)]
+    pub hosts: Vec<Host>,
+    pub driver_version: Option<String>,
+    pub cuda_version: Option<String>,
+    /// NCCL version as `2.28.3`.
+    pub nccl_version: Option<String>,
+    pub mpi_version: Option<String>,
+    /// `nvidia-smi topo -m` of the first host, when available.
+    pub topology: Option<String>,
+    /// NCCL_*, CUDA_* and other variables that shape the results.
+    #[serde(default)]
+    pub variables: IndexMap<String, String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Host {
+    pub hostname: String,
+    #[serde(default)]
+    pub gpus: Vec<Gpu>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Gpu {
+    /// CUDA device ordinal on its host.
+    pub index: u32,
+    pub name: String,
+    pub uuid: Option<String>,
+    /// PCI bus id, e.g. `0000:18:00.0`.
+    pub pci_bus_id: Option<String>,
+    pub memory_bytes: Option<u64>,
+}
+
+/// Results of one expanded job.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct JobResult {
+    /// Job ID from `baton expand`, e.g. `intra-node-allreduce[dtype=bfloat16]`.
+    pub id: String,
+    /// Test name in the plan (the part of the ID before `[`).
+    pub test: String,
+    pub backend: Backend,
+    pub collective: Collective,
+    pub dtype: Dtype,
+    /// Reduction operator; `None` for collectives that do not reduce.
+    pub op: Option<RedOp>,
+    /// Root rank; `None` for rootless collectives.
+    pub root: Option<u32>,
+    /// NCCL_TESTS_SPLIT expression, as written.
+    pub split: Option<String>,
+    /// Variables the plan set for this job.
+    #[serde(default)]
+    pub env: IndexMap<String, String>,
+    pub settings: JobSettings,
+    pub layout: Layout,
+    /// Split groups (one entry per color); empty without a split.
+    #[serde(default)]
+    pub groups: Vec<GroupInfo>,
+    /// One entry per repeat of the sweep, in order.
+    #[serde(default)]
+    pub repeats: Vec<Repeat>,
+    /// Transport per channel and peer pair, when captured.
+    #[serde(default)]
+    pub transports: Vec<TransportLink>,
+    /// GPU telemetry around the job, to tell a slow run from a hot one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub telemetry: Vec<TelemetrySample>,
+    pub status: JobStatus,
+    /// Errors not tied to one cell (init failures, launcher errors) and copies of cell errors.
+    #[serde(default)]
+    pub errors: Vec<JobError>,
+}
+
+impl JobResult {
+    /// Every measured cell of every repeat with its row, for graders.
+    pub fn cells(&self) -> impl Iterator<Item = (&Repeat, &Row, Placement, &Cell)> {
+        self.repeats.iter().flat_map(|rep| {
+            rep.rows.iter().flat_map(move |row| {
+                row.out_of_place
+                    .iter()
+                    .map(move |c| (rep, row, Placement::OutOfPlace, c))
+                    .chain(
+                        row.in_place
+                            .iter()
+                            .map(move |c| (rep, row, Placement::InPlace, c)),
+                    )
+            })
+        })
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct JobSettings {
+    pub iters: u32,
+    pub warmup: u32,
+    pub agg_iters: u32,
+    pub cuda_graph: u32,
+    pub check: bool,
+    pub average: Average,
+    pub in_place: InPlace,
+}
+
+/// The ranks of the communicator (or of all groups together, when split).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Layout {
+    /// Plan ranks: processes × GPUs per process.
+    pub nranks: u64,
+    pub nodes: u32,
+    pub processes: u32,
+    pub gpus_per_process: u32,
+    #[serde(default)]
+    pub ranks: Vec<RankInfo>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RankInfo {
+    /// Plan rank (global, numbered node by node).
+    pub rank: u64,
+    pub host: String,
+    pub pid: Option<u32>,
+    /// CUDA device ordinal on the host; `None` for the host backend.
+    pub device: Option<u32>,
+    pub gpu_uuid: Option<String>,
+    pub pci_bus_id: Option<String>,
+    /// Split color of the rank's group.
+    pub group: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct GroupInfo {
+    /// Split color.
+    pub color: u64,
+    /// Plan ranks in the group, ascending (group rank = index).
+    pub members: Vec<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Repeat {
+    /// 0-based.
+    pub index: u32,
+    pub started: Option<String>,
+    pub rows: Vec<Row>,
+}
+
+/// One requested size: nccl-tests' table row.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Row {
+    /// Requested size in bytes (the swept value that `at:` selects).
+    pub requested: u64,
+    /// Size nccl-tests prints (can be smaller than requested for chunked collectives).
+    pub size: u64,
+    /// nccl-tests' count column (per rank or per peer for chunked collectives).
+    pub count: u64,
+    pub out_of_place: Option<Cell>,
+    pub in_place: Option<Cell>,
+}
+
+impl Row {
+    pub fn cell(&self, p: Placement) -> Option<&Cell> {
+        match p {
+            Placement::OutOfPlace => self.out_of_place.as_ref(),
+            Placement::InPlace => self.in_place.as_ref(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Placement {
+    OutOfPlace,
+    InPlace,
+}
+
+impl Placement {
+    pub fn label(self) -> &'static str {
+        match self {
+            Placement::OutOfPlace => "out-of-place",
+            Placement::InPlace => "in-place",
+        }
+    }
+}
+
+/// One placement of one size: nccl-tests' half-row.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Cell {
+    pub status: CellStatus,
+    /// µs per op, aggregated across ranks by the `average` mode.
+    pub time_us: Option<f64>,
+    /// GB/s (1e9 B/s).
+    pub algbw: Option<f64>,
+    /// GB/s (1e9 B/s).
+    pub busbw: Option<f64>,
+    /// Wrong elements summed over all ranks; `None` when not checked (nccl-tests `N/A`).
+    pub wrong: Option<u64>,
+    pub error: Option<String>,
+    /// Per split group; empty without a split.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<GroupCell>,
+}
+
+impl Cell {
+    pub fn measured(time_us: f64, algbw: f64, busbw: f64, wrong: Option<u64>) -> Self {
+        Cell {
+            status: CellStatus::Ok,
+            time_us: Some(time_us),
+            algbw: Some(algbw),
+            busbw: Some(busbw),
+            wrong,
+            error: None,
+            groups: Vec::new(),
+        }
+    }
+
+    pub fn failed(status: CellStatus, error: impl Into<String>) -> Self {
+        Cell {
+            status,
+            time_us: None,
+            algbw: None,
+            busbw: None,
+            wrong: None,
+            error: Some(error.into()),
+            groups: Vec::new(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CellStatus {
+    Ok,
+    Error,
+    Timeout,
+    /// Not run (e.g. does not fit in GPU memory, or the job stopped before it).
+    Skipped,
+}
+
+/// One split group's figures for a cell; time aggregated over the group's ranks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct GroupCell {
+    pub color: u64,
+    pub time_us: f64,
+    pub algbw: f64,
+    pub busbw: f64,
+    pub wrong: Option<u64>,
+}
+
+/// A connection NCCL reported: channel, peer pair and the transport it chose.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct TransportLink {
+    pub channel: u32,
+    /// Rank (within its communicator) that sends.
+    pub from_rank: u64,
+    pub to_rank: u64,
+    /// Transport class: P2P, SHM, NET, NET/IB, NET/Socket, NVLS, CollNet.
+    pub transport: String,
+    /// The text NCCL printed after `via`, e.g. `P2P/direct pointer`, `NET/IB/0/GDRDMA`.
+    pub detail: String,
+    /// Host whose log reported it.
+    pub host: Option<String>,
+    /// Communicator hash / group color the line belongs to, when known.
+    pub comm: Option<String>,
+}
+
+/// GPU state sampled before or after a job.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TelemetrySample {
+    /// `before` or `after`.
+    pub when: String,
+    pub host: String,
+    pub gpu: u32,
+    pub sm_clock_mhz: Option<u32>,
+    pub mem_clock_mhz: Option<u32>,
+    pub temperature_c: Option<u32>,
+    pub power_w: Option<f64>,
+    #[serde(default)]
+    pub throttle_reasons: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum JobStatus {
+    /// Every planned cell ran (some may still have errors; see the cells).
+    Completed,
+    /// Still being written, or cut short (crash, Ctrl-C): the cells present are valid.
+    Partial,
+    /// The job could not run (init failure, launcher error).
+    Error,
+    /// A collective hung and was aborted.
+    Timeout,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct JobError {
+    pub kind: ErrorKind,
+    pub message: String,
+    pub repeat: Option<u32>,
+    pub requested: Option<u64>,
+    pub placement: Option<Placement>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    Nccl,
+    Cuda,
+    Mpi,
+    OutOfMemory,
+    Timeout,
+    Launcher,
+    Other,
+}
