@@ -973,7 +973,7 @@ impl Checker {
             let smallest = groups.iter().map(Vec::len).min().unwrap_or(0) as u64;
             let pos = t.split.as_ref().map(|s| s.pos).unwrap_or(t.name.pos);
             if let Some(s) = s {
-                if smallest == 1 && colls.iter().any(|c| c.busbw_factor(2) != 1.0) {
+                if smallest == 1 && colls.iter().any(|c| c.busbw_factor(1) == 0.0) {
                     self.warn(
                         Diagnostic::warning(
                             format!("split `{}` on {n} ranks leaves groups of 1 rank: their busbw is 0", s.text),

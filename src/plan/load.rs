@@ -82,6 +82,9 @@ fn options() -> serde_saphyr::Options {
     b.max_documents = 1;
     o.budget = Some(b);
     o.duplicate_keys = serde_saphyr::DuplicateKeyPolicy::Error;
+    // Aliases are legitimate (shared criteria), but a plan never needs more than this many
+    // replayed events; an alias bomb stops here instead of expanding exponentially.
+    o.alias_limits.max_total_replayed_events = 100_000;
     o
 }
 

@@ -1,0 +1,103 @@
+//! The real binary: exit codes and output shapes a CI job relies on.
+
+use std::process::Command;
+
+fn baton(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_baton")).args(args).output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn data(p: &str) -> String {
+    format!("{}/tests/data/{p}", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn tmp_plan(name: &str, text: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("baton-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.display().to_string()
+}
+
+#[test]
+fn check_valid_plan_exits_0() {
+    let (code, out, _) = baton(&["check", &data("plans/full.yaml")]);
+    assert_eq!(code, 0);
+    assert!(out.contains("ok (2 tests, 5 jobs)"), "{out}");
+}
+
+#[test]
+fn check_invalid_plan_exits_2_with_location() {
+    let p = tmp_plan("typo.yaml", "version: 1\nname: t\ntests:\n  - name: a\n    colective: all_reduce\n    sizes: [1M]\n");
+    let (code, _, err) = baton(&["check", "--color", "never", &p]);
+    assert_eq!(code, 2);
+    assert!(err.contains("typo.yaml:5:5"), "{err}");
+    assert!(err.contains("did you mean `collective`"), "{err}");
+    assert!(!err.contains("panicked"));
+    let (code, _, err) = baton(&["check", "--format", "short", &p]);
+    assert_eq!(code, 2);
+    assert!(err.starts_with(&format!("{p}:5:5: error: unknown key")), "{err}");
+}
+
+#[test]
+fn check_reports_every_file_and_fails_if_any_fails() {
+    let bad = tmp_plan("bad.yaml", "version: 1\n");
+    let (code, out, err) = baton(&["check", &data("plans/full.yaml"), &bad]);
+    assert_eq!(code, 2);
+    assert!(out.contains("full.yaml: ok"));
+    assert!(err.contains("missing required key `name`"), "{err}");
+}
+
+#[test]
+fn missing_file_and_bad_arguments_exit_2() {
+    let (code, _, err) = baton(&["check", "/nonexistent/plan.yaml"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("cannot read plan /nonexistent/plan.yaml"), "{err}");
+    let (code, _, _) = baton(&["check"]);
+    assert_eq!(code, 2);
+    let (code, _, _) = baton(&["frobnicate"]);
+    assert_eq!(code, 2);
+    let (code, _, _) = baton(&["expand", &data("plans/full.yaml"), "--format", "xml"]);
+    assert_eq!(code, 2);
+    let (code, out, _) = baton(&["--help"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("check") && out.contains("expand"));
+}
+
+#[test]
+fn expand_json_has_jobs_and_total() {
+    let (code, out, _) = baton(&["expand", &data("plans/full.yaml"), "--format", "json"]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["total_jobs"], 5);
+    let jobs = v["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 5);
+    assert_eq!(jobs[0]["id"], "intra-node-allreduce[dtype=float,NCCL_PROTO=Simple]");
+    assert_eq!(jobs[0]["groups"][1]["ranks"].as_array().unwrap().len(), 8);
+    assert_eq!(jobs[0]["groups"][1]["scope"], "intra-node");
+    assert_eq!(jobs[0]["memory_per_rank"], 3u64 * (8 << 30));
+    assert_eq!(jobs[0]["settings"]["timeout"], "5m");
+}
+
+#[test]
+fn expand_table_shows_groups_and_memory() {
+    let (code, out, _) = baton(&["expand", &data("plans/full.yaml")]);
+    assert_eq!(code, 0);
+    assert!(out.contains("group 1    ranks 8-15"), "{out}");
+    assert!(out.contains("intra-node"));
+    assert!(out.contains("mem=24.0 GiB /rank, 384.0 GiB total"), "{out}");
+    assert!(out.contains("total_jobs: 5"));
+}
+
+#[test]
+fn expand_of_invalid_plan_exits_2() {
+    let p = tmp_plan("inv.yaml", "version: 1\nname: t\ntests: []\n");
+    let (code, out, err) = baton(&["expand", &p]);
+    assert_eq!(code, 2);
+    assert!(out.is_empty());
+    assert!(err.contains("`tests` is empty"), "{err}");
+}

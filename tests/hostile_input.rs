@@ -1,0 +1,100 @@
+//! Hostile or broken input ends in a clean error, in bounded time: never a panic, a hang or an
+//! unbounded allocation.
+
+use std::time::{Duration, Instant};
+
+use baton::plan::{MAX_PLAN_BYTES, parse_bytes};
+
+#[track_caller]
+fn rejected(bytes: &[u8], text: &str) {
+    let t = Instant::now();
+    let r = parse_bytes("hostile.yaml", bytes);
+    let took = t.elapsed();
+    let report = r.expect_err("hostile input must be rejected");
+    let msgs: Vec<&str> = report.diagnostics.iter().map(|d| d.message.as_str()).collect();
+    assert!(msgs.iter().any(|m| m.contains(text)), "no message with {text:?} in {msgs:?}");
+    // A correctness bound, not a benchmark: anything near it means unbounded work.
+    assert!(took < Duration::from_secs(5), "took {took:?}");
+}
+
+#[test]
+fn alias_bomb() {
+    let mut y = String::from("a: &a [x, x, x, x, x, x, x, x, x, x]\n");
+    let mut prev = 'a';
+    for c in 'b'..='z' {
+        y.push_str(&format!("{c}: &{c} [*{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}]\n"));
+        prev = c;
+    }
+    rejected(y.as_bytes(), "invalid YAML");
+}
+
+#[test]
+fn file_over_the_limit() {
+    let big = vec![b'#'; MAX_PLAN_BYTES + 1];
+    rejected(&big, "plans are limited to 8 MiB");
+}
+
+#[test]
+fn fifty_megabyte_file_on_disk_is_refused_before_reading() {
+    let dir = std::env::temp_dir().join(format!("baton-hostile-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("huge.yaml");
+    let f = std::fs::File::create(&path).unwrap();
+    f.set_len(50 << 20).unwrap();
+    let err = baton::plan::load_file(&path).unwrap_err();
+    assert!(err.to_string().contains("error"), "{err}");
+    match err {
+        baton::plan::LoadError::Invalid(r) => assert!(r.diagnostics[0].message.contains("limited to 8 MiB")),
+        other => panic!("{other}"),
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn large_document_hits_the_node_budget() {
+    let mut y = String::from("version: 1\nname: t\ntests:\n");
+    while y.len() < 7 << 20 {
+        y.push_str("  - 1\n");
+    }
+    rejected(y.as_bytes(), "invalid YAML");
+}
+
+#[test]
+fn deeply_nested_document() {
+    let depth = 100_000;
+    let y = "[".repeat(depth) + &"]".repeat(depth);
+    rejected(y.as_bytes(), "invalid YAML");
+    let mut y = String::new();
+    for i in 0..3_000 {
+        y.push_str(&" ".repeat(i));
+        y.push_str("k:\n");
+    }
+    rejected(y.as_bytes(), "invalid YAML");
+}
+
+#[test]
+fn binary_garbage() {
+    let bytes: Vec<u8> = (0..4096u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
+    let r = parse_bytes("garbage.bin", &bytes).unwrap_err();
+    assert!(!r.diagnostics.is_empty());
+    rejected(b"version: 1\x00\x01\x02", "control character");
+}
+
+#[test]
+fn empty_and_comment_only_files() {
+    rejected(b"", "plan is empty");
+    rejected(b"   \n\n", "plan is empty");
+    rejected(b"# just a comment\n", "plan is empty");
+}
+
+#[test]
+fn non_utf8() {
+    rejected(b"version: 1\nname: caf\xe9\n", "not valid UTF-8 (byte 0xe9 at line 2, column 10)");
+}
+
+#[test]
+fn not_a_mapping_and_several_documents() {
+    rejected(b"- just\n- a list\n", "the plan must be a mapping");
+    rejected(b"version: 1\n---\nversion: 1\n", "invalid YAML");
+    rejected(b"\"a string\"", "the plan must be a mapping");
+}
