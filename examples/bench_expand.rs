@@ -4,12 +4,16 @@
 use std::time::Instant;
 
 fn main() {
-    let jobs: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(100_000);
+    let jobs: usize = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(100_000);
     // Each test: 10 dtypes × 5 ops × 10 splits × E env entries = 500·E jobs.
     let per_test_env = 20;
     let per_test = 500 * per_test_env;
     let tests = jobs.div_ceil(per_test);
-    let mut y = String::from("version: 1\nname: bench\nlaunch: { nodes: 16, ranks_per_node: 8 }\ntests:\n");
+    let mut y =
+        String::from("version: 1\nname: bench\nlaunch: { nodes: 16, ranks_per_node: 8 }\ntests:\n");
     for t in 0..tests {
         y.push_str(&format!(
             "  - name: t{t}\n    collective: all_reduce\n    sizes: {{ from: 8, to: 8G, factor: 2 }}\n    matrix:\n      dtype: [int8, uint8, int32, uint32, int64, uint64, half, float, double, bfloat16]\n      op: [sum, prod, min, max, avg]\n      split: [\"DIV 8\", \"MOD 8\", \"OR 1\", \"DIV 16\", \"DIV 32\", \"MOD 16\", \"AND 7\", \"DIV 4\", \"DIV 2\", \"MOD 2\"]\n      env:\n"

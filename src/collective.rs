@@ -215,7 +215,7 @@ impl Collective {
         let e = dtype.size();
         let span = c.size_bytes(dtype).max(c.param * e);
         let expected = if check { c.recv * e } else { 0 };
-        2 * span + expected
+        span.saturating_mul(2).saturating_add(expected)
     }
 }
 

@@ -8,5 +8,6 @@ pub mod exit;
 pub mod expand;
 pub mod plan;
 pub mod results;
+pub mod runner;
 pub mod split;
 pub mod units;

@@ -3,7 +3,10 @@
 use std::process::Command;
 
 fn baton(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_baton")).args(args).output().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_baton"))
+        .args(args)
+        .output()
+        .unwrap();
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -32,7 +35,10 @@ fn check_valid_plan_exits_0() {
 
 #[test]
 fn check_invalid_plan_exits_2_with_location() {
-    let p = tmp_plan("typo.yaml", "version: 1\nname: t\ntests:\n  - name: a\n    colective: all_reduce\n    sizes: [1M]\n");
+    let p = tmp_plan(
+        "typo.yaml",
+        "version: 1\nname: t\ntests:\n  - name: a\n    colective: all_reduce\n    sizes: [1M]\n",
+    );
     let (code, _, err) = baton(&["check", "--color", "never", &p]);
     assert_eq!(code, 2);
     assert!(err.contains("typo.yaml:5:5"), "{err}");
@@ -40,7 +46,10 @@ fn check_invalid_plan_exits_2_with_location() {
     assert!(!err.contains("panicked"));
     let (code, _, err) = baton(&["check", "--format", "short", &p]);
     assert_eq!(code, 2);
-    assert!(err.starts_with(&format!("{p}:5:5: error: unknown key")), "{err}");
+    assert!(
+        err.starts_with(&format!("{p}:5:5: error: unknown key")),
+        "{err}"
+    );
 }
 
 #[test]
@@ -56,7 +65,10 @@ fn check_reports_every_file_and_fails_if_any_fails() {
 fn missing_file_and_bad_arguments_exit_2() {
     let (code, _, err) = baton(&["check", "/nonexistent/plan.yaml"]);
     assert_eq!(code, 2);
-    assert!(err.contains("cannot read plan /nonexistent/plan.yaml"), "{err}");
+    assert!(
+        err.contains("cannot read plan /nonexistent/plan.yaml"),
+        "{err}"
+    );
     let (code, _, _) = baton(&["check"]);
     assert_eq!(code, 2);
     let (code, _, _) = baton(&["frobnicate"]);
@@ -76,7 +88,10 @@ fn expand_json_has_jobs_and_total() {
     assert_eq!(v["total_jobs"], 5);
     let jobs = v["jobs"].as_array().unwrap();
     assert_eq!(jobs.len(), 5);
-    assert_eq!(jobs[0]["id"], "intra-node-allreduce[dtype=float,NCCL_PROTO=Simple]");
+    assert_eq!(
+        jobs[0]["id"],
+        "intra-node-allreduce[dtype=float,NCCL_PROTO=Simple]"
+    );
     assert_eq!(jobs[0]["groups"][1]["ranks"].as_array().unwrap().len(), 8);
     assert_eq!(jobs[0]["groups"][1]["scope"], "intra-node");
     assert_eq!(jobs[0]["memory_per_rank"], 3u64 * (8 << 30));

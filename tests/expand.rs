@@ -29,8 +29,19 @@ fn full_example_expands_to_matrix_product() {
     );
     let j = &e.jobs[3];
     // plan env, then test env, then the matrix entry.
-    let env: Vec<(&str, &str)> = j.env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-    assert_eq!(env, [("NCCL_DEBUG", "INFO"), ("NCCL_ALGO", "Ring"), ("NCCL_PROTO", "LL128")]);
+    let env: Vec<(&str, &str)> = j
+        .env
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    assert_eq!(
+        env,
+        [
+            ("NCCL_DEBUG", "INFO"),
+            ("NCCL_ALGO", "Ring"),
+            ("NCCL_PROTO", "LL128")
+        ]
+    );
     assert_eq!(j.sizes.len(), 31);
     assert_eq!(j.ranks, Some(16));
     assert_eq!(j.expect.len(), 6);
@@ -61,13 +72,24 @@ fn matrix_axes_multiply_and_name_jobs() {
     let e = expand(&plan(y));
     // all_reduce: 3 dtypes × 2 ops × 2 splits; all_gather does not reduce: 3 × 2.
     assert_eq!(e.total_jobs, 12 + 6);
-    assert_eq!(e.jobs[0].id, "t[collective=all_reduce,dtype=float,op=sum,split=DIV 2]");
-    assert_eq!(e.jobs[12].id, "t[collective=all_gather,dtype=float,split=DIV 2]");
+    assert_eq!(
+        e.jobs[0].id,
+        "t[collective=all_reduce,dtype=float,op=sum,split=DIV 2]"
+    );
+    assert_eq!(
+        e.jobs[12].id,
+        "t[collective=all_gather,dtype=float,split=DIV 2]"
+    );
     let mut ids: Vec<&str> = e.jobs.iter().map(|j| j.id.as_str()).collect();
     ids.sort();
     ids.dedup();
     assert_eq!(ids.len(), e.total_jobs, "job IDs are unique");
-    assert!(e.jobs.iter().all(|j| j.ranks.is_none() && j.groups.is_none()), "layout unknown → auto");
+    assert!(
+        e.jobs
+            .iter()
+            .all(|j| j.ranks.is_none() && j.groups.is_none()),
+        "layout unknown → auto"
+    );
 }
 
 #[test]

@@ -11,8 +11,15 @@ fn rejected(bytes: &[u8], text: &str) {
     let r = parse_bytes("hostile.yaml", bytes);
     let took = t.elapsed();
     let report = r.expect_err("hostile input must be rejected");
-    let msgs: Vec<&str> = report.diagnostics.iter().map(|d| d.message.as_str()).collect();
-    assert!(msgs.iter().any(|m| m.contains(text)), "no message with {text:?} in {msgs:?}");
+    let msgs: Vec<&str> = report
+        .diagnostics
+        .iter()
+        .map(|d| d.message.as_str())
+        .collect();
+    assert!(
+        msgs.iter().any(|m| m.contains(text)),
+        "no message with {text:?} in {msgs:?}"
+    );
     // A correctness bound, not a benchmark: anything near it means unbounded work.
     assert!(took < Duration::from_secs(5), "took {took:?}");
 }
@@ -44,7 +51,9 @@ fn fifty_megabyte_file_on_disk_is_refused_before_reading() {
     let err = baton::plan::load_file(&path).unwrap_err();
     assert!(err.to_string().contains("error"), "{err}");
     match err {
-        baton::plan::LoadError::Invalid(r) => assert!(r.diagnostics[0].message.contains("limited to 8 MiB")),
+        baton::plan::LoadError::Invalid(r) => {
+            assert!(r.diagnostics[0].message.contains("limited to 8 MiB"))
+        }
         other => panic!("{other}"),
     }
     std::fs::remove_dir_all(&dir).unwrap();
@@ -74,7 +83,9 @@ fn deeply_nested_document() {
 
 #[test]
 fn binary_garbage() {
-    let bytes: Vec<u8> = (0..4096u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
+    let bytes: Vec<u8> = (0..4096u32)
+        .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+        .collect();
     let r = parse_bytes("garbage.bin", &bytes).unwrap_err();
     assert!(!r.diagnostics.is_empty());
     rejected(b"version: 1\x00\x01\x02", "control character");
@@ -89,7 +100,10 @@ fn empty_and_comment_only_files() {
 
 #[test]
 fn non_utf8() {
-    rejected(b"version: 1\nname: caf\xe9\n", "not valid UTF-8 (byte 0xe9 at line 2, column 10)");
+    rejected(
+        b"version: 1\nname: caf\xe9\n",
+        "not valid UTF-8 (byte 0xe9 at line 2, column 10)",
+    );
 }
 
 #[test]
@@ -97,4 +111,22 @@ fn not_a_mapping_and_several_documents() {
     rejected(b"- just\n- a list\n", "the plan must be a mapping");
     rejected(b"version: 1\n---\nversion: 1\n", "invalid YAML");
     rejected(b"\"a string\"", "the plan must be a mapping");
+}
+
+#[test]
+fn fuzzer_findings_end_in_diagnostics() {
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/plans/fuzz-crashes");
+    let mut n = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let bytes = std::fs::read(&path).unwrap();
+        let t = Instant::now();
+        let r = parse_bytes(&path.display().to_string(), &bytes);
+        assert!(t.elapsed() < Duration::from_secs(5), "{}", path.display());
+        let report = r.expect_err(&format!("{} should be rejected", path.display()));
+        assert!(report.has_errors());
+        n += 1;
+    }
+    assert!(n >= 4, "reproducers missing from {}", dir.display());
 }

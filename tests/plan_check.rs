@@ -13,7 +13,11 @@ fn report(yaml: &str) -> Report {
 }
 
 fn errors(yaml: &str) -> Vec<Diagnostic> {
-    report(yaml).diagnostics.into_iter().filter(|d| d.level == Level::Error).collect()
+    report(yaml)
+        .diagnostics
+        .into_iter()
+        .filter(|d| d.level == Level::Error)
+        .collect()
 }
 
 /// The single error of `yaml`, asserting its line and that its message contains `text`.
@@ -22,31 +26,54 @@ fn one_error(yaml: &str, line: u64, text: &str) -> Diagnostic {
     let errs = errors(yaml);
     assert_eq!(errs.len(), 1, "expected one error, got {errs:#?}");
     let e = errs.into_iter().next().unwrap();
-    assert!(e.message.contains(text), "message {:?} lacks {text:?}", e.message);
-    assert_eq!(e.pos.map(|p| p.line), Some(line), "wrong line for {:?}", e.message);
+    assert!(
+        e.message.contains(text),
+        "message {:?} lacks {text:?}",
+        e.message
+    );
+    assert_eq!(
+        e.pos.map(|p| p.line),
+        Some(line),
+        "wrong line for {:?}",
+        e.message
+    );
     e
 }
 
 fn test_body(body: &str) -> String {
-    format!("{HEAD}tests:\n  - name: a\n    collective: all_reduce\n    sizes: {{ from: 8, to: 1G, factor: 2 }}\n{body}")
+    format!(
+        "{HEAD}tests:\n  - name: a\n    collective: all_reduce\n    sizes: {{ from: 8, to: 1G, factor: 2 }}\n{body}"
+    )
 }
 
 #[test]
 fn valid_plan_has_no_diagnostics() {
-    let r = report(&test_body("    expect:\n      - busbw: \">= 300 GB/s\"\n        at: 1G\n"));
+    let r = report(&test_body(
+        "    expect:\n      - busbw: \">= 300 GB/s\"\n        at: 1G\n",
+    ));
     assert!(r.diagnostics.is_empty(), "{:#?}", r.diagnostics);
 }
 
 #[test]
 fn yaml_syntax_error_names_its_line() {
-    let e = one_error(&format!("{HEAD}tests:\n  - name: a\n    sizes: [1G, 4G\n"), 5, "invalid YAML");
+    let e = one_error(
+        &format!("{HEAD}tests:\n  - name: a\n    sizes: [1G, 4G\n"),
+        5,
+        "invalid YAML",
+    );
     assert!(e.pos.unwrap().col > 0);
 }
 
 #[test]
 fn unknown_key_suggests_the_nearest() {
-    let yaml = format!("{HEAD}tests:\n  - name: a\n    colective: all_reduce\n    collective: all_reduce\n    sizes: [1G]\n");
-    let e = one_error(&yaml, 5, "unknown key `colective` — did you mean `collective`?");
+    let yaml = format!(
+        "{HEAD}tests:\n  - name: a\n    colective: all_reduce\n    collective: all_reduce\n    sizes: [1G]\n"
+    );
+    let e = one_error(
+        &yaml,
+        5,
+        "unknown key `colective` — did you mean `collective`?",
+    );
     assert_eq!(e.pos.unwrap().col, 5);
     assert!(e.help.unwrap().contains("collective"));
 }
@@ -55,18 +82,33 @@ fn unknown_key_suggests_the_nearest() {
 fn unknown_top_level_key_and_missing_key_are_reported_together() {
     let errs = errors("version: 1\nname: t\nbackned: mpi\n");
     let msgs: Vec<&str> = errs.iter().map(|e| e.message.as_str()).collect();
-    assert!(msgs.iter().any(|m| m.contains("did you mean `backend`")), "{msgs:?}");
-    assert!(msgs.iter().any(|m| m.contains("missing required key `tests`")), "{msgs:?}");
+    assert!(
+        msgs.iter().any(|m| m.contains("did you mean `backend`")),
+        "{msgs:?}"
+    );
+    assert!(
+        msgs.iter()
+            .any(|m| m.contains("missing required key `tests`")),
+        "{msgs:?}"
+    );
 }
 
 #[test]
 fn missing_required_key_points_at_its_mapping() {
-    one_error(&format!("{HEAD}tests:\n  - name: a\n    collective: all_reduce\n"), 4, "missing required key `sizes`");
+    one_error(
+        &format!("{HEAD}tests:\n  - name: a\n    collective: all_reduce\n"),
+        4,
+        "missing required key `sizes`",
+    );
 }
 
 #[test]
 fn wrong_type_is_named() {
-    one_error(&test_body("    iters: twenty\n"), 7, "must be an integer, found a string");
+    one_error(
+        &test_body("    iters: twenty\n"),
+        7,
+        "must be an integer, found a string",
+    );
     one_error(&test_body("    expect: busbw\n"), 7, "must be a list");
 }
 
@@ -77,40 +119,76 @@ fn duplicate_key() {
 
 #[test]
 fn unsupported_version() {
-    let e = one_error(&test_body("").replace("version: 1", "version: 2"), 1, "unsupported plan version `2`");
+    let e = one_error(
+        &test_body("").replace("version: 1", "version: 2"),
+        1,
+        "unsupported plan version `2`",
+    );
     assert_eq!(e.pos.unwrap().col, 10);
 }
 
 #[test]
 fn bad_plan_and_test_names() {
-    one_error(&test_body("").replace("name: t", "name: \"a b\""), 2, "plan name `a b`");
-    one_error(&test_body("").replace("- name: a", "- name: \"x;rm -rf\""), 4, "test name `x;rm -rf`");
+    one_error(
+        &test_body("").replace("name: t", "name: \"a b\""),
+        2,
+        "plan name `a b`",
+    );
+    one_error(
+        &test_body("").replace("- name: a", "- name: \"x;rm -rf\""),
+        4,
+        "test name `x;rm -rf`",
+    );
 }
 
 #[test]
 fn unknown_backend() {
-    one_error(&test_body("").replace("name: t\n", "name: t\nbackend: cuda\n"), 3, "unknown backend `cuda`");
+    one_error(
+        &test_body("").replace("name: t\n", "name: t\nbackend: cuda\n"),
+        3,
+        "unknown backend `cuda`",
+    );
 }
 
 #[test]
 fn unknown_collective_dtype_op_list_the_valid_ones() {
-    let e = one_error(&test_body("").replace("all_reduce", "allreduce"), 5, "did you mean `all_reduce`?");
+    let e = one_error(
+        &test_body("").replace("all_reduce", "allreduce"),
+        5,
+        "did you mean `all_reduce`?",
+    );
     assert!(e.help.unwrap().contains("reduce_scatter"));
-    let e = one_error(&test_body("    dtype: flaot\n"), 7, "unknown dtype `flaot` — did you mean `float`?");
+    let e = one_error(
+        &test_body("    dtype: flaot\n"),
+        7,
+        "unknown dtype `flaot` — did you mean `float`?",
+    );
     assert!(e.help.unwrap().contains("bfloat16"));
-    one_error(&test_body("    op: summ\n"), 7, "unknown op `summ` — did you mean `sum`?");
-    one_error(&test_body("    average: mean\n"), 7, "unknown average mode `mean`");
+    one_error(
+        &test_body("    op: summ\n"),
+        7,
+        "unknown op `summ` — did you mean `sum`?",
+    );
+    one_error(
+        &test_body("    average: mean\n"),
+        7,
+        "unknown average mode `mean`",
+    );
 }
 
 #[test]
 fn sizes_from_greater_than_to() {
-    let y = format!("{HEAD}tests:\n  - name: a\n    collective: all_reduce\n    sizes: {{ from: 8G, to: 8, factor: 2 }}\n");
+    let y = format!(
+        "{HEAD}tests:\n  - name: a\n    collective: all_reduce\n    sizes: {{ from: 8G, to: 8, factor: 2 }}\n"
+    );
     one_error(&y, 6, "`sizes.from` (8G) is larger than `sizes.to` (8)");
 }
 
 #[test]
 fn factor_at_most_one() {
-    let y = format!("{HEAD}tests:\n  - name: a\n    collective: all_reduce\n    sizes: {{ from: 8, to: 8G, factor: 1 }}\n");
+    let y = format!(
+        "{HEAD}tests:\n  - name: a\n    collective: all_reduce\n    sizes: {{ from: 8, to: 8G, factor: 1 }}\n"
+    );
     one_error(&y, 6, "`sizes.factor` must be a whole number ≥ 2");
 }
 
@@ -126,46 +204,97 @@ fn bad_size_text() {
 fn empty_list_and_empty_matrix_axis() {
     let y = format!("{HEAD}tests:\n  - name: a\n    collective: all_reduce\n    sizes: []\n");
     one_error(&y, 6, "`sizes` is an empty list");
-    one_error(&test_body("    matrix:\n      dtype: []\n"), 8, "matrix axis `dtype` is empty");
+    one_error(
+        &test_body("    matrix:\n      dtype: []\n"),
+        8,
+        "matrix axis `dtype` is empty",
+    );
     one_error(&format!("{HEAD}tests: []\n"), 3, "`tests` is empty");
 }
 
 #[test]
 fn split_that_does_not_parse() {
-    one_error(&test_body("    split: \"XOR 3\"\n"), 7, "split `XOR 3` has no operator");
+    one_error(
+        &test_body("    split: \"XOR 3\"\n"),
+        7,
+        "split `XOR 3` has no operator",
+    );
     one_error(&test_body("    split: \"DIV 0\"\n"), 7, "divides by zero");
-    one_error(&test_body("    split: \"MOD eight\"\n"), 7, "no valid number");
+    one_error(
+        &test_body("    split: \"MOD eight\"\n"),
+        7,
+        "no valid number",
+    );
 }
 
 #[test]
 fn duplicate_test_names() {
-    let y = format!("{}  - name: a\n    collective: broadcast\n    sizes: [1M]\n", test_body(""));
+    let y = format!(
+        "{}  - name: a\n    collective: broadcast\n    sizes: [1M]\n",
+        test_body("")
+    );
     let e = one_error(&y, 7, "duplicate test name `a`");
     assert!(e.label.unwrap().contains("line 4"));
 }
 
 #[test]
 fn thresholds_without_units_or_with_garbage() {
-    one_error(&test_body("    expect:\n      - busbw: \">= 340\"\n"), 8, "has no unit");
-    one_error(&test_body("    expect:\n      - busbw: \"fast\"\n"), 8, "no comparison");
-    one_error(&test_body("    expect:\n      - busbw: \">= 400 Gb/s\"\n"), 8, "bits per second");
-    one_error(&test_body("    expect:\n      - time: \"<= 20 GB/s\"\n"), 8, "unknown unit `GB/s`");
-    one_error(&test_body("    expect:\n      - regression: \">= 5%\"\n"), 8, "use <= or <");
+    one_error(
+        &test_body("    expect:\n      - busbw: \">= 340\"\n"),
+        8,
+        "has no unit",
+    );
+    one_error(
+        &test_body("    expect:\n      - busbw: \"fast\"\n"),
+        8,
+        "no comparison",
+    );
+    one_error(
+        &test_body("    expect:\n      - busbw: \">= 400 Gb/s\"\n"),
+        8,
+        "bits per second",
+    );
+    one_error(
+        &test_body("    expect:\n      - time: \"<= 20 GB/s\"\n"),
+        8,
+        "unknown unit `GB/s`",
+    );
+    one_error(
+        &test_body("    expect:\n      - regression: \">= 5%\"\n"),
+        8,
+        "use <= or <",
+    );
 }
 
 #[test]
 fn negative_or_zero_counts() {
-    one_error(&test_body("    iters: 0\n"), 7, "`iters` is 0; it must be at least 1");
+    one_error(
+        &test_body("    iters: 0\n"),
+        7,
+        "`iters` is 0; it must be at least 1",
+    );
     one_error(&test_body("    warmup: -1\n"), 7, "`warmup` is -1");
     one_error(&test_body("    repeat: 0\n"), 7, "`repeat` is 0");
-    one_error(&test_body("").replace("name: t\n", "name: t\nlaunch: { nodes: 0 }\n"), 3, "`launch.nodes` is 0");
+    one_error(
+        &test_body("").replace("name: t\n", "name: t\nlaunch: { nodes: 0 }\n"),
+        3,
+        "`launch.nodes` is 0",
+    );
 }
 
 #[test]
 fn at_that_no_swept_size_reaches() {
-    let e = one_error(&test_body("    expect:\n      - busbw: \">= 1 GB/s\"\n        at: 16G\n"), 9, "`at: 16G` matches none");
+    let e = one_error(
+        &test_body("    expect:\n      - busbw: \">= 1 GB/s\"\n        at: 16G\n"),
+        9,
+        "`at: 16G` matches none",
+    );
     assert!(e.message.contains("28 sizes from 8 to 1G"));
-    one_error(&test_body("    expect:\n      - busbw: \">= 1 GB/s\"\n        at: \">= 2G\"\n"), 9, "matches none");
+    one_error(
+        &test_body("    expect:\n      - busbw: \">= 1 GB/s\"\n        at: \">= 2G\"\n"),
+        9,
+        "matches none",
+    );
 }
 
 #[test]
@@ -173,9 +302,15 @@ fn root_out_of_range_when_the_layout_is_known() {
     let y = format!(
         "{HEAD}launch: {{ nodes: 2, ranks_per_node: 8 }}\ntests:\n  - name: b\n    collective: broadcast\n    sizes: [1M]\n    split: \"DIV 8\"\n    root: 8\n"
     );
-    one_error(&y, 9, "root 8 is out of range: the smallest split group has 8 ranks");
+    one_error(
+        &y,
+        9,
+        "root 8 is out of range: the smallest split group has 8 ranks",
+    );
     // Without a layout the check waits for `run`.
-    let y = format!("{HEAD}tests:\n  - name: b\n    collective: broadcast\n    sizes: [1M]\n    root: 8\n");
+    let y = format!(
+        "{HEAD}tests:\n  - name: b\n    collective: broadcast\n    sizes: [1M]\n    root: 8\n"
+    );
     assert!(errors(&y).is_empty());
 }
 
@@ -203,17 +338,38 @@ fn regression_without_baseline_is_a_warning() {
 
 #[test]
 fn criteria_that_could_never_be_graded() {
-    one_error(&test_body("    expect:\n      - variance: \"<= 5%\"\n"), 8, "`variance` needs repeats");
-    one_error(&test_body("    expect:\n      - group_spread: \"<= 5%\"\n"), 8, "needs a split");
-    let mpi = test_body("    expect:\n      - transport: P2P\n").replace("name: t\n", "name: t\nbackend: mpi\n");
+    one_error(
+        &test_body("    expect:\n      - variance: \"<= 5%\"\n"),
+        8,
+        "`variance` needs repeats",
+    );
+    one_error(
+        &test_body("    expect:\n      - group_spread: \"<= 5%\"\n"),
+        8,
+        "needs a split",
+    );
+    let mpi = test_body("    expect:\n      - transport: P2P\n")
+        .replace("name: t\n", "name: t\nbackend: mpi\n");
     one_error(&mpi, 9, "`transport` needs the nccl backend");
-    one_error(&test_body("    expect:\n      - transport: PCIe\n"), 8, "unknown transport `PCIe`");
-    one_error(&test_body("    expect:\n      - wrong: 3\n"), 8, "would accept corrupted data");
+    one_error(
+        &test_body("    expect:\n      - transport: PCIe\n"),
+        8,
+        "unknown transport `PCIe`",
+    );
+    one_error(
+        &test_body("    expect:\n      - wrong: 3\n"),
+        8,
+        "would accept corrupted data",
+    );
 }
 
 #[test]
 fn criterion_needs_exactly_one_metric() {
-    one_error(&test_body("    expect:\n      - at: 1G\n"), 8, "criterion has no metric");
+    one_error(
+        &test_body("    expect:\n      - at: 1G\n"),
+        8,
+        "criterion has no metric",
+    );
     one_error(
         &test_body("    expect:\n      - busbw: \">= 1 GB/s\"\n        wrong: 0\n"),
         9,
@@ -223,29 +379,56 @@ fn criterion_needs_exactly_one_metric() {
 
 #[test]
 fn env_names_and_values() {
-    one_error(&format!("{HEAD}env: {{ 1BAD: x }}\ntests: []\n").replace("tests: []", &test_body("")[HEAD.len()..]), 3, "`1BAD` is not an environment variable name");
-    one_error(&test_body("    env: { NCCL_ALGO: [Ring] }\n"), 7, "must be a string");
+    one_error(
+        &format!("{HEAD}env: {{ 1BAD: x }}\ntests: []\n")
+            .replace("tests: []", &test_body("")[HEAD.len()..]),
+        3,
+        "`1BAD` is not an environment variable name",
+    );
+    one_error(
+        &test_body("    env: { NCCL_ALGO: [Ring] }\n"),
+        7,
+        "must be a string",
+    );
 }
 
 #[test]
 fn durations_need_units() {
     one_error(&test_body("    timeout: 300\n"), 7, "must be a string");
-    one_error(&test_body("    timeout: \"300\"\n"), 7, "duration `300` has no unit");
+    one_error(
+        &test_body("    timeout: \"300\"\n"),
+        7,
+        "duration `300` has no unit",
+    );
     one_error(&test_body("    repeat: soon\n"), 7, "`repeat`");
 }
 
 #[test]
 fn slurm_values_cannot_break_sbatch_lines() {
-    let y = test_body("").replace("name: t\n", "name: t\nlaunch:\n  slurm: { partition: \"gpu\\n#SBATCH --uid=0\" }\n");
+    let y = test_body("").replace(
+        "name: t\n",
+        "name: t\nlaunch:\n  slurm: { partition: \"gpu\\n#SBATCH --uid=0\" }\n",
+    );
     one_error(&y, 4, "`launch.slurm.partition` contains a newline");
-    let y = test_body("").replace("name: t\n", "name: t\nlaunch:\n  slurm: { time: \"soon\" }\n");
+    let y = test_body("").replace(
+        "name: t\n",
+        "name: t\nlaunch:\n  slurm: { time: \"soon\" }\n",
+    );
     one_error(&y, 4, "is not a Slurm time");
 }
 
 #[test]
 fn matrix_conflicts() {
-    one_error(&test_body("    dtype: half\n    matrix:\n      dtype: [float]\n"), 7, "`dtype` is set on the test and as a matrix axis");
-    one_error(&test_body("    matrix:\n      dtype: [float, float]\n"), 8, "lists `float` twice");
+    one_error(
+        &test_body("    dtype: half\n    matrix:\n      dtype: [float]\n"),
+        7,
+        "`dtype` is set on the test and as a matrix axis",
+    );
+    one_error(
+        &test_body("    matrix:\n      dtype: [float, float]\n"),
+        8,
+        "lists `float` twice",
+    );
 }
 
 #[test]
@@ -269,9 +452,15 @@ fn rendering_names_file_line_col_with_a_caret_and_caps_the_list() {
     // 60 bad dtypes: 50 shown, the rest counted.
     let mut y = format!("{HEAD}tests:\n");
     for i in 0..60 {
-        y.push_str(&format!("  - name: t{i}\n    collective: all_reduce\n    dtype: nope\n    sizes: [1M]\n"));
+        y.push_str(&format!(
+            "  - name: t{i}\n    collective: all_reduce\n    dtype: nope\n    sizes: [1M]\n"
+        ));
     }
     let text = report(&y).render(false);
-    assert!(text.contains("and 10 more diagnostics not shown"), "{}", &text[text.len().saturating_sub(300)..]);
+    assert!(
+        text.contains("and 10 more diagnostics not shown"),
+        "{}",
+        &text[text.len().saturating_sub(300)..]
+    );
     assert!(text.contains("60 errors"));
 }

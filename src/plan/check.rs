@@ -21,6 +21,10 @@ use crate::units::{
 pub const MAX_SIZES_PER_TEST: u64 = 10_000;
 /// Most jobs one plan may expand to.
 pub const MAX_JOBS: u64 = 2_000_000;
+/// Largest size a sweep may request: far above any GPU's memory, far below overflow.
+pub const MAX_SIZE: u64 = 1 << 44;
+/// Most plan ranks a layout may have (nodes × ranks per node × GPUs per rank).
+pub const MAX_RANKS: u64 = 1 << 20;
 
 type Diags = Vec<Diagnostic>;
 
@@ -233,6 +237,28 @@ impl Checker {
         let gpus_per_rank = self
             .count(&raw.gpus_per_rank, "launch.gpus_per_rank", 1)
             .unwrap_or(1);
+        let total = (nodes as u64)
+            .saturating_mul(ranks_per_node.unwrap_or(1) as u64)
+            .saturating_mul(gpus_per_rank as u64);
+        if total > MAX_RANKS {
+            self.err(
+                Diagnostic::error(
+                    format!("launch gives {total} ranks; at most {MAX_RANKS} are supported"),
+                    raw.nodes
+                        .as_ref()
+                        .or(raw.ranks_per_node.as_ref())
+                        .map(|n| n.pos),
+                )
+                .help("nodes × ranks_per_node × gpus_per_rank"),
+            );
+            return Launch {
+                nodes: 1,
+                ranks_per_node: None,
+                gpus_per_rank: 1,
+                slurm: Slurm::default(),
+                mpirun: Mpirun::default(),
+            };
+        }
         if backend == Backend::Mpi && gpus_per_rank > 1 {
             self.err(Diagnostic::error(
                 "`launch.gpus_per_rank` applies to the nccl backend; the mpi backend runs in host memory",
@@ -493,12 +519,16 @@ impl Checker {
 
     fn size_value(&mut self, n: &Loc<Node>, what: &str) -> Option<u64> {
         let r = match &n.value {
-            Node::Scalar(Scalar::Int(i)) if *i > 0 && *i <= u64::MAX as i128 => Ok(*i as u64),
+            Node::Scalar(Scalar::Int(i)) if *i > MAX_SIZE as i128 => {
+                Err(too_large(what, &i.to_string()))
+            }
+            Node::Scalar(Scalar::Int(i)) if *i > 0 => Ok(*i as u64),
             Node::Scalar(Scalar::Int(i)) => {
                 Err(format!("{what} must be a positive size, found {i}"))
             }
             Node::Scalar(Scalar::Str(s)) => match parse_size(s) {
                 Ok(0) => Err(format!("{what} must be a positive size, found `{s}`")),
+                Ok(v) if v > MAX_SIZE => Err(too_large(what, s)),
                 Ok(v) => Ok(v),
                 Err(e) => Err(format!("{what}: {e}")),
             },
@@ -1240,6 +1270,13 @@ impl Checker {
             in_place,
         })
     }
+}
+
+fn too_large(what: &str, v: &str) -> String {
+    format!(
+        "{what} `{v}` is larger than the largest supported size ({})",
+        crate::units::Size(MAX_SIZE)
+    )
 }
 
 fn in_place_word(p: InPlace) -> &'static str {

@@ -157,10 +157,15 @@ impl Sizes {
                 }
                 v
             }
-            Sizes::Step { from, to, step } => (0..)
-                .map(|i| from + i * step)
-                .take_while(|s| *s <= to)
-                .collect(),
+            Sizes::Step { from, to, step } => {
+                let mut v = Vec::new();
+                let mut s = Some(from);
+                while let Some(x) = s.filter(|x| *x <= to) {
+                    v.push(x);
+                    s = x.checked_add(step);
+                }
+                v
+            }
             Sizes::List(ref l) => l.clone(),
         }
     }
@@ -177,7 +182,7 @@ impl Sizes {
                 }
                 n
             }
-            Sizes::Step { from, to, step } => (to - from) / step + 1,
+            Sizes::Step { from, to, step } => (to.saturating_sub(from)) / step.max(1) + 1,
             Sizes::List(ref l) => l.len() as u64,
         }
     }

@@ -1,0 +1,85 @@
+//! The seam between the shared sweep and a backend: one rank's data movement for one job.
+
+use crate::collective::{Collective, Counts, Dtype, RedOp};
+use crate::results::{ErrorKind, Placement};
+
+/// One collective call as the sweep asks for it.
+#[derive(Debug, Clone, Copy)]
+pub struct OpSpec {
+    pub collective: Collective,
+    pub dtype: Dtype,
+    pub op: RedOp,
+    /// Root within the group.
+    pub root: u32,
+    /// The requested (swept) size in bytes.
+    pub requested: u64,
+    pub counts: Counts,
+    pub placement: Placement,
+    /// Bytes one op touches (nccl-tests' rotation span).
+    pub span: u64,
+    /// Bytes allocated per buffer (the largest span of the job).
+    pub max_bytes: u64,
+    pub group_rank: u64,
+    pub group_size: u64,
+}
+
+impl OpSpec {
+    /// Byte offset of iteration `idx` inside the buffers (nccl-tests §2.6), so consecutive ops
+    /// walk the whole allocation instead of hitting cache.
+    pub fn rotation(&self, idx: u64) -> u64 {
+        if self.span == 0 {
+            return 0;
+        }
+        let steps = (self.max_bytes / self.span).max(1);
+        self.span * (idx % steps)
+    }
+}
+
+/// A failure inside a backend, classified for the results file.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{message}")]
+pub struct EngineError {
+    pub kind: ErrorKind,
+    pub message: String,
+}
+
+impl EngineError {
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        EngineError {
+            kind,
+            message: message.into(),
+        }
+    }
+}
+
+/// One rank's data mover. Calls arrive in the nccl-tests order: `init`, one untimed `launch` +
+/// `wait`, the timed `launch`es (grouped by `group_start`/`group_end` when aggregating) + `wait`,
+/// then `init` + `launch` + `wait` + `verify` for the check.
+pub trait Engine {
+    /// Buffers for a job whose largest op spans `max_bytes`, on the communicator of this rank's
+    /// group under `split` (`None`: all ranks). Called by every rank at once: creating a split
+    /// communicator is collective. Backends cache communicators per split across jobs.
+    /// `group` is the index of this rank's group in the job's group list (the same list on
+    /// every rank), usable directly as an MPI color.
+    fn prepare(
+        &mut self,
+        split: Option<&str>,
+        group: usize,
+        max_bytes: u64,
+        check: bool,
+    ) -> Result<(), EngineError>;
+    /// Writes the deterministic inputs for `op` (and clears the output).
+    fn init(&mut self, op: &OpSpec, seed: u64) -> Result<(), EngineError>;
+    fn group_start(&mut self) -> Result<(), EngineError> {
+        Ok(())
+    }
+    fn group_end(&mut self) -> Result<(), EngineError> {
+        Ok(())
+    }
+    /// Enqueues (or, for blocking backends, runs) iteration `idx` of `op`.
+    fn launch(&mut self, op: &OpSpec, idx: u64) -> Result<(), EngineError>;
+    /// Waits for everything enqueued.
+    fn wait(&mut self) -> Result<(), EngineError>;
+    /// Wrong elements of this rank's output after the check op, against `seed`'s expected data.
+    fn verify(&mut self, op: &OpSpec, seed: u64) -> Result<u64, EngineError>;
+}

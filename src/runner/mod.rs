@@ -1,0 +1,11 @@
+//! Executing jobs: the nccl-tests measurement protocol shared by every backend, the seams to the
+//! backends ([`engine::Engine`]) and to rank coordination ([`world::World`]), and the live table.
+
+pub mod engine;
+pub mod pattern;
+pub mod sweep;
+pub mod table;
+pub mod world;
+
+#[cfg(feature = "mpi")]
+pub mod mpi;

@@ -1,0 +1,83 @@
+//! MPI: the world for multi-process runs (one rank per process, under mpirun or
+//! `srun --mpi=pmix`) and the host-memory backend (`backend: mpi`).
+
+mod ffi;
+mod host;
+
+pub use host::HostEngine;
+
+use mpi::collective::CommunicatorCollectives;
+use mpi::topology::{Communicator, SimpleCommunicator};
+
+use super::world::World;
+
+/// The MPI world: plan rank = `MPI_COMM_WORLD` rank.
+pub struct MpiWorld {
+    _universe: mpi::environment::Universe,
+    world: SimpleCommunicator,
+}
+
+impl MpiWorld {
+    /// Initialises MPI; `None` when it was already initialised or cannot be.
+    pub fn init() -> Option<MpiWorld> {
+        let universe = mpi::initialize()?;
+        let world = universe.world();
+        Some(MpiWorld {
+            _universe: universe,
+            world,
+        })
+    }
+
+    pub fn comm(&self) -> &SimpleCommunicator {
+        &self.world
+    }
+
+    /// `MPI_Get_library_version`, first line.
+    pub fn library_version() -> Option<String> {
+        mpi::environment::library_version().ok().map(|v| {
+            v.lines()
+                .next()
+                .unwrap_or("")
+                .trim()
+                .trim_end_matches(',')
+                .to_string()
+        })
+    }
+}
+
+impl World for MpiWorld {
+    fn rank(&self) -> usize {
+        self.world.rank() as usize
+    }
+    fn size(&self) -> usize {
+        self.world.size() as usize
+    }
+    fn barrier(&self) {
+        self.world.barrier();
+    }
+    fn all_gather_f64(&self, v: f64) -> Vec<f64> {
+        let mut out = vec![0f64; self.size()];
+        self.world.all_gather_into(&v, &mut out[..]);
+        out
+    }
+    fn all_gather_u64(&self, v: u64) -> Vec<u64> {
+        let mut out = vec![0u64; self.size()];
+        self.world.all_gather_into(&v, &mut out[..]);
+        out
+    }
+    fn all_gather_string(&self, s: &str) -> Vec<String> {
+        const W: usize = 512;
+        let mut buf = [0u8; W];
+        let b = s.as_bytes();
+        let n = b.len().min(W);
+        buf[..n].copy_from_slice(&b[..n]);
+        let mut out = vec![0u8; W * self.size()];
+        self.world.all_gather_into(&buf[..], &mut out[..]);
+        out.chunks(W)
+            .map(|c| {
+                let end = c.iter().position(|x| *x == 0).unwrap_or(W);
+                String::from_utf8_lossy(&c[..end]).into_owned()
+            })
+            .collect()
+    }
+}

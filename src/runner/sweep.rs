@@ -1,0 +1,295 @@
+//! The nccl-tests measurement protocol (semantics §2), shared by every backend: warm-up sweep,
+//! then per size and placement one untimed op, a barrier, a host clock around `iters × agg_iters`
+//! enqueues plus the final wait, cross-rank aggregation by the `average` mode, then a separate
+//! verified op.
+
+use std::time::Instant;
+
+use super::engine::{Engine, EngineError, OpSpec};
+use super::world::World;
+use crate::collective::{Collective, Dtype, RedOp};
+use crate::plan::{Average, Settings};
+use crate::results::{Cell, ErrorKind, GroupCell, GroupInfo, Placement, Row};
+
+/// One job as a rank runs it.
+#[derive(Debug, Clone)]
+pub struct JobRun<'a> {
+    pub collective: Collective,
+    pub dtype: Dtype,
+    pub op: RedOp,
+    pub root: u32,
+    /// The split expression, as written (`None`: no split).
+    pub split: Option<&'a str>,
+    pub sizes: &'a [u64],
+    pub settings: &'a Settings,
+    /// Every group (one group of all ranks without a split), members as plan ranks.
+    pub groups: &'a [GroupInfo],
+}
+
+/// A failure that ends the job on every rank (all ranks learn of it together).
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{message}")]
+pub struct SweepError {
+    pub kind: ErrorKind,
+    pub message: String,
+    /// Rows measured before the failure.
+    pub rows: Vec<Row>,
+}
+
+const INIT_SEED: u64 = 99;
+
+fn aggregate(mode: Average, times: &[f64]) -> f64 {
+    match mode {
+        Average::Rank0 => times.first().copied().unwrap_or(0.0),
+        Average::Avg => times.iter().sum::<f64>() / times.len().max(1) as f64,
+        Average::Min => times.iter().copied().fold(f64::INFINITY, f64::min),
+        Average::Max => times.iter().copied().fold(0.0, f64::max),
+    }
+}
+
+struct Ctx<'a> {
+    my_group: usize,
+    group_rank: u64,
+    job: &'a JobRun<'a>,
+}
+
+impl Ctx<'_> {
+    fn spec(&self, bytes: u64, placement: Placement, max_bytes: u64) -> OpSpec {
+        let n = self.job.groups[self.my_group].members.len() as u64;
+        let counts = self.job.collective.counts(bytes, self.job.dtype, n);
+        OpSpec {
+            collective: self.job.collective,
+            dtype: self.job.dtype,
+            op: self.job.op,
+            root: self.job.root,
+            requested: bytes,
+            counts,
+            placement,
+            span: counts.size_bytes(self.job.dtype),
+            max_bytes,
+            group_rank: self.group_rank,
+            group_size: n,
+        }
+    }
+}
+
+/// Runs one repeat of a job's sweep on this rank. `on_row` sees each finished row (rank 0 uses
+/// it for the live table and incremental results). Every rank returns the same rows.
+pub fn sweep<W: World, E: Engine>(
+    world: &W,
+    engine: &mut E,
+    job: &JobRun<'_>,
+    check_seed: &mut u64,
+    mut on_row: impl FnMut(&Row),
+) -> Result<Vec<Row>, SweepError> {
+    let me = world.rank() as u64;
+    let my_group = job
+        .groups
+        .iter()
+        .position(|g| g.members.contains(&me))
+        .ok_or_else(|| SweepError {
+            kind: ErrorKind::Other,
+            message: format!("rank {me} is in no split group"),
+            rows: Vec::new(),
+        })?;
+    let group_rank = job.groups[my_group]
+        .members
+        .iter()
+        .position(|m| *m == me)
+        .unwrap_or(0) as u64;
+    let ctx = Ctx {
+        my_group,
+        group_rank,
+        job,
+    };
+    let s = job.settings;
+    let (min, max) = (
+        job.sizes.iter().copied().min().unwrap_or(0),
+        job.sizes.iter().copied().max().unwrap_or(0),
+    );
+    let max_bytes = job
+        .sizes
+        .iter()
+        .map(|b| ctx.spec(*b, Placement::OutOfPlace, 0).span)
+        .max()
+        .unwrap_or(0)
+        .max(ctx.spec(max, Placement::OutOfPlace, 0).span);
+
+    let prepared = engine.prepare(job.split, my_group, max_bytes, s.check);
+    consensus(world, prepared.as_ref().err(), Vec::new())?;
+
+    // Warm-up sweep: doubling from the smallest size, out-of-place, `warmup` ops each.
+    world.barrier();
+    let mut w = min.max(1);
+    while s.warmup > 0 && w <= max {
+        let spec = ctx.spec(w, Placement::OutOfPlace, max_bytes);
+        let r = (0..s.warmup as u64)
+            .try_for_each(|i| engine.launch(&spec, i))
+            .and_then(|_| engine.wait());
+        consensus(world, r.as_ref().err(), Vec::new())?;
+        w = match w.checked_mul(2) {
+            Some(n) => n,
+            None => break,
+        };
+    }
+
+    let placements: Vec<Placement> = [
+        (s.in_place.runs_out_of_place(), Placement::OutOfPlace),
+        (s.in_place.runs_in_place(), Placement::InPlace),
+    ]
+    .into_iter()
+    .filter_map(|(on, p)| on.then_some(p))
+    .collect();
+
+    let mut rows = Vec::new();
+    for &bytes in job.sizes {
+        let rank0_group = &job.groups[0];
+        let n0 = rank0_group.members.len() as u64;
+        let c0 = job.collective.counts(bytes, job.dtype, n0);
+        let mut row = Row {
+            requested: bytes,
+            size: c0.size_bytes(job.dtype),
+            count: c0.param,
+            out_of_place: None,
+            in_place: None,
+        };
+        for &p in &placements {
+            let spec = ctx.spec(bytes, p, max_bytes);
+            *check_seed += 1;
+            let cell = measure(world, engine, job, &spec, *check_seed, rows.clone())?;
+            match p {
+                Placement::OutOfPlace => row.out_of_place = Some(cell),
+                Placement::InPlace => row.in_place = Some(cell),
+            }
+        }
+        on_row(&row);
+        rows.push(row);
+    }
+    Ok(rows)
+}
+
+/// All ranks agree whether any rank failed; a failure ends the job everywhere.
+fn consensus<W: World>(
+    world: &W,
+    err: Option<&EngineError>,
+    rows: Vec<Row>,
+) -> Result<(), SweepError> {
+    let flags = world.all_gather_u64(err.map_or(0, |e| e.kind as u64 + 1));
+    if let Some((rank, flag)) = flags.iter().enumerate().find(|(_, f)| **f != 0) {
+        let (kind, message) = match err {
+            Some(e) => (e.kind, e.message.clone()),
+            None => (kind_of(*flag - 1), format!("rank {rank} failed")),
+        };
+        return Err(SweepError {
+            kind,
+            message,
+            rows,
+        });
+    }
+    Ok(())
+}
+
+fn kind_of(v: u64) -> ErrorKind {
+    [
+        ErrorKind::Nccl,
+        ErrorKind::Cuda,
+        ErrorKind::Mpi,
+        ErrorKind::OutOfMemory,
+        ErrorKind::Timeout,
+        ErrorKind::Launcher,
+    ]
+    .into_iter()
+    .find(|k| *k as u64 == v)
+    .unwrap_or(ErrorKind::Other)
+}
+
+fn measure<W: World, E: Engine>(
+    world: &W,
+    engine: &mut E,
+    job: &JobRun<'_>,
+    spec: &OpSpec,
+    check_seed: u64,
+    rows: Vec<Row>,
+) -> Result<Cell, SweepError> {
+    let s = job.settings;
+    let m = s.agg_iters.max(1) as u64;
+    let timed = (|| -> Result<f64, EngineError> {
+        if s.check {
+            engine.init(spec, INIT_SEED)?;
+        }
+        engine.launch(spec, 0)?;
+        engine.wait()?;
+        world.barrier();
+        let t0 = Instant::now();
+        for it in 0..s.iters as u64 {
+            if m > 1 {
+                engine.group_start()?;
+            }
+            for a in 0..m {
+                engine.launch(spec, it * m + a)?;
+            }
+            if m > 1 {
+                engine.group_end()?;
+            }
+        }
+        engine.wait()?;
+        Ok(t0.elapsed().as_secs_f64() * 1e6 / (s.iters as u64 * m) as f64)
+    })();
+    consensus(world, timed.as_ref().err(), rows.clone())?;
+    let times = world.all_gather_f64(timed.unwrap_or(f64::NAN));
+    world.barrier();
+
+    let checked =
+        s.check && (spec.placement == Placement::OutOfPlace || job.collective.checks_in_place());
+    let wrongs = if s.check {
+        let w = engine
+            .init(spec, check_seed)
+            .and_then(|_| engine.launch(spec, 0))
+            .and_then(|_| engine.wait())
+            .and_then(|_| engine.verify(spec, check_seed));
+        consensus(world, w.as_ref().err(), rows)?;
+        Some(world.all_gather_u64(w.unwrap_or(0)))
+    } else {
+        None
+    };
+
+    let n0 = job.groups[0].members.len() as u64;
+    let req = spec.requested;
+    let size0 = job
+        .collective
+        .counts(req, job.dtype, n0)
+        .size_bytes(job.dtype);
+    let t = aggregate(s.average, &times);
+    let (algbw, busbw) = job.collective.bandwidths(size0, t, n0);
+    let mut cell = Cell::measured(t, algbw, busbw, None);
+    if let Some(w) = &wrongs {
+        cell.wrong = checked.then(|| w.iter().sum());
+    }
+    if job.groups.len() > 1 {
+        cell.groups = job
+            .groups
+            .iter()
+            .map(|g| {
+                let gt: Vec<f64> = g.members.iter().map(|m| times[*m as usize]).collect();
+                let gn = g.members.len() as u64;
+                let gsize = job
+                    .collective
+                    .counts(req, job.dtype, gn)
+                    .size_bytes(job.dtype);
+                let tg = aggregate(s.average, &gt);
+                let (a, b) = job.collective.bandwidths(gsize, tg, gn);
+                GroupCell {
+                    color: g.color,
+                    time_us: tg,
+                    algbw: a,
+                    busbw: b,
+                    wrong: wrongs
+                        .as_ref()
+                        .filter(|_| checked)
+                        .map(|w| g.members.iter().map(|m| w[*m as usize]).sum()),
+                }
+            })
+            .collect();
+    }
+    Ok(cell)
+}

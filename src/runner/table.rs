@@ -1,0 +1,204 @@
+//! The live nccl-tests table, character for character, so grep/awk habits built on
+//! `all_reduce_perf` output keep working on baton's (nccl-tests-semantics.md §6).
+
+use std::fmt::Write;
+
+use crate::results::{Cell, CellStatus, Row};
+
+pub const HEADER: [&str; 3] = [
+    "#                                                              out-of-place                       in-place          ",
+    "#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong ",
+    "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)             (us)  (GB/s)  (GB/s)         ",
+];
+
+/// nccl-tests' `getFloatStr`: 2 decimals if they fit `width`, else 1, else 0, else exponent form.
+pub fn float_str(v: f64, width: usize) -> String {
+    for decimals in [2, 1, 0] {
+        let s = format!("{v:.decimals$}");
+        if s.len() <= width {
+            return format!("{s:>width$}");
+        }
+    }
+    let prec = if width >= 7 { 1 } else { 0 };
+    format!("{:>width$}", c_exp(v, prec))
+}
+
+/// C's `%.{prec}e`: mantissa, `e`, sign and at least two exponent digits.
+fn c_exp(v: f64, prec: usize) -> String {
+    let s = format!("{v:.prec$e}");
+    match s.split_once('e') {
+        Some((m, e)) => {
+            let (sign, digits) = match e.strip_prefix('-') {
+                Some(d) => ('-', d),
+                None => ('+', e),
+            };
+            format!("{m}e{sign}{digits:0>2}")
+        }
+        None => s,
+    }
+}
+
+/// C's `%6g` for a non-negative count.
+pub fn g6(v: u64) -> String {
+    if v < 1_000_000 {
+        return format!("{v:>6}");
+    }
+    let mut e = (v as f64).log10().floor() as i32;
+    let mut m = v as f64 / 10f64.powi(e);
+    m = (m * 1e5).round() / 1e5;
+    if m >= 10.0 {
+        m /= 10.0;
+        e += 1;
+    }
+    let ms = format!("{m:.5}");
+    let ms = ms.trim_end_matches('0').trim_end_matches('.');
+    format!("{ms}e+{e:02}")
+}
+
+fn half(out: &mut String, cell: Option<&Cell>, checked_in_place: bool) {
+    match cell {
+        Some(c) if c.status == CellStatus::Ok => {
+            let t = c.time_us.unwrap_or(0.0);
+            let _ = write!(
+                out,
+                "  {}  {}  {}",
+                float_str(t, 7),
+                float_str(c.algbw.unwrap_or(0.0), 6),
+                float_str(c.busbw.unwrap_or(0.0), 6)
+            );
+            match c.wrong {
+                Some(w) if checked_in_place => {
+                    let _ = write!(out, "  {}", g6(w));
+                }
+                _ => out.push_str("     N/A"),
+            }
+        }
+        Some(c) => {
+            let word = match c.status {
+                CellStatus::Timeout => "timeout",
+                CellStatus::Skipped => "skipped",
+                _ => "error",
+            };
+            let _ = write!(out, "  {word:>7}  {:>6}  {:>6}     N/A", "-", "-");
+        }
+        None => {
+            let _ = write!(out, "  {:>7}  {:>6}  {:>6}     N/A", "-", "-", "-");
+        }
+    }
+}
+
+/// One data row: the prefix then both halves (`type`, `redop`, `root` as nccl-tests prints them:
+/// `none` for non-reducing collectives, `-1` for rootless ones).
+pub fn row(r: &Row, dtype: &str, redop: &str, root: i64) -> String {
+    let mut s = format!(
+        "{:>12}  {:>12}  {:>8}  {:>6}  {:>6}",
+        r.size, r.count, dtype, redop, root
+    );
+    half(&mut s, r.out_of_place.as_ref(), true);
+    half(&mut s, r.in_place.as_ref(), true);
+    s
+}
+
+/// The two footer lines with values: out-of-bounds cell count and the average bus bandwidth.
+pub fn footer(failing_cells: u64, avg_busbw: f64, program: &str) -> String {
+    format!(
+        "# Out of bounds values : {failing_cells} {}\n# Avg bus bandwidth    : {} \n#\n# Collective test concluded: {program}\n#\n",
+        if failing_cells == 0 { "OK" } else { "FAILED" },
+        g_general(avg_busbw)
+    )
+}
+
+/// C's `%g` for a general float (6 significant digits, trailing zeros removed).
+pub fn g_general(v: f64) -> String {
+    if v == 0.0 {
+        return "0".into();
+    }
+    if !v.is_finite() {
+        return "nan".into();
+    }
+    let e = v.abs().log10().floor() as i32;
+    if (-4..6).contains(&e) {
+        let decimals = (5 - e).max(0) as usize;
+        let s = format!("{v:.decimals$}");
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s
+        }
+    } else {
+        let s = c_exp(v, 5);
+        match s.split_once('e') {
+            Some((m, rest)) => {
+                let m = if m.contains('.') {
+                    m.trim_end_matches('0').trim_end_matches('.')
+                } else {
+                    m
+                };
+                format!("{m}e{rest}")
+            }
+            None => s,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn float_widths_like_get_float_str() {
+        assert_eq!(float_str(12.91, 7), "  12.91");
+        assert_eq!(float_str(12506.3, 7), "12506.3");
+        assert_eq!(float_str(1234567.9, 7), "1234568");
+        assert_eq!(float_str(99999.9, 6), "100000");
+        assert_eq!(float_str(1e7, 7), "1.0e+07");
+        assert_eq!(float_str(343.42, 6), "343.42");
+        assert_eq!(float_str(0.0, 6), "  0.00");
+    }
+
+    #[test]
+    fn g_formats() {
+        assert_eq!(g6(0), "     0");
+        assert_eq!(g6(1234567), "1.23457e+06");
+        assert_eq!(g6(1000000), "1e+06");
+        assert_eq!(g_general(111.447), "111.447");
+        assert_eq!(g_general(54.43164), "54.4316");
+        assert_eq!(g_general(0.000905), "0.000905");
+        assert_eq!(g_general(1234567.0), "1.23457e+06");
+    }
+
+    #[test]
+    fn rows_match_the_fixture_byte_for_byte() {
+        let fixture = include_str!("../../tests/data/nccl-tests/h200x2/all_reduce.txt");
+        let line = fixture
+            .lines()
+            .find(|l| l.trim_start().starts_with("4294967296"))
+            .unwrap();
+        let r = Row {
+            requested: 4294967296,
+            size: 4294967296,
+            count: 1073741824,
+            out_of_place: Some(Cell::measured(12506.3, 343.42, 343.42, Some(0))),
+            in_place: Some(Cell::measured(12415.3, 345.94, 345.94, Some(0))),
+        };
+        assert_eq!(row(&r, "float", "sum", -1), line);
+        for (i, h) in HEADER.iter().enumerate() {
+            assert!(fixture.lines().any(|l| l == *h), "header line {i} differs");
+        }
+        let f = footer(0, 111.447, "all_reduce_perf");
+        assert!(fixture.contains(&f), "footer differs:\n{f}");
+        let a2a = include_str!("../../tests/data/nccl-tests/h200x2/alltoall.txt");
+        let line = a2a
+            .lines()
+            .find(|l| l.trim_start().starts_with("1048576 "))
+            .unwrap();
+        let r = Row {
+            requested: 1048576,
+            size: 1048576,
+            count: 131072,
+            out_of_place: Some(Cell::measured(16.53, 63.44, 31.72, Some(0))),
+            in_place: Some(Cell::measured(16.09, 65.16, 32.58, None)),
+        };
+        assert_eq!(row(&r, "float", "none", -1), line);
+    }
+}
