@@ -70,7 +70,7 @@ fn half(out: &mut String, cell: Option<&Cell>, checked_in_place: bool) {
                 Some(w) if checked_in_place => {
                     let _ = write!(out, "  {}", g6(w));
                 }
-                _ => out.push_str("     N/A"),
+                _ => out.push_str("    N/A"),
             }
         }
         Some(c) => {
@@ -79,10 +79,10 @@ fn half(out: &mut String, cell: Option<&Cell>, checked_in_place: bool) {
                 CellStatus::Skipped => "skipped",
                 _ => "error",
             };
-            let _ = write!(out, "  {word:>7}  {:>6}  {:>6}     N/A", "-", "-");
+            let _ = write!(out, "  {word:>7}  {:>6}  {:>6}    N/A", "-", "-");
         }
         None => {
-            let _ = write!(out, "  {:>7}  {:>6}  {:>6}     N/A", "-", "-", "-");
+            let _ = write!(out, "  {:>7}  {:>6}  {:>6}    N/A", "-", "-", "-");
         }
     }
 }
