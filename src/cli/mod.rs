@@ -7,6 +7,7 @@ use baton::exit::Exit;
 
 mod check;
 mod expand;
+pub mod run;
 
 /// Version-controlled acceptance plans for GPU clusters: expand, run, grade.
 #[derive(Debug, Parser)]
@@ -37,6 +38,35 @@ enum Command {
         #[arg(long, value_enum, default_value_t = CheckFormat::Human)]
         format: CheckFormat,
     },
+    /// Run a plan's jobs, print the nccl-tests table live and write results.
+    Run {
+        plan: PathBuf,
+        /// Directory for results.json (and per-environment-set parts).
+        #[arg(long, short = 'o', default_value = "baton-out")]
+        out: PathBuf,
+        /// Only jobs whose ID contains this text.
+        #[arg(long)]
+        only: Option<String>,
+        /// Continue an interrupted run in --out: skip jobs already complete.
+        #[arg(long)]
+        resume: bool,
+        /// table: the nccl-tests table per job; json: the results document on stdout at the end.
+        #[arg(long, value_enum, default_value_t = RunFormat::Table)]
+        format: RunFormat,
+    },
+    /// One rank's share of a run (started by `baton run` through mpirun).
+    #[command(name = "__worker", hide = true)]
+    Worker {
+        plan: PathBuf,
+        /// File with the job IDs to run, one per line.
+        #[arg(long)]
+        jobs: PathBuf,
+        /// Results file rank 0 keeps up to date.
+        #[arg(long)]
+        out: PathBuf,
+        #[arg(long)]
+        table: bool,
+    },
     /// Expand a plan into its jobs: IDs, ranks, split groups, sizes, criteria, GPU memory.
     Expand {
         plan: PathBuf,
@@ -54,13 +84,29 @@ enum CheckFormat {
     Short,
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RunFormat {
+    Table,
+    Json,
+}
+
+/// The MPI rank entry points, present only in `baton-mpi`: `baton` never references MPI, so it
+/// runs on machines without an MPI library.
+#[derive(Clone, Copy)]
+pub struct MpiEntry {
+    pub worker:
+        fn(&std::path::Path, &std::path::Path, &std::path::Path, bool) -> anyhow::Result<Exit>,
+    pub under_launcher:
+        fn(&run::Args, &baton::plan::Plan, &[baton::expand::Job]) -> anyhow::Result<Exit>,
+}
+
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum ExpandFormat {
     Table,
     Json,
 }
 
-pub fn main() -> i32 {
+pub fn main(mpi: Option<MpiEntry>) -> i32 {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
@@ -84,6 +130,32 @@ pub fn main() -> i32 {
             format,
             max_listed,
         } => expand::run(&plan, format, max_listed, color),
+        Command::Run {
+            plan,
+            out,
+            only,
+            resume,
+            format,
+        } => run::run(
+            &run::Args {
+                plan,
+                out,
+                only,
+                resume,
+                format,
+            },
+            mpi,
+            color,
+        ),
+        Command::Worker {
+            plan,
+            jobs,
+            out,
+            table,
+        } => match mpi {
+            Some(m) => (m.worker)(&plan, &jobs, &out, table),
+            None => Err(anyhow::anyhow!("the rank worker is `baton-mpi __worker`")),
+        },
     };
     match outcome {
         Ok(exit) => exit.code(),

@@ -177,6 +177,20 @@ pub struct JobSettings {
     pub in_place: InPlace,
 }
 
+impl From<&crate::plan::Settings> for JobSettings {
+    fn from(s: &crate::plan::Settings) -> Self {
+        JobSettings {
+            iters: s.iters,
+            warmup: s.warmup,
+            agg_iters: s.agg_iters,
+            cuda_graph: s.cuda_graph,
+            check: s.check,
+            average: s.average,
+            in_place: s.in_place,
+        }
+    }
+}
+
 /// The ranks of the communicator (or of all groups together, when split).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Layout {

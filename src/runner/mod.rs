@@ -7,5 +7,11 @@ pub mod sweep;
 pub mod table;
 pub mod world;
 
+pub mod environment;
+pub mod fault;
+pub mod launch;
 #[cfg(feature = "mpi")]
 pub mod mpi;
+pub mod orchestrate;
+pub mod watchdog;
+pub mod worker;

@@ -73,14 +73,21 @@ impl Ctx<'_> {
     }
 }
 
-/// Runs one repeat of a job's sweep on this rank. `on_row` sees each finished row (rank 0 uses
-/// it for the live table and incremental results). Every rank returns the same rows.
+/// What the caller sees of a sweep while it runs.
+pub trait SweepHooks {
+    /// Before the warm-up sweep (`None`) and before each size.
+    fn before(&mut self, requested: Option<u64>);
+    /// After each finished row (rank 0 prints it and persists it).
+    fn row(&mut self, row: &Row);
+}
+
+/// Runs one repeat of a job's sweep on this rank. Every rank returns the same rows.
 pub fn sweep<W: World, E: Engine>(
     world: &W,
     engine: &mut E,
     job: &JobRun<'_>,
     check_seed: &mut u64,
-    mut on_row: impl FnMut(&Row),
+    hooks: &mut dyn SweepHooks,
 ) -> Result<Vec<Row>, SweepError> {
     let me = world.rank() as u64;
     let my_group = job
@@ -119,6 +126,7 @@ pub fn sweep<W: World, E: Engine>(
     consensus(world, prepared.as_ref().err(), Vec::new())?;
 
     // Warm-up sweep: doubling from the smallest size, out-of-place, `warmup` ops each.
+    hooks.before(None);
     world.barrier();
     let mut w = min.max(1);
     while s.warmup > 0 && w <= max {
@@ -143,6 +151,7 @@ pub fn sweep<W: World, E: Engine>(
 
     let mut rows = Vec::new();
     for &bytes in job.sizes {
+        hooks.before(Some(bytes));
         let rank0_group = &job.groups[0];
         let n0 = rank0_group.members.len() as u64;
         let c0 = job.collective.counts(bytes, job.dtype, n0);
@@ -162,7 +171,7 @@ pub fn sweep<W: World, E: Engine>(
                 Placement::InPlace => row.in_place = Some(cell),
             }
         }
-        on_row(&row);
+        hooks.row(&row);
         rows.push(row);
     }
     Ok(rows)

@@ -252,6 +252,19 @@ impl Engine for HostEngine {
         Ok(())
     }
 
+    fn flip_output_element(&mut self, op: &OpSpec) -> Result<(), EngineError> {
+        let from = if op.collective == Collective::Broadcast
+            && op.placement == Placement::OutOfPlace
+            && op.group_rank == op.root as u64
+        {
+            &mut self.send
+        } else {
+            &mut self.recv
+        };
+        Self::bytes(from)[0] ^= 0x5a;
+        Ok(())
+    }
+
     fn verify(&mut self, op: &OpSpec, seed: u64) -> Result<u64, EngineError> {
         let e = op.dtype.size();
         let (r, n, c) = (op.group_rank, op.group_size, op.counts);

@@ -1,0 +1,75 @@
+use std::path::PathBuf;
+
+use baton::exit::Exit;
+use baton::runner::orchestrate::{self, RunOptions};
+
+use super::{CheckFormat, MpiEntry, RunFormat, load_plan};
+
+pub struct Args {
+    pub plan: PathBuf,
+    pub out: PathBuf,
+    pub only: Option<String>,
+    pub resume: bool,
+    pub format: RunFormat,
+}
+
+pub fn run(args: &Args, mpi: Option<MpiEntry>, color: bool) -> anyhow::Result<Exit> {
+    let Some(loaded) = load_plan(&args.plan, color, CheckFormat::Human) else {
+        return Ok(Exit::Invalid);
+    };
+    let expansion = baton::expand::expand(&loaded.plan);
+    let jobs: Vec<_> = expansion
+        .jobs
+        .into_iter()
+        .filter(|j| args.only.as_deref().is_none_or(|p| j.id.contains(p)))
+        .collect();
+    if jobs.is_empty() {
+        eprintln!(
+            "baton: no job of {} matches --only {:?}",
+            args.plan.display(),
+            args.only.as_deref().unwrap_or("")
+        );
+        return Ok(Exit::Invalid);
+    }
+    if baton::runner::launch::detect_launcher().is_some() {
+        return match mpi {
+            Some(m) => (m.under_launcher)(args, &loaded.plan, &jobs),
+            None => anyhow::bail!(
+                "started as one rank of many (mpirun/srun): launch `baton-mpi run`, not `baton run` \
+                 (build it with `cargo build --release --features mpi`)"
+            ),
+        };
+    }
+    let opts = RunOptions {
+        plan_path: args.plan.clone(),
+        out_dir: args.out.clone(),
+        resume: args.resume,
+        print_table: args.format == RunFormat::Table,
+    };
+    match orchestrate::run(&loaded.plan, &jobs, &opts) {
+        Ok(outcome) => {
+            if args.format == RunFormat::Json {
+                println!("{}", serde_json::to_string_pretty(&outcome.results)?);
+            }
+            summary(&outcome.results, &outcome.results_path);
+            Ok(outcome.exit)
+        }
+        Err(e) => {
+            eprintln!("baton: {e}");
+            Ok(Exit::Runtime)
+        }
+    }
+}
+
+fn summary(results: &baton::results::Results, path: &std::path::Path) {
+    use baton::results::JobStatus;
+    let count = |s: JobStatus| results.jobs.iter().filter(|j| j.status == s).count();
+    eprintln!(
+        "baton: {} job(s): {} completed, {} error, {} timeout; results in {}",
+        results.jobs.len(),
+        count(JobStatus::Completed),
+        count(JobStatus::Error) + count(JobStatus::Partial),
+        count(JobStatus::Timeout),
+        path.display()
+    );
+}

@@ -1,0 +1,109 @@
+//! The MPI rank side of `run` (only in `baton-mpi`).
+
+use std::path::Path;
+
+use anyhow::Context;
+use baton::exit::Exit;
+use baton::expand::Job;
+use baton::plan::{Backend, Plan};
+use baton::runner::fault::Fault;
+use baton::runner::mpi::{HostEngine, MpiWorld};
+use baton::runner::orchestrate;
+use baton::runner::world::World;
+use baton::runner::{environment, worker};
+
+use crate::cli::RunFormat;
+use crate::cli::run::Args;
+
+fn init() -> anyhow::Result<MpiWorld> {
+    MpiWorld::init().context("MPI could not be initialised")
+}
+
+fn execute(
+    world: &MpiWorld,
+    plan: &Plan,
+    plan_path: &Path,
+    jobs: &[Job],
+    out: &Path,
+    table: bool,
+) -> anyhow::Result<baton::results::Results> {
+    if plan.backend != Backend::Mpi {
+        anyhow::bail!("the nccl backend is not part of this build yet");
+    }
+    let mut results = orchestrate::new_results(plan, plan_path, "run");
+    let hosts = world.all_gather_string(&worker::hostname());
+    results.environment = environment::capture(&hosts);
+    results.environment.mpi_version = MpiWorld::library_version();
+    let mut engine = HostEngine::new(world.comm());
+    let cfg = worker::WorkerConfig {
+        backend: plan.backend,
+        out: out.to_path_buf(),
+        print_table: table,
+        fault: Fault::from_env(),
+        device_label: "host memory (MPI)".into(),
+        results,
+    };
+    Ok(worker::run_jobs(world, &mut engine, jobs, cfg)?)
+}
+
+/// `baton-mpi __worker PLAN --jobs FILE --out PART`: the jobs listed in FILE, in that order.
+pub fn run(plan_path: &Path, jobs_file: &Path, out: &Path, table: bool) -> anyhow::Result<Exit> {
+    let world = init()?;
+    let loaded = baton::plan::load_file(plan_path).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let ids = std::fs::read_to_string(jobs_file)
+        .with_context(|| format!("cannot read {}", jobs_file.display()))?;
+    let all = baton::expand::expand(&loaded.plan).jobs;
+    let jobs: Vec<Job> = ids
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(|id| {
+            all.iter()
+                .find(|j| j.id == id)
+                .cloned()
+                .with_context(|| format!("job `{id}` is not in the plan"))
+        })
+        .collect::<anyhow::Result<_>>()?;
+    execute(&world, &loaded.plan, plan_path, &jobs, out, table)?;
+    Ok(Exit::Ok)
+}
+
+/// `baton-mpi run PLAN` started by mpirun or srun: this process is one rank.
+pub fn run_under_launcher(args: &Args, plan: &Plan, jobs: &[Job]) -> anyhow::Result<Exit> {
+    let world = init()?;
+    if plan.backend == Backend::Mpi && plan.launch.ranks_per_node.is_some() {
+        let want = plan.launch.total_ranks().unwrap_or(0) as usize;
+        if want != world.size() && world.rank() == 0 {
+            eprintln!(
+                "baton: plan `{}` asks for {want} ranks but the launcher started {}",
+                plan.name,
+                world.size()
+            );
+        }
+    }
+    let sets = baton::runner::launch::env_sets(jobs);
+    if sets.len() > 1 && world.rank() == 0 {
+        eprintln!(
+            "baton: {} environment sets run in one process set here; NCCL reads most variables once per process, \
+             so launch one step per set (scripts from `baton render` do)",
+            sets.len()
+        );
+    }
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("cannot create {}", args.out.display()))?;
+    let out = args.out.join("results.json");
+    let mut results = execute(
+        &world,
+        plan,
+        &args.plan,
+        jobs,
+        &out,
+        args.format == RunFormat::Table,
+    )?;
+    if world.rank() != 0 {
+        return Ok(Exit::Ok);
+    }
+    results.finished = Some(baton::results::now_rfc3339());
+    baton::results::write_atomic(&out, &results)?;
+    eprintln!("baton: results in {}", out.display());
+    Ok(orchestrate::exit_for(&results))
+}

@@ -1,0 +1,139 @@
+//! Honest fault injection for tests (`BATON_FAULT`), applied around any backend: the faults go
+//! through the same code paths a real failure would.
+//!
+//! `BATON_FAULT=corrupt:rank=1` flips bits of one output element after the check op, before the
+//! real verification (must show in `#wrong`); `stall:rank=1` makes that rank stop before its first timed op (must hit the
+//! timeout); `init-fail:rank=0` fails communicator set-up. `:job=SUBSTRING` limits a fault to
+//! jobs whose ID contains it.
+
+use super::engine::{Engine, EngineError, OpSpec};
+use crate::results::ErrorKind;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FaultKind {
+    Corrupt,
+    Stall,
+    InitFail,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fault {
+    pub kind: FaultKind,
+    pub rank: usize,
+    pub job: Option<String>,
+}
+
+impl Fault {
+    /// Reads `BATON_FAULT`; `None` when unset or unreadable (a typo must not fake a fault).
+    pub fn from_env() -> Option<Fault> {
+        Fault::parse(&std::env::var("BATON_FAULT").ok()?)
+    }
+
+    pub fn parse(s: &str) -> Option<Fault> {
+        let mut parts = s.split(':');
+        let kind = match parts.next()? {
+            "corrupt" => FaultKind::Corrupt,
+            "stall" => FaultKind::Stall,
+            "init-fail" => FaultKind::InitFail,
+            _ => return None,
+        };
+        let mut f = Fault {
+            kind,
+            rank: 0,
+            job: None,
+        };
+        for p in parts {
+            match p.split_once('=')? {
+                ("rank", r) => f.rank = r.parse().ok()?,
+                ("job", j) => f.job = Some(j.to_string()),
+                _ => return None,
+            }
+        }
+        Some(f)
+    }
+
+    pub fn applies(&self, rank: usize, job_id: &str) -> bool {
+        self.rank == rank && self.job.as_deref().is_none_or(|j| job_id.contains(j))
+    }
+}
+
+/// Wraps an engine and injects `fault` when it applies to this rank and job.
+pub struct Faulty<'e, E: Engine> {
+    pub inner: &'e mut E,
+    pub fault: Option<FaultKind>,
+}
+
+impl<'e, E: Engine> Faulty<'e, E> {
+    pub fn new(inner: &'e mut E, fault: Option<FaultKind>) -> Self {
+        Faulty { inner, fault }
+    }
+}
+
+impl<E: Engine> Engine for Faulty<'_, E> {
+    fn prepare(
+        &mut self,
+        split: Option<&str>,
+        group: usize,
+        max_bytes: u64,
+        check: bool,
+    ) -> Result<(), EngineError> {
+        if self.fault == Some(FaultKind::InitFail) {
+            return Err(EngineError::new(
+                ErrorKind::Other,
+                "injected fault: communicator initialisation failed",
+            ));
+        }
+        self.inner.prepare(split, group, max_bytes, check)
+    }
+    fn init(&mut self, op: &OpSpec, seed: u64) -> Result<(), EngineError> {
+        self.inner.init(op, seed)
+    }
+    fn group_start(&mut self) -> Result<(), EngineError> {
+        self.inner.group_start()
+    }
+    fn group_end(&mut self) -> Result<(), EngineError> {
+        self.inner.group_end()
+    }
+    fn launch(&mut self, op: &OpSpec, idx: u64) -> Result<(), EngineError> {
+        if self.fault == Some(FaultKind::Stall) && idx > 0 {
+            loop {
+                std::thread::sleep(std::time::Duration::from_secs(3600));
+            }
+        }
+        self.inner.launch(op, idx)
+    }
+    fn wait(&mut self) -> Result<(), EngineError> {
+        self.inner.wait()
+    }
+    fn verify(&mut self, op: &OpSpec, seed: u64) -> Result<u64, EngineError> {
+        if self.fault == Some(FaultKind::Corrupt) && op.counts.param > 0 {
+            self.inner.flip_output_element(op)?;
+        }
+        self.inner.verify(op, seed)
+    }
+    fn flip_output_element(&mut self, op: &OpSpec) -> Result<(), EngineError> {
+        self.inner.flip_output_element(op)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses() {
+        assert_eq!(
+            Fault::parse("stall:rank=1:job=bcast"),
+            Some(Fault {
+                kind: FaultKind::Stall,
+                rank: 1,
+                job: Some("bcast".into())
+            })
+        );
+        assert_eq!(Fault::parse("corrupt").unwrap().rank, 0);
+        assert_eq!(Fault::parse("explode"), None);
+        assert_eq!(Fault::parse("corrupt:rank=x"), None);
+        let f = Fault::parse("corrupt:rank=1:job=ar").unwrap();
+        assert!(f.applies(1, "ar[dtype=float]") && !f.applies(0, "ar") && !f.applies(1, "bcast"));
+    }
+}

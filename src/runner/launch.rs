@@ -1,0 +1,187 @@
+//! How ranks get started: detecting an enclosing launcher, grouping jobs into environment sets
+//! (one fresh process set per set, because NCCL caches most of its variables per process), and
+//! building the `mpirun` command for a set.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use indexmap::IndexMap;
+
+use crate::expand::Job;
+
+/// The launcher that started this process as one rank of many.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Launcher {
+    OpenMpi,
+    Slurm,
+    Pmi,
+}
+
+/// Detects whether this process is a rank under mpirun or srun (and so must not start its own).
+pub fn detect_launcher() -> Option<Launcher> {
+    detect_from(|k| std::env::var(k).ok())
+}
+
+fn detect_from(get: impl Fn(&str) -> Option<String>) -> Option<Launcher> {
+    if get("OMPI_COMM_WORLD_SIZE").is_some() {
+        return Some(Launcher::OpenMpi);
+    }
+    if get("SLURM_STEP_ID").is_some() && (get("PMIX_RANK").is_some() || get("PMI_RANK").is_some()) {
+        return Some(Launcher::Slurm);
+    }
+    if get("PMIX_RANK").is_some() || get("PMI_RANK").is_some() {
+        return Some(Launcher::Pmi);
+    }
+    None
+}
+
+/// Jobs that share one environment, in plan order of their first job.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EnvSet {
+    pub env: IndexMap<String, String>,
+    /// Indices into the job list.
+    pub jobs: Vec<usize>,
+}
+
+/// Groups jobs by their environment. Deterministic, so the orchestrator and its workers agree on
+/// set numbers without passing job lists around.
+pub fn env_sets(jobs: &[Job]) -> Vec<EnvSet> {
+    let mut sets: Vec<EnvSet> = Vec::new();
+    for (i, j) in jobs.iter().enumerate() {
+        let mut env = j.env.clone();
+        env.sort_keys();
+        match sets.iter_mut().find(|s| s.env == env) {
+            Some(s) => s.jobs.push(i),
+            None => sets.push(EnvSet { env, jobs: vec![i] }),
+        }
+    }
+    sets
+}
+
+/// Looks for a sibling executable (e.g. `baton-mpi` next to `baton`), then on PATH.
+pub fn find_program(name: &str) -> Option<PathBuf> {
+    if let Ok(me) = std::env::current_exe()
+        && let Some(dir) = me.parent()
+    {
+        let p = dir.join(name);
+        if p.is_file() {
+            return Some(p);
+        }
+    }
+    which(name)
+}
+
+pub fn which(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
+/// Variables every rank needs besides the plan's, forwarded with `-x` (the seeds' traps 5 and 6:
+/// a remote rank without LD_LIBRARY_PATH cannot find libnccl; without PATH, not even baton).
+pub const FORWARDED: &[&str] = &["PATH", "LD_LIBRARY_PATH", "BATON_FAULT", "NCCL_NVLS_ENABLE"];
+
+/// `mpirun -np N [--oversubscribe] [--allow-run-as-root] -x VAR... program args...`.
+pub fn mpirun_command(
+    mpirun: &Path,
+    np: u32,
+    env: &IndexMap<String, String>,
+    program: &Path,
+    args: &[OsString],
+) -> Command {
+    let mut c = Command::new(mpirun);
+    c.arg("-np").arg(np.to_string());
+    // One host, possibly fewer cores than ranks: the host backend must still run.
+    c.arg("--oversubscribe");
+    if is_root() {
+        c.arg("--allow-run-as-root");
+    }
+    for (k, v) in env {
+        c.env(k, v);
+        c.arg("-x").arg(k);
+    }
+    for k in FORWARDED {
+        if std::env::var_os(k).is_some() && !env.contains_key(*k) {
+            c.arg("-x").arg(k);
+        }
+    }
+    c.arg(program).args(args);
+    c
+}
+
+fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Uid:"))
+                .and_then(|l| l.split_whitespace().nth(1).map(|u| u == "0"))
+        })
+        .unwrap_or(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn launcher_detection() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| v.to_string())
+            }
+        };
+        assert_eq!(
+            detect_from(env(&[("OMPI_COMM_WORLD_SIZE", "2")])),
+            Some(Launcher::OpenMpi)
+        );
+        assert_eq!(
+            detect_from(env(&[("SLURM_STEP_ID", "0"), ("PMIX_RANK", "1")])),
+            Some(Launcher::Slurm)
+        );
+        assert_eq!(
+            detect_from(env(&[("SLURM_JOB_ID", "5")])),
+            None,
+            "an sbatch script is not a rank"
+        );
+        assert_eq!(detect_from(env(&[])), None);
+    }
+
+    #[test]
+    fn env_sets_group_equal_environments() {
+        let y = "version: 1\nname: e\nenv: { A: \"1\" }\ntests:\n  - name: t\n    collective: [all_reduce, broadcast]\n    sizes: [1M]\n    matrix:\n      env: [ { P: x }, { P: y } ]\n  - name: u\n    collective: all_gather\n    sizes: [1M]\n    env: { P: x }\n";
+        let plan = crate::plan::parse_str("e.yaml", y).unwrap().plan;
+        let jobs = crate::expand::expand(&plan).jobs;
+        let sets = env_sets(&jobs);
+        assert_eq!(sets.len(), 2);
+        assert_eq!(sets[0].jobs, vec![0, 2, 4]);
+        assert_eq!(sets[1].jobs, vec![1, 3]);
+        assert_eq!(sets[1].env.get("P").map(String::as_str), Some("y"));
+    }
+
+    #[test]
+    fn mpirun_forwards_plan_env() {
+        let mut env = IndexMap::new();
+        env.insert("NCCL_PROTO".to_string(), "Simple".to_string());
+        let c = mpirun_command(
+            Path::new("/usr/bin/mpirun"),
+            4,
+            &env,
+            Path::new("/x/baton-mpi"),
+            &["__worker".into()],
+        );
+        let args: Vec<String> = c
+            .get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(&args[..3], ["-np", "4", "--oversubscribe"]);
+        let x = args.iter().position(|a| a == "NCCL_PROTO").unwrap();
+        assert_eq!(args[x - 1], "-x");
+        assert!(args.ends_with(&["/x/baton-mpi".to_string(), "__worker".to_string()]));
+    }
+}

@@ -1,0 +1,267 @@
+//! `baton run` outside any launcher: one worker process set per environment set, each started
+//! with exactly that environment; their incremental results are merged into `results.json`
+//! after each set, so an interrupted run keeps everything measured.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use super::launch::{self, EnvSet};
+use crate::exit::Exit;
+use crate::expand::Job;
+use crate::plan::{Backend, Plan};
+use crate::results::{self, ErrorKind, JobError, JobResult, JobStatus, PlanRef, Producer, Results};
+
+pub struct RunOptions {
+    pub plan_path: PathBuf,
+    pub out_dir: PathBuf,
+    pub resume: bool,
+    pub print_table: bool,
+}
+
+pub struct RunOutcome {
+    pub results: Results,
+    pub results_path: PathBuf,
+    pub exit: Exit,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("{0}")]
+    Unavailable(String),
+    #[error(transparent)]
+    Results(#[from] results::ResultsError),
+    #[error("{what}: {source}")]
+    Io {
+        what: String,
+        source: std::io::Error,
+    },
+}
+
+/// A new results document for `plan`.
+pub fn new_results(plan: &Plan, plan_path: &Path, command: &str) -> Results {
+    let mut r = Results::new(Producer::baton(command));
+    r.plan = Some(PlanRef {
+        name: plan.name.clone(),
+        file: Some(plan_path.display().to_string()),
+    });
+    r
+}
+
+/// Exit code for finished results: timeouts, then runtime errors, then corrupted data.
+pub fn exit_for(results: &Results) -> Exit {
+    let jobs = &results.jobs;
+    if jobs.iter().any(|j| j.status == JobStatus::Timeout) {
+        Exit::Timeout
+    } else if jobs
+        .iter()
+        .any(|j| matches!(j.status, JobStatus::Error | JobStatus::Partial))
+    {
+        Exit::Runtime
+    } else if jobs
+        .iter()
+        .any(|j| j.cells().any(|(_, _, _, c)| c.wrong.is_some_and(|w| w > 0)))
+    {
+        Exit::Failed
+    } else {
+        Exit::Ok
+    }
+}
+
+/// A job that never produced measurements: recorded so that grading fails closed on it.
+fn not_run(job: &Job, why: String) -> JobResult {
+    JobResult {
+        id: job.id.clone(),
+        test: job.test.clone(),
+        backend: Backend::Mpi,
+        collective: job.collective,
+        dtype: job.dtype,
+        op: job.op,
+        root: job.root,
+        split: job.split.clone(),
+        env: job.env.clone(),
+        settings: (&job.settings).into(),
+        layout: results::Layout {
+            nranks: job.ranks.unwrap_or(0),
+            nodes: 0,
+            processes: 0,
+            gpus_per_process: 0,
+            ranks: Vec::new(),
+        },
+        groups: Vec::new(),
+        repeats: Vec::new(),
+        transports: Vec::new(),
+        telemetry: Vec::new(),
+        status: JobStatus::Error,
+        errors: vec![JobError {
+            kind: ErrorKind::Launcher,
+            message: why,
+            repeat: None,
+            requested: None,
+            placement: None,
+        }],
+    }
+}
+
+/// Runs `jobs` of `plan`, each environment set in its own process set.
+pub fn run(plan: &Plan, jobs: &[Job], opts: &RunOptions) -> Result<RunOutcome, RunError> {
+    let io = |what: String| move |source| RunError::Io { what, source };
+    std::fs::create_dir_all(opts.out_dir.join("parts"))
+        .map_err(io(format!("cannot create {}", opts.out_dir.display())))?;
+    let results_path = opts.out_dir.join("results.json");
+    let mut results = if opts.resume && results_path.exists() {
+        results::read(&results_path)?
+    } else {
+        new_results(plan, &opts.plan_path, "run")
+    };
+    let done: Vec<String> = results
+        .jobs
+        .iter()
+        .filter(|j| j.status == JobStatus::Completed)
+        .map(|j| j.id.clone())
+        .collect();
+    let todo: Vec<Job> = jobs
+        .iter()
+        .filter(|j| !done.contains(&j.id))
+        .cloned()
+        .collect();
+    if opts.resume && !done.is_empty() {
+        eprintln!(
+            "baton: resuming: {} job(s) already complete, {} to run",
+            done.len(),
+            todo.len()
+        );
+    }
+    results.finished = None;
+    results::write_atomic(&results_path, &results)?;
+
+    let (program, np) = match plan.backend {
+        Backend::Mpi => {
+            if plan.launch.nodes > 1 {
+                return Err(RunError::Unavailable(format!(
+                    "plan `{}` spans {} nodes; run it under Slurm or mpirun (see `baton render`)",
+                    plan.name, plan.launch.nodes
+                )));
+            }
+            let worker = launch::find_program("baton-mpi").ok_or_else(|| {
+                RunError::Unavailable(
+                    "the mpi backend needs `baton-mpi`, which was not found next to baton or on PATH; \
+                     build it with `cargo build --release --features mpi` (needs an MPI installation, e.g. apt-get install libopenmpi-dev openmpi-bin)"
+                        .into(),
+                )
+            })?;
+            (worker, plan.launch.ranks_per_node.unwrap_or(2))
+        }
+        Backend::Nccl => {
+            return Err(RunError::Unavailable(
+                "the nccl backend is not part of this build yet; use `backend: mpi`, or import nccl-tests logs".into(),
+            ));
+        }
+    };
+    let mpirun = launch::which("mpirun").ok_or_else(|| {
+        RunError::Unavailable("`mpirun` was not found on PATH; install Open MPI (apt-get install openmpi-bin) or run under srun".into())
+    })?;
+
+    for (k, set) in launch::env_sets(&todo).iter().enumerate() {
+        run_set(k, set, &todo, &mpirun, &program, np, opts, &mut results)?;
+        results::write_atomic(&results_path, &results)?;
+    }
+    results.finished = Some(results::now_rfc3339());
+    results::write_atomic(&results_path, &results)?;
+    let exit = exit_for(&results);
+    Ok(RunOutcome {
+        results,
+        results_path,
+        exit,
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_set(
+    k: usize,
+    set: &EnvSet,
+    jobs: &[Job],
+    mpirun: &Path,
+    program: &Path,
+    np: u32,
+    opts: &RunOptions,
+    results: &mut Results,
+) -> Result<(), RunError> {
+    let parts = opts.out_dir.join("parts");
+    let ids_file = parts.join(format!("set-{k}.jobs"));
+    let part = parts.join(format!("set-{k}.json"));
+    let ids: Vec<&str> = set.jobs.iter().map(|i| jobs[*i].id.as_str()).collect();
+    std::fs::write(&ids_file, ids.join("\n") + "\n").map_err(|source| RunError::Io {
+        what: format!("cannot write {}", ids_file.display()),
+        source,
+    })?;
+    let _ = std::fs::remove_file(&part);
+    let mut args: Vec<OsString> = vec![
+        "__worker".into(),
+        opts.plan_path.clone().into(),
+        "--jobs".into(),
+        ids_file.into(),
+        "--out".into(),
+        part.clone().into(),
+    ];
+    if opts.print_table {
+        args.push("--table".into());
+    }
+    let status = launch::mpirun_command(mpirun, np, &set.env, program, &args)
+        .status()
+        .map_err(|source| RunError::Io {
+            what: format!("cannot start {}", mpirun.display()),
+            source,
+        })?;
+    let part_results = if part.exists() {
+        Some(results::read(&part)?)
+    } else {
+        None
+    };
+    let mut got: Vec<JobResult> = part_results.map(|r| r.jobs).unwrap_or_default();
+    let describe = if status.code() == Some(Exit::Timeout.code()) {
+        "a collective hung and was aborted at its timeout".to_string()
+    } else {
+        format!("the MPI job ended with {status}")
+    };
+    for &i in &set.jobs {
+        let job = &jobs[i];
+        match got.iter_mut().find(|j| j.id == job.id) {
+            Some(j) if j.status == JobStatus::Partial => {
+                j.status = if status.code() == Some(Exit::Timeout.code()) {
+                    JobStatus::Timeout
+                } else {
+                    JobStatus::Error
+                };
+                j.errors.push(JobError {
+                    kind: if j.status == JobStatus::Timeout {
+                        ErrorKind::Timeout
+                    } else {
+                        ErrorKind::Launcher
+                    },
+                    message: describe.clone(),
+                    repeat: None,
+                    requested: None,
+                    placement: None,
+                });
+            }
+            Some(_) => {}
+            None => {
+                let why = if status.success() {
+                    "the worker finished without running it".to_string()
+                } else {
+                    describe.clone()
+                };
+                eprintln!("baton: {}: not run ({why})", job.id);
+                got.push(not_run(job, why));
+            }
+        }
+    }
+    for j in got {
+        results.jobs.retain(|x| x.id != j.id);
+        results.jobs.push(j);
+    }
+    if !status.success() && status.code() != Some(Exit::Timeout.code()) {
+        eprintln!("baton: environment set {k}: {describe}");
+    }
+    Ok(())
+}

@@ -1,0 +1,445 @@
+//! One process's share of a run: the jobs of one environment set, on one World and Engine.
+//! Rank 0 keeps the results, prints the live nccl-tests table and persists after every row, so a
+//! crash or kill loses nothing measured.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use super::engine::Engine;
+use super::fault::{Fault, Faulty};
+use super::sweep::{JobRun, SweepHooks, sweep};
+use super::table;
+use super::watchdog::Watchdog;
+use super::world::World;
+use crate::expand::Job;
+use crate::plan::{Backend, Repeat};
+use crate::results::{
+    self, CellStatus, ErrorKind, GroupInfo, JobError, JobResult, JobStatus, Layout, RankInfo,
+    Results, Row,
+};
+use crate::split::Split;
+use crate::units::Size;
+
+/// What a worker needs besides the jobs.
+pub struct WorkerConfig {
+    pub backend: Backend,
+    /// Results file rank 0 rewrites atomically after every row.
+    pub out: PathBuf,
+    /// Print the nccl-tests table on stdout (rank 0).
+    pub print_table: bool,
+    pub fault: Option<Fault>,
+    /// How each rank names its device in the table (`host memory (MPI)`, `device 0 [...]`).
+    pub device_label: String,
+    /// Results to extend (`--resume`, or earlier env sets); new jobs are appended.
+    pub results: Results,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum WorkerError {
+    #[error(transparent)]
+    Results(#[from] results::ResultsError),
+}
+
+struct Shared {
+    results: Mutex<Results>,
+    out: PathBuf,
+}
+
+impl Shared {
+    fn persist(&self) -> Result<(), results::ResultsError> {
+        let r = self.results.lock().unwrap_or_else(|p| p.into_inner());
+        results::write_atomic(&self.out, &r)
+    }
+}
+
+fn groups_for(job: &Job, n: u64) -> Vec<GroupInfo> {
+    match job.split.as_deref().and_then(|s| Split::parse(s).ok()) {
+        Some(split) => split
+            .groups(n)
+            .into_iter()
+            .map(|(color, members)| GroupInfo { color, members })
+            .collect(),
+        None => vec![GroupInfo {
+            color: 0,
+            members: (0..n).collect(),
+        }],
+    }
+}
+
+fn step_text(job: &Job) -> String {
+    let s = &job.sizes;
+    if s.len() >= 2 && s[1].is_multiple_of(s[0]) && s.windows(2).all(|w| w[1] == w[0] * (s[1] / s[0])) {
+        format!("{}(factor)", s[1] / s[0])
+    } else if s.len() >= 2 && s.windows(2).all(|w| w[1] - w[0] == s[1] - s[0]) {
+        format!("{}(bytes)", s[1] - s[0])
+    } else {
+        "list".into()
+    }
+}
+
+/// Runs `jobs` on this rank. Returns the results (complete on rank 0; other ranks return what
+/// they were given).
+pub fn run_jobs<W: World, E: Engine>(
+    world: &W,
+    engine: &mut E,
+    jobs: &[Job],
+    cfg: WorkerConfig,
+) -> Result<Results, WorkerError> {
+    let me = world.rank();
+    let n = world.size() as u64;
+    let hostname = hostname();
+    let hosts = world.all_gather_string(&hostname);
+    let pids = world.all_gather_u64(std::process::id() as u64);
+    let labels = world.all_gather_string(&cfg.device_label);
+    let mut distinct: Vec<&String> = hosts.iter().collect();
+    distinct.dedup();
+    let nodes = distinct.len() as u32;
+
+    let shared = Arc::new(Shared {
+        results: Mutex::new(cfg.results),
+        out: cfg.out.clone(),
+    });
+    let current: Arc<Mutex<Option<usize>>> = Arc::new(Mutex::new(None));
+    let watchdog = {
+        let shared = shared.clone();
+        let current = current.clone();
+        Watchdog::start(Box::new(move |what: &str| {
+            eprintln!("baton: rank {me}: timeout: {what}");
+            if me == 0 {
+                if let Some(i) = *current.lock().unwrap_or_else(|p| p.into_inner()) {
+                    let mut r = shared.results.lock().unwrap_or_else(|p| p.into_inner());
+                    if let Some(j) = r.jobs.get_mut(i) {
+                        j.status = JobStatus::Timeout;
+                        j.errors.push(JobError {
+                            kind: ErrorKind::Timeout,
+                            message: format!("hung collective: {what}"),
+                            repeat: None,
+                            requested: None,
+                            placement: None,
+                        });
+                    }
+                }
+                let _ = shared.persist();
+            }
+        }))
+    };
+
+    let mut check_seed = 1000u64;
+    for job in jobs {
+        let groups = groups_for(job, n);
+        let smallest = groups.iter().map(|g| g.members.len()).min().unwrap_or(0) as u64;
+        let layout = Layout {
+            nranks: n,
+            nodes,
+            processes: n as u32,
+            gpus_per_process: 1,
+            ranks: (0..n as usize)
+                .map(|r| RankInfo {
+                    rank: r as u64,
+                    host: hosts[r].clone(),
+                    pid: Some(pids[r] as u32),
+                    device: None,
+                    gpu_uuid: None,
+                    pci_bus_id: None,
+                    group: job.split.as_ref().and_then(|_| {
+                        groups
+                            .iter()
+                            .find(|g| g.members.contains(&(r as u64)))
+                            .map(|g| g.color)
+                    }),
+                })
+                .collect(),
+        };
+        let mut jr = JobResult {
+            id: job.id.clone(),
+            test: job.test.clone(),
+            backend: cfg.backend,
+            collective: job.collective,
+            dtype: job.dtype,
+            op: job.op,
+            root: job.root,
+            split: job.split.clone(),
+            env: job.env.clone(),
+            settings: (&job.settings).into(),
+            layout,
+            groups: if job.split.is_some() {
+                groups.clone()
+            } else {
+                Vec::new()
+            },
+            repeats: Vec::new(),
+            transports: Vec::new(),
+            telemetry: Vec::new(),
+            status: JobStatus::Partial,
+            errors: Vec::new(),
+        };
+        let root = job.root.unwrap_or(0) as u64;
+        let bad_root = job.root.is_some() && root >= smallest;
+        if bad_root {
+            jr.status = JobStatus::Error;
+            jr.errors.push(JobError {
+                kind: ErrorKind::Other,
+                message: format!(
+                    "root {root} is out of range: the smallest group has {smallest} ranks"
+                ),
+                repeat: None,
+                requested: None,
+                placement: None,
+            });
+        }
+        let index = if me == 0 {
+            let mut r = shared.results.lock().unwrap_or_else(|p| p.into_inner());
+            r.jobs.retain(|j| j.id != job.id);
+            r.jobs.push(jr);
+            let i = r.jobs.len() - 1;
+            drop(r);
+            shared.persist()?;
+            i
+        } else {
+            0
+        };
+        *current.lock().unwrap_or_else(|p| p.into_inner()) = Some(index);
+        if bad_root {
+            if me == 0 {
+                eprintln!(
+                    "baton: {}: root {root} is out of range; job skipped",
+                    job.id
+                );
+            }
+            continue;
+        }
+        if me == 0 && cfg.print_table {
+            print_header(job, &hosts, &pids, &labels, &groups, cfg.backend);
+        }
+
+        let fault = cfg
+            .fault
+            .as_ref()
+            .filter(|f| f.applies(me, &job.id))
+            .map(|f| f.kind.clone());
+        let mut faulty = Faulty::new(engine, fault);
+        let started = Instant::now();
+        let mut repeat = 0u32;
+        let mut all_cells: Vec<(f64, bool)> = Vec::new();
+        loop {
+            let run = JobRun {
+                collective: job.collective,
+                dtype: job.dtype,
+                op: job.op.unwrap_or(job.settings.op),
+                root: root as u32,
+                split: job.split.as_deref(),
+                sizes: &job.sizes,
+                settings: &job.settings,
+                groups: &groups,
+            };
+            if me == 0 {
+                let mut r = shared.results.lock().unwrap_or_else(|p| p.into_inner());
+                r.jobs[index].repeats.push(results::Repeat {
+                    index: repeat,
+                    started: Some(results::now_rfc3339()),
+                    rows: Vec::new(),
+                });
+            }
+            let mut hooks = Hooks {
+                me,
+                shared: &shared,
+                index,
+                watchdog: &watchdog,
+                timeout: job.settings.timeout,
+                job_id: &job.id,
+                print: cfg.print_table,
+                dtype: job.dtype.name(),
+                redop: job.op.map_or("none", |o| o.name()),
+                root: job.root.map_or(-1, |r| r as i64),
+                cells: &mut all_cells,
+            };
+            let outcome = sweep(world, &mut faulty, &run, &mut check_seed, &mut hooks);
+            watchdog.disarm();
+            if let Err(e) = outcome {
+                if me == 0 {
+                    eprintln!("baton: {}: {}", job.id, e.message);
+                    let mut r = shared.results.lock().unwrap_or_else(|p| p.into_inner());
+                    let j = &mut r.jobs[index];
+                    j.status = if e.kind == ErrorKind::Timeout {
+                        JobStatus::Timeout
+                    } else {
+                        JobStatus::Error
+                    };
+                    j.errors.push(JobError {
+                        kind: e.kind,
+                        message: e.message.clone(),
+                        repeat: Some(repeat),
+                        requested: None,
+                        placement: None,
+                    });
+                }
+                break;
+            }
+            repeat += 1;
+            let more = match job.repeat {
+                Repeat::Times(t) => repeat < t,
+                Repeat::For(d) => started.elapsed() < d,
+            };
+            // Rank 0's clock decides for everyone, so every rank runs the same repeats.
+            let more = world.all_gather_u64(more as u64)[0] == 1;
+            if !more {
+                break;
+            }
+        }
+        if me == 0 {
+            let mut r = shared.results.lock().unwrap_or_else(|p| p.into_inner());
+            let j = &mut r.jobs[index];
+            if j.status == JobStatus::Partial {
+                j.status = JobStatus::Completed;
+            }
+            drop(r);
+            shared.persist()?;
+            if cfg.print_table {
+                let failing = all_cells.iter().filter(|c| c.1).count() as u64;
+                let avg = if all_cells.is_empty() {
+                    0.0
+                } else {
+                    all_cells.iter().map(|c| c.0).sum::<f64>() / all_cells.len() as f64
+                };
+                print!(
+                    "{}",
+                    table::footer(failing, avg, &job.collective.nccl_tests_binary())
+                );
+                let _ = std::io::stdout().flush();
+            }
+        }
+    }
+    drop(watchdog);
+    let r = shared
+        .results
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone();
+    Ok(r)
+}
+
+struct Hooks<'a> {
+    me: usize,
+    shared: &'a Shared,
+    index: usize,
+    watchdog: &'a Watchdog,
+    timeout: std::time::Duration,
+    job_id: &'a str,
+    print: bool,
+    dtype: &'a str,
+    redop: &'a str,
+    root: i64,
+    /// (busbw, failed) of every printed cell, for the footer.
+    cells: &'a mut Vec<(f64, bool)>,
+}
+
+impl SweepHooks for Hooks<'_> {
+    fn before(&mut self, requested: Option<u64>) {
+        let what = match requested {
+            Some(b) => format!(
+                "{} at {} did not finish within {}",
+                self.job_id,
+                Size(b),
+                humantime::format_duration(self.timeout)
+            ),
+            None => format!(
+                "{} warm-up did not finish within {}",
+                self.job_id,
+                humantime::format_duration(self.timeout)
+            ),
+        };
+        self.watchdog.arm(self.timeout, what);
+    }
+
+    fn row(&mut self, row: &Row) {
+        if self.me != 0 {
+            return;
+        }
+        for c in [&row.out_of_place, &row.in_place].into_iter().flatten() {
+            let failed = c.status != CellStatus::Ok || c.wrong.is_some_and(|w| w > 0);
+            self.cells.push((c.busbw.unwrap_or(0.0), failed));
+        }
+        {
+            let mut r = self
+                .shared
+                .results
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            if let Some(rep) = r.jobs[self.index].repeats.last_mut() {
+                rep.rows.push(row.clone());
+            }
+        }
+        if let Err(e) = self.shared.persist() {
+            eprintln!("baton: cannot persist results: {e}");
+        }
+        if self.print {
+            println!("{}", table::row(row, self.dtype, self.redop, self.root));
+            let _ = std::io::stdout().flush();
+        }
+    }
+}
+
+fn print_header(
+    job: &Job,
+    hosts: &[String],
+    pids: &[u64],
+    labels: &[String],
+    groups: &[GroupInfo],
+    backend: Backend,
+) {
+    let s = &job.settings;
+    let min = job.sizes.iter().min().copied().unwrap_or(0);
+    let max = job.sizes.iter().max().copied().unwrap_or(0);
+    let mut out = String::new();
+    out.push_str(&format!(
+        "# baton version {} backend={} job={}\n",
+        env!("CARGO_PKG_VERSION"),
+        match backend {
+            Backend::Nccl => "nccl",
+            Backend::Mpi => "mpi",
+        },
+        job.id
+    ));
+    out.push_str(&format!(
+        "# Collective test starting: {}\n",
+        job.collective.nccl_tests_binary()
+    ));
+    out.push_str(&format!(
+        "# nThread 1 nGpus 1 minBytes {min} maxBytes {max} step: {} warmup iters: {} iters: {} agg iters: {} validation: {} graph: {} unalign: 0\n",
+        step_text(job),
+        s.warmup,
+        s.iters,
+        s.agg_iters,
+        s.check as u8,
+        s.cuda_graph
+    ));
+    out.push_str("#\n# Using devices\n");
+    for (r, host) in hosts.iter().enumerate() {
+        let color = groups
+            .iter()
+            .find(|g| g.members.contains(&(r as u64)))
+            .map_or(0, |g| g.color);
+        let short = host.split('.').next().unwrap_or(host);
+        out.push_str(&format!(
+            "#  Rank {r:2} Group {color:2} Pid {:6} on {short:>10} {}\n",
+            pids[r], labels[r]
+        ));
+    }
+    out.push_str("#\n");
+    for h in table::HEADER {
+        out.push_str(h);
+        out.push('\n');
+    }
+    print!("{out}");
+    let _ = std::io::stdout().flush();
+}
+
+/// This machine's host name (nccl-tests prints it up to the first dot).
+pub fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_string())
+        .or_else(|_| std::env::var("HOSTNAME"))
+        .unwrap_or_else(|_| "localhost".into())
+}
