@@ -464,3 +464,11 @@ fn rendering_names_file_line_col_with_a_caret_and_caps_the_list() {
     );
     assert!(text.contains("60 errors"));
 }
+
+#[test]
+fn env_values_keep_yaml_1_1_boolean_words_as_text() {
+    let y = test_body("    env: { NCCL_IB_DISABLE: no, A: y, B: on, C: 1, D: true }\n");
+    let plan = parse_str("plan.yaml", &y).unwrap().plan;
+    let env: Vec<(&str, &str)> = plan.tests[0].env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    assert_eq!(env, [("NCCL_IB_DISABLE", "no"), ("A", "y"), ("B", "on"), ("C", "1"), ("D", "true")]);
+}

@@ -82,6 +82,8 @@ fn options() -> serde_saphyr::Options {
     b.max_documents = 1;
     o.budget = Some(b);
     o.duplicate_keys = serde_saphyr::DuplicateKeyPolicy::Error;
+    // YAML 1.2 booleans only: `NCCL_IB_DISABLE: no` or `P: y` must stay the text the user wrote.
+    o.strict_booleans = true;
     // Aliases are legitimate (shared criteria), but a plan never needs more than this many
     // replayed events; an alias bomb stops here instead of expanding exponentially.
     o.alias_limits.max_total_replayed_events = 100_000;
