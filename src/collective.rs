@@ -98,6 +98,14 @@ impl Dtype {
         }
     }
 
+    /// Whether hosts (and MPI) have a native type for it; half, bfloat16 and fp8 are GPU-only.
+    pub fn host_native(self) -> bool {
+        !matches!(
+            self,
+            Dtype::Half | Dtype::Bfloat16 | Dtype::F8e4m3 | Dtype::F8e5m2
+        )
+    }
+
     pub fn is_float(self) -> bool {
         matches!(
             self,

@@ -469,6 +469,35 @@ fn rendering_names_file_line_col_with_a_caret_and_caps_the_list() {
 fn env_values_keep_yaml_1_1_boolean_words_as_text() {
     let y = test_body("    env: { NCCL_IB_DISABLE: no, A: y, B: on, C: 1, D: true }\n");
     let plan = parse_str("plan.yaml", &y).unwrap().plan;
-    let env: Vec<(&str, &str)> = plan.tests[0].env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-    assert_eq!(env, [("NCCL_IB_DISABLE", "no"), ("A", "y"), ("B", "on"), ("C", "1"), ("D", "true")]);
+    let env: Vec<(&str, &str)> = plan.tests[0]
+        .env
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    assert_eq!(
+        env,
+        [
+            ("NCCL_IB_DISABLE", "no"),
+            ("A", "y"),
+            ("B", "on"),
+            ("C", "1"),
+            ("D", "true")
+        ]
+    );
+}
+
+#[test]
+fn mpi_backend_refuses_types_and_ops_mpi_lacks() {
+    let mpi = |body: &str| test_body(body).replace("name: t\n", "name: t\nbackend: mpi\n");
+    one_error(
+        &mpi("    dtype: bfloat16\n"),
+        8,
+        "the mpi backend has no `bfloat16` type",
+    );
+    one_error(
+        &mpi("    op: avg\n"),
+        8,
+        "the mpi backend has no `avg` reduction",
+    );
+    assert!(errors(&mpi("    dtype: double\n    op: max\n")).is_empty());
 }

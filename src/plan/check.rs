@@ -810,6 +810,27 @@ impl Checker {
             |c, s| c.op(s),
         );
 
+        if backend == Backend::Mpi {
+            let at = |k: Option<&Loc<String>>, m: Option<&Loc<Vec<Loc<String>>>>| {
+                k.map(|x| x.pos).or(m.map(|x| x.pos)).unwrap_or(t.name.pos)
+            };
+            for d in dtype.iter().filter(|d| !d.host_native()) {
+                self.err(
+                    Diagnostic::error(format!("the mpi backend has no `{d}` type"), Some(at(t.dtype.as_ref(), matrix.and_then(|m| m.dtype.as_ref()))))
+                        .help("MPI reduces int8, uint8, int32, uint32, int64, uint64, float and double; half, bfloat16 and fp8 need the nccl backend"),
+                );
+            }
+            if op.contains(&RedOp::Avg) && collective.iter().any(|c| c.reduces()) {
+                self.err(
+                    Diagnostic::error(
+                        "the mpi backend has no `avg` reduction",
+                        Some(at(t.op.as_ref(), matrix.and_then(|m| m.op.as_ref()))),
+                    )
+                    .help("use sum, prod, min or max, or the nccl backend"),
+                );
+            }
+        }
+
         let mut split: Vec<Option<SplitSpec>> = vec![t.split.as_ref().and_then(|s| self.split(s))];
         if let Some(ms) = matrix.and_then(|m| m.split.as_ref()) {
             if let Some(ts) = &t.split {

@@ -1,10 +1,13 @@
 //! Honest fault injection for tests (`BATON_FAULT`), applied around any backend: the faults go
 //! through the same code paths a real failure would.
 //!
-//! `BATON_FAULT=corrupt:rank=1` flips bits of one output element after the check op, before the
-//! real verification (must show in `#wrong`); `stall:rank=1` makes that rank stop before its first timed op (must hit the
-//! timeout); `init-fail:rank=0` fails communicator set-up. `:job=SUBSTRING` limits a fault to
-//! jobs whose ID contains it.
+//! - `corrupt:rank=1` flips bits of one output element after the check op, before the real
+//!   verification (must show in `#wrong`);
+//! - `stall:rank=1` stops that rank before its first timed op (must hit the timeout);
+//! - `crash:rank=1` kills that rank there (the others must end, results so far kept);
+//! - `init-fail:rank=0` fails communicator set-up.
+//!
+//! `:job=SUBSTRING` limits a fault to jobs whose ID contains it.
 
 use super::engine::{Engine, EngineError, OpSpec};
 use crate::results::ErrorKind;
@@ -14,6 +17,7 @@ pub enum FaultKind {
     Corrupt,
     Stall,
     InitFail,
+    Crash,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,6 +39,7 @@ impl Fault {
             "corrupt" => FaultKind::Corrupt,
             "stall" => FaultKind::Stall,
             "init-fail" => FaultKind::InitFail,
+            "crash" => FaultKind::Crash,
             _ => return None,
         };
         let mut f = Fault {
@@ -77,13 +82,16 @@ impl<E: Engine> Engine for Faulty<'_, E> {
         max_bytes: u64,
         check: bool,
     ) -> Result<(), EngineError> {
+        // After the real set-up, so every rank has taken part in its collective calls: the
+        // failure is reported, not a mismatch that would hang the other ranks.
+        self.inner.prepare(split, group, max_bytes, check)?;
         if self.fault == Some(FaultKind::InitFail) {
             return Err(EngineError::new(
                 ErrorKind::Other,
                 "injected fault: communicator initialisation failed",
             ));
         }
-        self.inner.prepare(split, group, max_bytes, check)
+        Ok(())
     }
     fn init(&mut self, op: &OpSpec, seed: u64) -> Result<(), EngineError> {
         self.inner.init(op, seed)
@@ -95,6 +103,10 @@ impl<E: Engine> Engine for Faulty<'_, E> {
         self.inner.group_end()
     }
     fn launch(&mut self, op: &OpSpec, idx: u64) -> Result<(), EngineError> {
+        if self.fault == Some(FaultKind::Crash) && idx > 0 {
+            eprintln!("baton: injected fault: this rank dies now");
+            std::process::abort();
+        }
         if self.fault == Some(FaultKind::Stall) && idx > 0 {
             loop {
                 std::thread::sleep(std::time::Duration::from_secs(3600));

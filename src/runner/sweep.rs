@@ -122,6 +122,8 @@ pub fn sweep<W: World, E: Engine>(
         .unwrap_or(0)
         .max(ctx.spec(max, Placement::OutOfPlace, 0).span);
 
+    // Set-up can hang too (a rank that never joins the communicator): it is watched like a size.
+    hooks.before(None);
     let prepared = engine.prepare(job.split, my_group, max_bytes, s.check);
     consensus(world, prepared.as_ref().err(), Vec::new())?;
 

@@ -70,7 +70,10 @@ fn groups_for(job: &Job, n: u64) -> Vec<GroupInfo> {
 
 fn step_text(job: &Job) -> String {
     let s = &job.sizes;
-    if s.len() >= 2 && s[1].is_multiple_of(s[0]) && s.windows(2).all(|w| w[1] == w[0] * (s[1] / s[0])) {
+    if s.len() >= 2
+        && s[1].is_multiple_of(s[0])
+        && s.windows(2).all(|w| w[1] == w[0] * (s[1] / s[0]))
+    {
         format!("{}(factor)", s[1] / s[0])
     } else if s.len() >= 2 && s.windows(2).all(|w| w[1] - w[0] == s[1] - s[0]) {
         format!("{}(bytes)", s[1] - s[0])

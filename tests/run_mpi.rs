@@ -1,0 +1,335 @@
+//! `baton run` end to end on real Open MPI (host backend): the live table, results, exit codes,
+//! and the failure paths — corruption, a hung rank, a killed rank, failed init, missing tools.
+#![cfg(feature = "mpi")]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use baton::results::{self, JobStatus};
+
+fn baton() -> &'static str {
+    env!("CARGO_BIN_EXE_baton")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("baton-run-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn plan(dir: &Path, text: &str) -> PathBuf {
+    let p = dir.join("plan.yaml");
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn run(args: &[&str], envs: &[(&str, &str)]) -> (Output, Duration) {
+    let t = Instant::now();
+    let mut c = Command::new(baton());
+    c.args(args).env_remove("BATON_FAULT");
+    for (k, v) in envs {
+        c.env(k, v);
+    }
+    (c.output().unwrap(), t.elapsed())
+}
+
+fn text(o: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+const SEVEN: &str = "version: 1
+name: seven
+backend: mpi
+launch: { nodes: 1, ranks_per_node: 2 }
+tests:
+  - name: all
+    collective: [all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall, sendrecv]
+    sizes: { from: 8, to: 256K, factor: 8 }
+    matrix:
+      dtype: [float, int32, double, uint8]
+    expect:
+      - wrong: 0
+";
+
+#[test]
+fn seven_collectives_four_dtypes_verify_clean() {
+    let d = scratch("seven");
+    let p = plan(&d, SEVEN);
+    let out = d.join("out");
+    // Open MPI 4.1.4's AVX reduction component sums uint8 wrongly (baton's #wrong found it:
+    // ~half the elements of a 2-rank MPI_Allreduce); the others are exact. Run without it.
+    let (o, _) = run(
+        &["run", p.to_str().unwrap(), "-o", out.to_str().unwrap()],
+        &[("OMPI_MCA_op", "^avx")],
+    );
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    assert_eq!(
+        stdout.matches("# Out of bounds values : 0 OK").count(),
+        28,
+        "{stdout}"
+    );
+    assert!(stdout.contains(
+        "#       size         count      type   redop    root     time   algbw   busbw  #wrong"
+    ));
+    let r = results::read(&out.join("results.json")).unwrap();
+    assert_eq!(r.jobs.len(), 28);
+    assert!(r.finished.is_some());
+    for j in &r.jobs {
+        assert_eq!(j.status, JobStatus::Completed, "{}", j.id);
+        assert_eq!(j.layout.nranks, 2);
+        assert_eq!(j.repeats[0].rows.len(), 6);
+        for (_, row, _, c) in j.cells() {
+            assert!(c.time_us.unwrap() > 0.0, "{} {}", j.id, row.requested);
+            assert_ne!(c.wrong, Some(1), "{}", j.id);
+            assert!(
+                c.wrong.is_none_or(|w| w == 0),
+                "{} at {}: {:?}",
+                j.id,
+                row.requested,
+                c.wrong
+            );
+        }
+    }
+    // all_gather at 8 B over 2 ranks rounds the chunk to 0: size 0, as nccl-tests prints.
+    let ag = r
+        .jobs
+        .iter()
+        .find(|j| j.id == "all[collective=all_gather,dtype=float]")
+        .unwrap();
+    assert_eq!(
+        (ag.repeats[0].rows[0].requested, ag.repeats[0].rows[0].size),
+        (8, 0)
+    );
+    // In-place alltoall/sendrecv are not verified, like nccl-tests (N/A).
+    let sr = r
+        .jobs
+        .iter()
+        .find(|j| j.id == "all[collective=sendrecv,dtype=float]")
+        .unwrap();
+    assert!(
+        sr.repeats[0]
+            .rows
+            .iter()
+            .all(|row| row.in_place.as_ref().unwrap().wrong.is_none())
+    );
+}
+
+#[test]
+fn injected_corruption_is_counted_and_fails_the_run() {
+    let d = scratch("corrupt");
+    let p = plan(
+        &d,
+        "version: 1\nname: c\nbackend: mpi\nlaunch: { nodes: 1, ranks_per_node: 4 }\ntests:\n  - name: pairs\n    collective: all_reduce\n    sizes: [1K, 64K]\n    split: \"OR 1\"\n",
+    );
+    let out = d.join("out");
+    let (o, _) = run(
+        &["run", p.to_str().unwrap(), "-o", out.to_str().unwrap()],
+        &[("BATON_FAULT", "corrupt:rank=3")],
+    );
+    let (stdout, _) = text(&o);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stdout.contains("# Out of bounds values : 4 FAILED"),
+        "{stdout}"
+    );
+    let r = results::read(&out.join("results.json")).unwrap();
+    let j = &r.jobs[0];
+    assert_eq!(j.groups.len(), 2);
+    assert_eq!(j.groups[1].members, vec![2, 3]);
+    let cell = j.repeats[0].rows[0].out_of_place.as_ref().unwrap();
+    assert_eq!(cell.wrong, Some(1));
+    let g: Vec<(u64, Option<u64>)> = cell.groups.iter().map(|g| (g.color, g.wrong)).collect();
+    assert_eq!(
+        g,
+        vec![(1, Some(0)), (3, Some(1))],
+        "the corrupt rank's group, and only it"
+    );
+}
+
+#[test]
+fn a_hung_rank_times_out_and_keeps_earlier_results() {
+    let d = scratch("stall");
+    let p = plan(
+        &d,
+        "version: 1\nname: s\nbackend: mpi\nlaunch: { nodes: 1, ranks_per_node: 2 }\ndefaults: { timeout: 3s }\ntests:\n  - name: first\n    collective: all_reduce\n    sizes: [1K]\n  - name: second\n    collective: broadcast\n    sizes: [1K, 2K]\n",
+    );
+    let out = d.join("out");
+    let (o, took) = run(
+        &["run", p.to_str().unwrap(), "-o", out.to_str().unwrap()],
+        &[("BATON_FAULT", "stall:rank=1:job=second")],
+    );
+    let (_, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(4), "{stderr}");
+    assert!(took < Duration::from_secs(30), "took {took:?}");
+    let r = results::read(&out.join("results.json")).unwrap();
+    assert_eq!(r.jobs[0].status, JobStatus::Completed);
+    assert_eq!(
+        r.jobs[0].repeats[0].rows.len(),
+        1,
+        "the first job's measurements survive"
+    );
+    assert_eq!(r.jobs[1].status, JobStatus::Timeout);
+    assert!(
+        r.jobs[1].errors[0]
+            .message
+            .contains("second at 1K did not finish within 3s"),
+        "{:?}",
+        r.jobs[1].errors
+    );
+
+    // --resume skips the finished job and completes the rest.
+    let (o, _) = run(
+        &[
+            "run",
+            p.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--resume",
+        ],
+        &[],
+    );
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("1 job(s) already complete, 1 to run"),
+        "{stderr}"
+    );
+    assert!(!stdout.contains("job=first"), "first must not run again");
+    let r = results::read(&out.join("results.json")).unwrap();
+    assert!(r.jobs.iter().all(|j| j.status == JobStatus::Completed));
+}
+
+#[test]
+fn a_killed_rank_ends_the_run_with_a_runtime_error() {
+    let d = scratch("crash");
+    let p = plan(
+        &d,
+        "version: 1\nname: k\nbackend: mpi\nlaunch: { nodes: 1, ranks_per_node: 2 }\ndefaults: { timeout: 20s }\ntests:\n  - name: ok\n    collective: all_reduce\n    sizes: [1K]\n  - name: dies\n    collective: all_gather\n    sizes: [1K]\n",
+    );
+    let out = d.join("out");
+    let (o, took) = run(
+        &["run", p.to_str().unwrap(), "-o", out.to_str().unwrap()],
+        &[("BATON_FAULT", "crash:rank=1:job=dies")],
+    );
+    let (_, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(3), "{stderr}");
+    assert!(took < Duration::from_secs(25), "took {took:?}");
+    let r = results::read(&out.join("results.json")).unwrap();
+    assert_eq!(r.jobs[0].status, JobStatus::Completed);
+    assert_eq!(r.jobs[1].status, JobStatus::Error);
+    assert!(
+        r.jobs[1].errors[0].message.contains("MPI job ended"),
+        "{:?}",
+        r.jobs[1].errors
+    );
+}
+
+#[test]
+fn failed_communicator_init_errors_that_job_only() {
+    let d = scratch("init");
+    let p = plan(
+        &d,
+        "version: 1\nname: i\nbackend: mpi\nlaunch: { nodes: 1, ranks_per_node: 2 }\ntests:\n  - name: broken\n    collective: all_reduce\n    sizes: [1K]\n  - name: fine\n    collective: all_reduce\n    sizes: [1K]\n",
+    );
+    let out = d.join("out");
+    let (o, _) = run(
+        &["run", p.to_str().unwrap(), "-o", out.to_str().unwrap()],
+        &[("BATON_FAULT", "init-fail:rank=0:job=broken")],
+    );
+    assert_eq!(o.status.code(), Some(3));
+    let r = results::read(&out.join("results.json")).unwrap();
+    assert_eq!(r.jobs[0].status, JobStatus::Error);
+    assert!(
+        r.jobs[0].errors[0]
+            .message
+            .contains("communicator initialisation failed")
+    );
+    assert_eq!(r.jobs[1].status, JobStatus::Completed);
+}
+
+#[test]
+fn missing_mpirun_or_worker_is_a_clear_runtime_error() {
+    let d = scratch("missing");
+    let p = plan(
+        &d,
+        "version: 1\nname: m\nbackend: mpi\ntests:\n  - name: t\n    collective: all_reduce\n    sizes: [1K]\n",
+    );
+    let out = d.join("out");
+    let (o, _) = run(
+        &["run", p.to_str().unwrap(), "-o", out.to_str().unwrap()],
+        &[("PATH", "/nonexistent")],
+    );
+    let (_, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(3));
+    assert!(
+        stderr.contains("`mpirun` was not found on PATH"),
+        "{stderr}"
+    );
+    // A lone `baton` without `baton-mpi` beside it (or on PATH) says how to get one.
+    let lone = d.join("bin");
+    std::fs::create_dir_all(&lone).unwrap();
+    std::fs::copy(baton(), lone.join("baton")).unwrap();
+    let o = Command::new(lone.join("baton"))
+        .args(["run", p.to_str().unwrap(), "-o", out.to_str().unwrap()])
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .unwrap();
+    let (_, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(3));
+    assert!(stderr.contains("--features mpi"), "{stderr}");
+}
+
+#[test]
+fn under_mpirun_baton_mpi_is_the_rank_and_plain_baton_refuses() {
+    let d = scratch("launcher");
+    let p = plan(
+        &d,
+        "version: 1\nname: l\nbackend: mpi\nlaunch: { nodes: 1, ranks_per_node: 4 }\ntests:\n  - name: t\n    collective: [all_reduce, alltoall]\n    sizes: [4K]\n    split: \"DIV 2\"\n",
+    );
+    let out = d.join("out");
+    let worker = env!("CARGO_BIN_EXE_baton-mpi");
+    let o = Command::new("mpirun")
+        .args([
+            "-np",
+            "4",
+            "--oversubscribe",
+            "--allow-run-as-root",
+            worker,
+            "run",
+            p.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ])
+        .env_remove("BATON_FAULT")
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{stdout}\n{stderr}");
+    let r = results::read(&out.join("results.json")).unwrap();
+    assert_eq!(r.jobs.len(), 2);
+    assert_eq!(r.jobs[0].layout.nranks, 4);
+    assert_eq!(r.jobs[0].groups.len(), 2);
+    let o = Command::new("mpirun")
+        .args([
+            "-np",
+            "2",
+            "--oversubscribe",
+            "--allow-run-as-root",
+            baton(),
+            "run",
+            p.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let (_, stderr) = text(&o);
+    assert_ne!(o.status.code(), Some(0));
+    assert!(stderr.contains("launch `baton-mpi run`"), "{stderr}");
+}
