@@ -721,8 +721,10 @@ proptest! {
         // Every job has its own ID, and the ID names exactly the axes that vary.
         let ids: BTreeSet<&str> = e.jobs.iter().map(|j| j.id.as_str()).collect();
         prop_assert_eq!(ids.len(), e.jobs.len(), "duplicate job IDs");
-        let listed = m.in_matrix || m.collectives.len() > 1 || m.dtype + m.op + m.split + m.env > 0;
+        // The op axis names only jobs of reducing collectives (it does not apply to the others).
+        let listed_without_op = m.in_matrix || m.collectives.len() > 1 || m.dtype + m.split + m.env > 0;
         for j in &e.jobs {
+            let listed = listed_without_op || (m.op > 0 && j.collective.reduces());
             prop_assert_eq!(j.id.contains('['), listed, "ID {}", &j.id);
             prop_assert_eq!(baton::expand::test_of(&j.id), "t");
             if m.dtype > 0 {

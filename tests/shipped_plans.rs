@@ -293,10 +293,8 @@ fn p2p_guard_has_all_three_tripwires() {
 }
 
 /// The reproducers the fuzzer's target would crash on (see the comment in each file). Each must
-/// end in a verdict (exit 0 or 2), not a panic (101) or an abort (134). Ignored until the fixes
-/// land in src/; run with `cargo test --test shipped_plans -- --ignored`.
+/// end in a verdict (exit 0 or 2), not a panic (101) or an abort (134).
 #[test]
-#[ignore = "known crashes in src/, reported; un-ignore when fixed"]
 fn known_fuzz_crashes_end_in_a_verdict() {
     let dir = root().join("tests/data/plans/fuzz-crashes");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
