@@ -6,6 +6,7 @@
 pub mod collective;
 pub mod exit;
 pub mod expand;
+pub mod ingest;
 pub mod plan;
 pub mod results;
 pub mod split;

@@ -7,6 +7,7 @@ use baton::exit::Exit;
 
 mod check;
 mod expand;
+mod ingest;
 
 /// Version-controlled acceptance plans for GPU clusters: expand, run, grade.
 #[derive(Debug, Parser)]
@@ -46,6 +47,18 @@ enum Command {
         #[arg(long, default_value_t = 1000)]
         max_listed: usize,
     },
+    /// Read nccl-tests logs (text, JSON -J, NCCL_DEBUG=INFO) into a results file.
+    Ingest {
+        /// nccl-tests output files; NCCL_DEBUG-only files add transports to the run beside them.
+        #[arg(required = true)]
+        logs: Vec<PathBuf>,
+        /// Results file to write.
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Plan job ID these logs measured; several logs become its repeats.
+        #[arg(long)]
+        job: Option<String>,
+    },
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -84,6 +97,7 @@ pub fn main() -> i32 {
             format,
             max_listed,
         } => expand::run(&plan, format, max_listed, color),
+        Command::Ingest { logs, output, job } => ingest::run(&logs, &output, job.as_deref()),
     };
     match outcome {
         Ok(exit) => exit.code(),
