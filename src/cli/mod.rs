@@ -5,8 +5,10 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use baton::exit::Exit;
 
+mod baseline;
 mod check;
 mod expand;
+mod grade;
 mod ingest;
 
 /// Version-controlled acceptance plans for GPU clusters: expand, run, grade.
@@ -59,6 +61,57 @@ enum Command {
         #[arg(long)]
         job: Option<String>,
     },
+    /// Grade results against a plan's criteria: verdicts, JUnit XML, report. Exit 1 on failure.
+    Grade {
+        plan: PathBuf,
+        /// Results files (from `run` or `ingest`).
+        #[arg(required = true)]
+        results: Vec<PathBuf>,
+        /// Results to compare `regression` against (default: the plan's `baseline:`).
+        #[arg(long)]
+        baseline: Option<PathBuf>,
+        /// Write JUnit XML here.
+        #[arg(long)]
+        junit: Option<PathBuf>,
+        /// Write the Markdown and HTML report into this directory.
+        #[arg(long)]
+        report: Option<PathBuf>,
+    },
+    /// Write the Markdown and HTML report only (exit 0 once written, whatever the verdict).
+    Report {
+        plan: PathBuf,
+        #[arg(required = true)]
+        results: Vec<PathBuf>,
+        #[arg(long)]
+        baseline: Option<PathBuf>,
+        /// Report directory.
+        #[arg(short, long)]
+        output: PathBuf,
+    },
+    /// Save a baseline, or compare two runs side by side.
+    Baseline {
+        #[command(subcommand)]
+        action: BaselineAction,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum BaselineAction {
+    /// Save results (one or several files) as one baseline file.
+    Save {
+        #[arg(required = true)]
+        results: Vec<PathBuf>,
+        #[arg(short, long)]
+        output: PathBuf,
+    },
+    /// Per job and size: old and new time and busbw, their ratio, and the shape of any drop.
+    Compare {
+        old: PathBuf,
+        new: PathBuf,
+        /// Print Markdown instead of a text table.
+        #[arg(long)]
+        markdown: bool,
+    },
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -98,6 +151,32 @@ pub fn main() -> i32 {
             max_listed,
         } => expand::run(&plan, format, max_listed, color),
         Command::Ingest { logs, output, job } => ingest::run(&logs, &output, job.as_deref()),
+        Command::Grade {
+            plan,
+            results,
+            baseline,
+            junit,
+            report,
+        } => grade::run(
+            &plan,
+            &results,
+            baseline.as_deref(),
+            junit.as_deref(),
+            report.as_deref(),
+            color,
+        ),
+        Command::Report {
+            plan,
+            results,
+            baseline,
+            output,
+        } => grade::report(&plan, &results, baseline.as_deref(), &output, color),
+        Command::Baseline { action } => match action {
+            BaselineAction::Save { results, output } => baseline::save(&results, &output),
+            BaselineAction::Compare { old, new, markdown } => {
+                baseline::compare(&old, &new, markdown)
+            }
+        },
     };
     match outcome {
         Ok(exit) => exit.code(),
