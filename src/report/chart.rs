@@ -56,6 +56,9 @@ fn curve(r: &JobResult, p: Placement) -> Vec<(f64, f64)> {
         .collect()
 }
 
+/// A named, coloured line of (log2 size, busbw) points.
+type Series = (&'static str, RGBColor, Vec<(f64, f64)>);
+
 /// A busbw threshold as a horizontal segment over the sizes it covers.
 struct Limit {
     value: f64,
@@ -114,7 +117,7 @@ impl ChartExporter {
             return Ok(None);
         };
         let r = &src.result;
-        let series: Vec<(&str, RGBColor, Vec<(f64, f64)>)> = [
+        let series: Vec<Series> = [
             (
                 "out-of-place",
                 OUT_OF_PLACE,
