@@ -10,8 +10,8 @@ use crate::plan::Check;
 use crate::results::{JobResult, Placement};
 use crate::units::SizeSelector;
 
-const WIDTH: u32 = 760;
-const HEIGHT: u32 = 340;
+const WIDTH: u32 = 960;
+const HEIGHT: u32 = 360;
 const OUT_OF_PLACE: RGBColor = RGBColor(31, 119, 180);
 const IN_PLACE: RGBColor = RGBColor(255, 127, 14);
 const BASELINE: RGBColor = RGBColor(110, 110, 110);
@@ -102,9 +102,14 @@ fn limits(j: &JobVerdict, lo: f64, hi: f64) -> Vec<Limit> {
         .collect()
 }
 
-fn x_label(x: &f64) -> String {
-    if (x - x.round()).abs() < 1e-9 && *x >= 0.0 {
-        size(2f64.powi(x.round() as i32) as u64)
+/// Most size labels under the x axis before they collide.
+const MAX_X_LABELS: f64 = 12.0;
+
+/// Labels powers of two on every `every`-th doubling (log2 x), nothing in between.
+fn x_label(x: f64, every: i64) -> String {
+    let r = x.round();
+    if (x - r).abs() < 1e-9 && r >= 0.0 && (r as i64) % every == 0 {
+        size(2f64.powi(r as i32) as u64)
     } else {
         String::new()
     }
@@ -167,13 +172,17 @@ impl ChartExporter {
                 .y_label_area_size(56)
                 .build_cartesian_2d((lo - 0.3)..(hi + 0.3), 0.0..ymax)
                 .map_err(|e| err(&e))?;
+            let span = hi - lo + 1.0;
+            let every = (span / MAX_X_LABELS).ceil().max(1.0) as i64;
+            let fmt = move |x: &f64| x_label(*x, every);
             chart
                 .configure_mesh()
-                .x_labels(((hi - lo) as usize + 2).min(40))
-                .x_label_formatter(&x_label)
+                .x_labels(span as usize + 2)
+                .x_label_formatter(&fmt)
                 .y_desc("busbw (GB/s)")
                 .x_desc("requested size (log scale)")
-                .light_line_style(RGBColor(238, 238, 238))
+                .max_light_lines(0)
+                .bold_line_style(RGBColor(225, 225, 225))
                 .label_style(("sans-serif", 12))
                 .draw()
                 .map_err(|e| err(&e))?;

@@ -38,6 +38,7 @@ tr.slow td { background: #fff4e5; }
 .job.pass { border-left: 6px solid var(--pass); }
 .diag { color:#4e342e; background:#fff8e1; border-radius:4px; padding: 2px 6px; display:block; margin-top:4px; }
 .chart svg { max-width: 100%; height: auto; }
+table.checks td:nth-child(1) { width: 5em; } table.checks td:nth-child(2) { width: 17em; }
 h4 { font-size: .95em; margin: 14px 0 2px; color:#424242; }
 pre { background:#f5f5f5; padding: 8px; overflow-x: auto; font-size: .85em; }
 a { color: #1565c0; text-decoration: none; }
@@ -167,7 +168,7 @@ fn job(o: &mut String, i: usize, j: &JobVerdict) -> Result<(), ReportError> {
             src.result.repeats.len()
         );
     }
-    o.push_str("</p><table><tr><th>Verdict</th><th>Criterion</th><th>Result</th></tr>");
+    o.push_str("</p><table class=\"checks\"><tr><th>Verdict</th><th>Criterion</th><th>Result</th></tr>");
     for c in &j.criteria {
         let _ = write!(
             o,
@@ -271,12 +272,20 @@ fn transports(o: &mut String, j: &JobVerdict) {
         o.push_str("<p class=\"meta\">Transports: not captured (run with NCCL_DEBUG=INFO).</p>");
         return;
     }
-    o.push_str("<h4>Transports (NCCL_DEBUG=INFO)</h4><table><tr><th>communicator</th><th>ranks</th><th>transport</th><th>via</th><th>channels</th><th>host</th></tr>");
+    let comm = rows.iter().any(|t| !t.comm.is_empty());
+    o.push_str("<h4>Transports (NCCL_DEBUG=INFO)</h4><table><tr>");
+    if comm {
+        o.push_str("<th>communicator</th>");
+    }
+    o.push_str("<th>ranks</th><th>transport</th><th>via</th><th>channels</th><th>host</th></tr>");
     for t in rows {
+        o.push_str("<tr>");
+        if comm {
+            let _ = write!(o, "<td>{}</td>", esc(&t.comm));
+        }
         let _ = write!(
             o,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            esc(&t.comm),
+            "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             esc(&t.pair),
             esc(&t.transport),
             esc(&t.detail),
