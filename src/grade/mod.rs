@@ -148,11 +148,13 @@ fn grade_job(job: &Job, found: Found, baseline: Result<Found, String>) -> JobVer
         },
     };
     let mut criteria = vec![integrity::completed(&ctx)];
-    if !job
+    // Corruption anywhere fails the job; an explicit `wrong: 0` that covers every size and
+    // placement already says so, a narrower one does not.
+    let covered = job
         .expect
         .iter()
-        .any(|c| matches!(c.check, Check::Wrong(_)))
-    {
+        .any(|c| matches!(c.check, Check::Wrong(_)) && c.at.is_none() && c.in_place.is_none());
+    if !covered {
         criteria.push(integrity::implicit(&ctx));
     }
     for c in job.expect.iter() {

@@ -168,7 +168,9 @@ fn job(o: &mut String, i: usize, j: &JobVerdict) -> Result<(), ReportError> {
             src.result.repeats.len()
         );
     }
-    o.push_str("</p><table class=\"checks\"><tr><th>Verdict</th><th>Criterion</th><th>Result</th></tr>");
+    o.push_str(
+        "</p><table class=\"checks\"><tr><th>Verdict</th><th>Criterion</th><th>Result</th></tr>",
+    );
     for c in &j.criteria {
         let _ = write!(
             o,
