@@ -19,7 +19,7 @@ pub fn comm_size(log: &Log) -> u64 {
         None => log
             .header
             .as_ref()
-            .map_or(1, |h| h.nthreads as u64 * h.ngpus as u64)
+            .map_or(1, |h| (h.nthreads as u64).saturating_mul(h.ngpus as u64))
             .max(1),
     }
 }
@@ -188,7 +188,7 @@ fn split_of(log: &Log) -> Option<String> {
 
 fn layout(log: &Log) -> Layout {
     let h = log.header.as_ref();
-    let per_proc = h.map_or(1, |h| (h.nthreads * h.ngpus).max(1));
+    let per_proc = h.map_or(1, |h| h.nthreads.saturating_mul(h.ngpus).max(1));
     if log.devices.is_empty() {
         return Layout {
             nranks: per_proc as u64,

@@ -171,7 +171,9 @@ fn devices(devs: &[Value], header: Option<&Header>) -> Vec<Device> {
             continue;
         };
         for i in 0..per_proc.min(1024) {
-            let r = rank + i;
+            let Some(r) = rank.checked_add(i) else {
+                break;
+            };
             if out.iter().any(|x| x.rank == r) {
                 continue;
             }
@@ -350,5 +352,8 @@ mod tests {
         assert!(parse("a.json", "{\"a\": [1, 2").is_err());
         assert!(parse("a.json", "[1, 2]").is_err());
         assert!(parse("a.json", "{\"version\": 3}").is_err());
+        let huge = DOC.replace("\"rank\":0", "\"rank\":18446744073709551615");
+        let (log, _) = parse("a.json", &huge).unwrap();
+        assert_eq!(log.devices.len(), 1);
     }
 }
