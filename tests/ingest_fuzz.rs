@@ -72,8 +72,7 @@ fn apply(text: &str, edits: &[Edit]) -> String {
             }
             Edit::Swap(a, b) => lines.swap(a % n, b % n),
             Edit::Field(i, f, v) => {
-                let mut fields: Vec<String> =
-                    lines[i % n].split(' ').map(str::to_string).collect();
+                let mut fields: Vec<String> = lines[i % n].split(' ').map(str::to_string).collect();
                 let k = fields.len();
                 fields[f % k] = v.clone();
                 lines[i % n] = fields.join(" ");
