@@ -113,12 +113,8 @@ proptest! {
 
     #[test]
     fn truncated_json_never_panics(which in 0..FIXTURES.len(), cut in any::<usize>()) {
-        let t = FIXTURES[which];
-        let mut at = cut % (t.len() + 1);
-        while !t.is_char_boundary(at) {
-            at -= 1;
-        }
-        run(t[..at].as_bytes(), None);
+        let t = FIXTURES[which].as_bytes();
+        run(&t[..cut % (t.len() + 1)], None);
     }
 }
 
