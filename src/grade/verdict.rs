@@ -82,10 +82,22 @@ impl CriterionVerdict {
                 if rest.len() == 1 { "" } else { "s" }
             ),
         };
-        let status = match (worst, criterion.as_ref().map(|c| c.severity)) {
-            (Status::Fail, Some(Severity::Warn)) => Status::Warn,
-            (s, _) => s,
+        let warn_only = criterion.as_ref().map(|c| c.severity) == Some(Severity::Warn);
+        let demote = |s: Status| {
+            if warn_only && s == Status::Fail {
+                Status::Warn
+            } else {
+                s
+            }
         };
+        let status = demote(worst);
+        let cases = cases
+            .into_iter()
+            .map(|c| Case {
+                status: demote(c.status),
+                ..c
+            })
+            .collect();
         CriterionVerdict {
             key,
             text,
