@@ -183,7 +183,7 @@ impl ChartExporter {
                 .x_desc("requested size (log scale)")
                 .max_light_lines(0)
                 .bold_line_style(RGBColor(225, 225, 225))
-                .label_style(("sans-serif", 12))
+                .label_style(("sans-serif", 15))
                 .draw()
                 .map_err(|e| err(&e))?;
             if !base.is_empty() {
@@ -230,7 +230,7 @@ impl ChartExporter {
                 .position(SeriesLabelPosition::UpperLeft)
                 .background_style(WHITE.mix(0.85))
                 .border_style(RGBColor(200, 200, 200))
-                .label_font(("sans-serif", 12))
+                .label_font(("sans-serif", 15))
                 .draw()
                 .map_err(|e| err(&e))?;
             root.present().map_err(|e| err(&e))?;
