@@ -76,13 +76,18 @@ fn markdown_puts_the_verdict_and_failures_first() {
         summary.contains("busbw 331.45 GB/s < 400 GB/s at 1G (alltoall float, out-of-place)"),
         "{summary}"
     );
-    // Per job: checks, chart, size table; the environment at the end.
+    // Per job, failing jobs first: checks, chart, size table; the environment at the end.
+    let jobs = &md[md.find("## Jobs").unwrap()..];
+    assert!(
+        jobs.find("`alltoall`").unwrap() < jobs.find("`allreduce`").unwrap(),
+        "{jobs}"
+    );
     assert!(
         md.contains("![busbw vs size for allreduce](charts/01-allreduce.svg)"),
         "{md}"
     );
     assert!(mixed.join("charts/01-allreduce.svg").exists());
-    assert!(md.contains("| 8G | 8589934592 | 2147483648 | 24855.1 | 345.6 | 345.6 | 0 | 24831.9 | 345.92 | 345.92 | 0 |"), "{md}");
+    assert!(md.contains("| 8G | 8589934592 | 2147483648 | 24855.10 | 345.60 | 345.60 | 0 | 24831.90 | 345.92 | 345.92 | 0 |"), "{md}");
     assert!(md.contains("| NCCL | 2.28.3 |"), "{md}");
     assert!(
         md.contains("Transports: not captured (run with NCCL_DEBUG=INFO)."),
@@ -94,7 +99,7 @@ fn markdown_puts_the_verdict_and_failures_first() {
         "{md}"
     );
     assert!(md.contains("baseline busbw | ratio |"), "{md}");
-    assert!(md.contains("| 256M | 268435456 | 67108864 | 80589.5 | 3.33 | 3.33 | 0 | 70456.8 | 3.81 | 3.81 | 0 | 300.63 | 0.01 |"), "{md}");
+    assert!(md.contains("| 256M | 268435456 | 67108864 | 80589.50 | 3.33 | 3.33 | 0 | 70456.80 | 3.81 | 3.81 | 0 | 300.63 | 0.01 |"), "{md}");
     assert!(
         md.contains("Diagnosis")
             || md.contains("transport changed from P2P (baseline) to NET/Socket"),

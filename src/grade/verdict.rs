@@ -184,8 +184,16 @@ impl Grade {
 
     /// Jobs with failures first, then warnings, then the rest, each group in plan order.
     pub fn jobs_by_severity(&self) -> Vec<&JobVerdict> {
-        let mut v: Vec<&JobVerdict> = self.jobs.iter().collect();
-        v.sort_by_key(|j| std::cmp::Reverse(j.status));
+        self.jobs_by_severity_indexed()
+            .into_iter()
+            .map(|(_, j)| j)
+            .collect()
+    }
+
+    /// [`Grade::jobs_by_severity`] with each job's index in plan order (its stable anchor).
+    pub fn jobs_by_severity_indexed(&self) -> Vec<(usize, &JobVerdict)> {
+        let mut v: Vec<(usize, &JobVerdict)> = self.jobs.iter().enumerate().collect();
+        v.sort_by_key(|(_, j)| std::cmp::Reverse(j.status));
         v
     }
 

@@ -169,7 +169,7 @@ impl ChartExporter {
             let mut chart = ChartBuilder::on(&root)
                 .margin(12)
                 .x_label_area_size(36)
-                .y_label_area_size(56)
+                .y_label_area_size(64)
                 .build_cartesian_2d((lo - 0.3)..(hi + 0.3), 0.0..ymax)
                 .map_err(|e| err(&e))?;
             let span = hi - lo + 1.0;
@@ -179,6 +179,7 @@ impl ChartExporter {
                 .configure_mesh()
                 .x_labels(span as usize + 2)
                 .x_label_formatter(&fmt)
+                .y_label_formatter(&|v: &f64| format!("{v:.0}"))
                 .y_desc("busbw (GB/s)")
                 .x_desc("requested size (log scale)")
                 .max_light_lines(0)

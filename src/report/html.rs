@@ -126,7 +126,7 @@ impl Exporter for HtmlExporter {
             let _ = write!(o, "<p class=\"meta\">Unused results: {}</p>", esc(u));
         }
         o.push_str("<h2>Jobs</h2>");
-        for (i, j) in g.jobs.iter().enumerate() {
+        for (i, j) in g.jobs_by_severity_indexed() {
             job(&mut o, i, j)?;
         }
         o.push_str("<h2>Environment</h2><table>");

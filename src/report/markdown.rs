@@ -70,7 +70,7 @@ impl Exporter for MarkdownExporter {
             let _ = writeln!(o, "\n> Unused results: {}", cell(u));
         }
         let _ = writeln!(o, "\n## Jobs");
-        for (i, j) in g.jobs.iter().enumerate() {
+        for (i, j) in g.jobs_by_severity_indexed() {
             job(&mut o, i, j);
         }
         let _ = writeln!(o, "\n## Environment\n");

@@ -2,7 +2,7 @@
 //! summary, the size table, split groups, transports, and the environment.
 
 use crate::expand::table::rank_ranges;
-use crate::grade::{Grade, JobVerdict, Status, median_busbw, num, size};
+use crate::grade::{Grade, JobVerdict, Status, median_busbw, size};
 use crate::results::{Cell, CellStatus, JobResult, Placement};
 
 /// One line of the verdict summary.
@@ -72,9 +72,14 @@ pub struct SizeRow {
     pub bad: bool,
 }
 
+/// Two decimals, as nccl-tests prints its columns.
+fn fixed(v: f64) -> String {
+    format!("{v:.2}")
+}
+
 fn median_of(cells: &[&Cell], f: impl Fn(&Cell) -> Option<f64>) -> String {
     let mut v: Vec<f64> = cells.iter().filter_map(|c| f(c)).collect();
-    crate::grade::median_of(&mut v).map_or("-".into(), num)
+    crate::grade::median_of(&mut v).map_or("-".into(), fixed)
 }
 
 fn half(cells: &[&Cell]) -> Half {
@@ -245,7 +250,7 @@ pub fn groups(j: &JobVerdict) -> (Vec<GroupRow>, Option<String>) {
                 color: g.color,
                 ranks: rank_ranges(&g.members),
                 gpus: gpus.join(" "),
-                busbw: f.map_or("-".into(), num),
+                busbw: f.map_or("-".into(), fixed),
                 behind: match f {
                     Some(v) if fastest > 0.0 => format!("{:.1}%", (fastest - v) / fastest * 100.0),
                     _ => "-".into(),
