@@ -175,3 +175,90 @@ fn split_fits(split: Option<&str>, r: &JobResult) -> bool {
             .iter()
             .all(|g| want.values().any(|members| *members == g.members))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::expand::expand;
+    use crate::ingest::{LogInput, ingest};
+
+    const LOG: &str = include_str!("../../tests/data/nccl-tests/h200x2/all_reduce.txt");
+
+    fn jobs(tests: &str) -> Vec<Job> {
+        let yaml = format!(
+            "version: 1\nname: t\nbackend: nccl\nlaunch: {{ nodes: 1, ranks_per_node: 2 }}\ntests:\n{tests}"
+        );
+        let loaded = match crate::plan::parse_str("t.yaml", &yaml) {
+            Ok(l) => l,
+            Err(r) => panic!("{}", r.short()),
+        };
+        expand(&loaded.plan).jobs
+    }
+
+    fn results(label: Option<&str>) -> Vec<(String, Results)> {
+        let r = ingest(
+            &[LogInput {
+                name: "ar.txt",
+                bytes: LOG.as_bytes(),
+            }],
+            label,
+        )
+        .unwrap()
+        .results;
+        vec![("r.json".into(), r)]
+    }
+
+    const AR: &str = "  - name: a\n    collective: all_reduce\n    sizes: [1G]\n";
+
+    #[test]
+    fn attributes_pick_the_one_fitting_job() {
+        let js = jobs(&format!(
+            "{AR}  - name: b\n    collective: all_reduce\n    dtype: half\n    sizes: [1G]\n  - name: c\n    collective: all_gather\n    sizes: [1G]\n"
+        ));
+        let (found, unused) = assign(&js, &results(None));
+        assert!(matches!(&found[0], Found::One(..)));
+        assert!(matches!(&found[1], Found::None(m) if m.contains("no results for this job")));
+        assert!(matches!(&found[2], Found::None(_)));
+        assert!(unused.is_empty());
+    }
+
+    #[test]
+    fn ambiguity_matches_nothing_and_says_so() {
+        let js = jobs(&format!(
+            "{AR}  - name: b\n    collective: all_reduce\n    sizes: [1G]\n"
+        ));
+        let (found, _) = assign(&js, &results(None));
+        for f in &found {
+            assert!(
+                matches!(f, Found::None(m) if m.contains("matches 2 plan jobs (a, b)") && m.contains("--job")),
+                "{f:?}"
+            );
+        }
+        // A label settles it.
+        let (found, _) = assign(&js, &results(Some("b")));
+        assert!(matches!(&found[0], Found::None(_)));
+        assert!(matches!(&found[1], Found::One(..)));
+    }
+
+    #[test]
+    fn rank_count_and_split_must_agree() {
+        let four = jobs(AR)
+            .into_iter()
+            .map(|mut j| {
+                j.ranks = Some(4);
+                j
+            })
+            .collect::<Vec<_>>();
+        let (found, unused) = assign(&four, &results(None));
+        assert!(matches!(&found[0], Found::None(m) if m.contains("nearest: ar.txt")));
+        assert_eq!(unused.len(), 1);
+        let split = jobs(
+            "  - name: s\n    collective: all_reduce\n    split: \"DIV 1\"\n    sizes: [1G]\n",
+        );
+        let (found, _) = assign(&split, &results(None));
+        assert!(
+            matches!(&found[0], Found::None(_)),
+            "a log with one group is not a DIV 1 split into two"
+        );
+    }
+}

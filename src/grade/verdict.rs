@@ -70,6 +70,7 @@ impl CriterionVerdict {
         let worst = cases.iter().map(|c| c.status).max().unwrap_or(Status::Fail);
         let failing: Vec<&Case> = cases.iter().filter(|c| c.status == Status::Fail).collect();
         let message = match failing.as_slice() {
+            [] if cases.is_empty() => "no data: the criterion covers no measured size".into(),
             [] if worst == Status::Skipped => cases
                 .first()
                 .map_or_else(|| summary_pass.clone(), |c| c.message.clone()),
@@ -199,5 +200,70 @@ impl Grade {
 
     pub fn count(&self, s: Status) -> usize {
         self.jobs.iter().filter(|j| j.status == s).count()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{Check, InPlace};
+
+    fn case(status: Status, message: &str) -> Case {
+        Case {
+            name: "1G".into(),
+            requested: Some(1 << 30),
+            status,
+            message: message.into(),
+        }
+    }
+
+    fn criterion(severity: Severity) -> Criterion {
+        Criterion {
+            check: Check::Wrong(0),
+            at: None,
+            severity,
+            in_place: Some(InPlace::Both),
+        }
+    }
+
+    #[test]
+    fn worst_case_decides_and_warn_demotes() {
+        let cases = vec![case(Status::Pass, "ok"), case(Status::Fail, "bad at 1G")];
+        let v = CriterionVerdict::from_cases(
+            "wrong",
+            "t".into(),
+            Some(criterion(Severity::Fail)),
+            cases.clone(),
+            "all good".into(),
+        );
+        assert_eq!((v.status, v.message.as_str()), (Status::Fail, "bad at 1G"));
+        let v = CriterionVerdict::from_cases(
+            "wrong",
+            "t".into(),
+            Some(criterion(Severity::Warn)),
+            cases,
+            "all good".into(),
+        );
+        assert_eq!(v.status, Status::Warn);
+        assert!(v.cases.iter().all(|c| c.status != Status::Fail));
+        let v = CriterionVerdict::from_cases(
+            "wrong",
+            "t".into(),
+            None,
+            vec![
+                case(Status::Fail, "a"),
+                case(Status::Fail, "b"),
+                case(Status::Fail, "c"),
+            ],
+            String::new(),
+        );
+        assert_eq!(v.message, "a (and 2 more sizes)");
+        let empty = CriterionVerdict::from_cases("wrong", "t".into(), None, vec![], String::new());
+        assert_eq!(
+            empty.status,
+            Status::Fail,
+            "no cases is no data: fail closed"
+        );
+        assert!(empty.message.starts_with("no data"));
     }
 }
