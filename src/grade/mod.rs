@@ -159,6 +159,16 @@ fn grade_job(job: &Job, found: Found, baseline: Result<Found, String>) -> JobVer
     }
     for c in job.expect.iter() {
         let text = criterion_text(c);
+        let size_based = !matches!(c.check, Check::Transport(_));
+        if size_based && measure::placements(job, Some(c)).is_empty() {
+            // The plan checker refuses this; should a results file still get here, fail closed.
+            criteria.push(fail_closed(
+                c,
+                text,
+                format!("`in_place` selects a placement {what} does not run"),
+            ));
+            continue;
+        }
         criteria.push(match &c.check {
             Check::Busbw(t) => threshold::evaluate(&ctx, c, Metric::Busbw, t, text),
             Check::Algbw(t) => threshold::evaluate(&ctx, c, Metric::Algbw, t, text),
@@ -179,6 +189,22 @@ fn grade_job(job: &Job, found: Found, baseline: Result<Found, String>) -> JobVer
         baseline: baseline_src,
         criteria,
     }
+}
+
+/// A criterion that cannot be evaluated: one failing case saying why.
+fn fail_closed(c: &crate::plan::Criterion, text: String, message: String) -> CriterionVerdict {
+    CriterionVerdict::from_cases(
+        c.check.key(),
+        text,
+        Some(c.clone()),
+        vec![Case {
+            name: "all".into(),
+            requested: None,
+            status: Status::Fail,
+            message: message.clone(),
+        }],
+        message,
+    )
 }
 
 /// A plan job nothing matched: every check fails, each saying why.
@@ -239,4 +265,60 @@ fn merge_environments<'a>(envs: impl Iterator<Item = &'a Environment>) -> Enviro
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ingest::{LogInput, ingest};
+    use crate::plan::InPlace;
+    use crate::results::JobResult;
+
+    const LOG: &str = include_str!("../../tests/data/nccl-tests/h200x2/all_reduce.txt");
+
+    fn setup(expect: &str) -> (Job, JobResult) {
+        let yaml = format!(
+            "version: 1\nname: t\nbackend: nccl\nlaunch: {{ nodes: 1, ranks_per_node: 2 }}\ntests:\n  - name: a\n    collective: all_reduce\n    sizes: {{ from: 8, to: 8G, factor: 2 }}\n    expect:\n{expect}"
+        );
+        let plan = match crate::plan::parse_str("t.yaml", &yaml) {
+            Ok(l) => l.plan,
+            Err(r) => panic!("{}", r.short()),
+        };
+        let job = expand(&plan).jobs.remove(0);
+        let input = [LogInput {
+            name: "ar.txt",
+            bytes: LOG.as_bytes(),
+        }];
+        let result = ingest(&input, Some("a")).unwrap().results.jobs.remove(0);
+        (job, result)
+    }
+
+    #[test]
+    fn a_placement_the_job_did_not_run_fails_closed() {
+        let (mut job, result) =
+            setup("      - busbw: \">= 1 GB/s\"\n        at: 1G\n        in_place: in\n");
+        job.settings.in_place = InPlace::Out;
+        let v = grade_job(
+            &job,
+            Found::One("r.json".into(), Box::new(result)),
+            Err("none".into()),
+        );
+        let c = v.criteria.last().unwrap();
+        assert_eq!(c.status, Status::Fail, "{c:?}");
+        assert!(c.message.contains("does not run"), "{}", c.message);
+    }
+
+    #[test]
+    fn every_criterion_of_an_unmatched_job_fails() {
+        let (job, _) =
+            setup("      - busbw: \">= 1 GB/s\"\n        at: 1G\n      - transport: P2P\n");
+        let v = grade_job(&job, Found::None("nothing here".into()), Err("none".into()));
+        assert_eq!(v.status, Status::Fail);
+        assert_eq!(v.criteria.len(), 3);
+        assert!(
+            v.criteria
+                .iter()
+                .all(|c| c.status == Status::Fail && c.message.starts_with("nothing here"))
+        );
+    }
 }

@@ -103,9 +103,10 @@ pub fn evaluate(
     );
     if v.status != Status::Pass && metric == Metric::Busbw {
         v.diagnosis = ctx.shape_against_baseline(&places).or_else(|| {
+            let p = *places.first()?;
             let curve: Vec<(u64, f64)> = measure::measured_sizes(ctx.result)
                 .into_iter()
-                .filter_map(|s| Some((s, measure::median_busbw(ctx.result, s, places[0])?)))
+                .filter_map(|s| Some((s, measure::median_busbw(ctx.result, s, p)?)))
                 .collect();
             diagnosis::falls_at_large(&curve)
         });
