@@ -490,4 +490,18 @@ fn group_spread_names_the_slowest_group_and_its_gpus() {
         out.contains("diagnosis: one slow split group: group 1 (ranks 2-3: node01 GPU 2, node01 GPU 3) — an intra-node group: check that node's NVLink/NVSwitch"),
         "{out}"
     );
+    // The report charts each group and tables their figures, the slowest marked.
+    let rep = d.join("rep");
+    let o = baton(&["report", p(&pl), p(&grouped), "-o", p(&rep)]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    let svg = read(&rep.join("charts/01-pairs.svg"));
+    assert!(
+        svg.contains("group 0") && svg.contains("group 1"),
+        "group lines in the chart"
+    );
+    let md = read(&rep.join("report.md"));
+    assert!(
+        md.contains("| 1 (slowest) | 2-3 | node01:2 node01:3 | 197.65 | 30.0% |"),
+        "{md}"
+    );
 }

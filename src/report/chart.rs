@@ -5,7 +5,7 @@
 use plotters::prelude::*;
 
 use super::{Exporter, ReportError, ReportInput};
-use crate::grade::{JobVerdict, measured_sizes, median_busbw, size};
+use crate::grade::{JobVerdict, measured_sizes, median_busbw, median_of, size};
 use crate::plan::Check;
 use crate::results::{JobResult, Placement};
 use crate::units::SizeSelector;
@@ -16,6 +16,17 @@ const OUT_OF_PLACE: RGBColor = RGBColor(31, 119, 180);
 const IN_PLACE: RGBColor = RGBColor(255, 127, 14);
 const BASELINE: RGBColor = RGBColor(110, 110, 110);
 const THRESHOLD: RGBColor = RGBColor(214, 39, 40);
+/// Split groups: distinct from the placement, baseline and threshold colours.
+const GROUP_COLORS: [RGBColor; 8] = [
+    RGBColor(148, 103, 189),
+    RGBColor(44, 160, 44),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+    RGBColor(57, 59, 121),
+    RGBColor(127, 127, 127),
+];
 
 /// The chart of the job at `index` in the grade.
 pub struct ChartExporter {
@@ -53,6 +64,38 @@ fn curve(r: &JobResult, p: Placement) -> Vec<(f64, f64)> {
         .into_iter()
         .filter(|&s| s > 0)
         .filter_map(|s| Some(((s as f64).log2(), median_busbw(r, s, p)?)))
+        .collect()
+}
+
+/// Most split groups drawn; beyond that the legend would hide the chart.
+const MAX_GROUP_LINES: usize = 8;
+
+/// Per split group: (color, (x = log2 size, median group busbw)) where `baton run` recorded
+/// per-group figures (out-of-place).
+fn group_curves(r: &JobResult) -> Vec<(u64, Vec<(f64, f64)>)> {
+    r.groups
+        .iter()
+        .take(MAX_GROUP_LINES)
+        .map(|g| {
+            let pts = measured_sizes(r)
+                .into_iter()
+                .filter(|&s| s > 0)
+                .filter_map(|s| {
+                    let mut v: Vec<f64> = r
+                        .repeats
+                        .iter()
+                        .flat_map(|x| &x.rows)
+                        .filter(|row| row.requested == s)
+                        .filter_map(|row| row.out_of_place.as_ref())
+                        .flat_map(|c| c.groups.iter().filter(|x| x.color == g.color))
+                        .map(|x| x.busbw)
+                        .collect();
+                    Some(((s as f64).log2(), median_of(&mut v)?))
+                })
+                .collect();
+            (g.color, pts)
+        })
+        .filter(|(_, pts): &(u64, Vec<(f64, f64)>)| !pts.is_empty())
         .collect()
 }
 
@@ -133,6 +176,7 @@ impl ChartExporter {
         .into_iter()
         .filter(|s| !s.2.is_empty())
         .collect();
+        let groups = group_curves(r);
         let base = j
             .baseline
             .as_ref()
@@ -155,6 +199,7 @@ impl ChartExporter {
             .iter()
             .flat_map(|s| s.2.iter().map(|p| p.1))
             .chain(base.iter().map(|p| p.1))
+            .chain(groups.iter().flat_map(|g| g.1.iter().map(|p| p.1)))
             .chain(limits.iter().map(|l| l.value))
             .fold(1.0, f64::max)
             * 1.12;
@@ -211,6 +256,16 @@ impl ChartExporter {
                     .label(l.label.clone())
                     .legend(|(x, y)| {
                         PathElement::new([(x, y), (x + 18, y)], THRESHOLD.stroke_width(2))
+                    });
+            }
+            for (k, (color, pts)) in groups.iter().enumerate() {
+                let c = GROUP_COLORS[k % GROUP_COLORS.len()];
+                chart
+                    .draw_series(LineSeries::new(pts.iter().copied(), c.stroke_width(1)))
+                    .map_err(|e| err(&e))?
+                    .label(format!("group {color}"))
+                    .legend(move |(x, y)| {
+                        PathElement::new([(x, y), (x + 18, y)], c.stroke_width(1))
                     });
             }
             for (name, color, pts) in &series {
