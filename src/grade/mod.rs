@@ -20,9 +20,7 @@ mod verdict;
 
 pub use compare::{Comparison, JobComparison, SizeComparison, compare};
 pub use diagnosis::{Diagnosis, Shape};
-pub use measure::{
-    comm_size, describe, measured_sizes, median as median_of, median_busbw, num, size,
-};
+pub use measure::{measured_sizes, median as median_of, median_busbw, num, size};
 pub use verdict::{Case, CriterionVerdict, Grade, JobVerdict, Source, Status};
 
 use crate::expand::{Job, expand, table::criterion_text};
@@ -30,6 +28,7 @@ use crate::plan::{Check, Plan};
 use crate::results::{Environment, Results};
 use context::Ctx;
 use matching::{Found, assign};
+use measure::describe;
 use threshold::Metric;
 
 /// The baseline grading compares against, or why there is none.

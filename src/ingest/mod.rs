@@ -14,7 +14,7 @@ mod text;
 
 use indexmap::IndexMap;
 
-pub use debug::{class_satisfies, transport_class};
+pub use debug::class_satisfies;
 pub use log::Warning;
 
 use crate::collective::Collective;

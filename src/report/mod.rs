@@ -60,10 +60,11 @@ pub fn write_file(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
 /// which holds everything inline so it opens anywhere without a network. Returns the files.
 pub fn write_report(dir: &Path, input: &ReportInput<'_>) -> Result<Vec<PathBuf>, ReportError> {
     let mut written = Vec::new();
-    for (i, job) in input.grade.jobs.iter().enumerate() {
-        if let Some(svg) = ChartExporter::job(job)? {
-            let p = dir.join(chart::file_name(i, &job.id));
-            write_file(&p, svg.as_bytes())?;
+    for (index, job) in input.grade.jobs.iter().enumerate() {
+        let svg = ChartExporter { index }.export(input)?;
+        if !svg.is_empty() {
+            let p = dir.join(chart::file_name(index, &job.id));
+            write_file(&p, &svg)?;
             written.push(p);
         }
     }
