@@ -313,6 +313,21 @@ mod tests {
     }
 
     #[test]
+    fn json_env_states_the_split() {
+        let doc = include_str!("../../tests/data/nccl-tests/h200x2/all_gather.json");
+        let split = doc.replace("\"NCCL_NVLS_ENABLE=0\"", "\"NCCL_TESTS_SPLIT_MASK=10\"");
+        let r = one("s.json", &split).unwrap().results;
+        assert_eq!(r.jobs[0].split.as_deref(), Some("AND 0x10"));
+        assert_eq!(
+            r.environment
+                .variables
+                .get("NCCL_TESTS_SPLIT_MASK")
+                .map(String::as_str),
+            Some("10")
+        );
+    }
+
+    #[test]
     fn rejects_what_is_not_a_log() {
         let e = one("notes.txt", "shopping list\neggs\n").unwrap_err();
         assert!(matches!(e, IngestError::NotALog { .. }), "{e}");

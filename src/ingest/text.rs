@@ -542,6 +542,21 @@ mod tests {
     }
 
     #[test]
+    fn split_runs_name_the_communicator_of_each_link() {
+        let text = "# Collective test starting: all_reduce_perf\n\
+            #  Rank  0 Group  0 Pid   10 on n1 device  0 [0000:01:00] GPU\n\
+            #  Rank  1 Group  0 Pid   11 on n1 device  1 [0000:02:00] GPU\n\
+            #  Rank  2 Group  1 Pid   12 on n1 device  2 [0000:03:00] GPU\n\
+            #  Rank  3 Group  1 Pid   13 on n1 device  3 [0000:04:00] GPU\n\
+            n1:12:99 [2] NCCL INFO Channel 00/0 : 0[2] -> 1[3] via P2P/IPC\n\
+            n1:10:98 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC\n";
+        let (log, w) = parse("s.txt", text);
+        assert!(w.is_empty(), "{w:?}");
+        let comms: Vec<Option<&str>> = log.transports.iter().map(|t| t.comm.as_deref()).collect();
+        assert_eq!(comms, vec![Some("group 1"), Some("group 0")]);
+    }
+
+    #[test]
     fn launcher_tags_and_unknown_lines() {
         assert_eq!(
             strip_launcher_tag("[1,0]<stdout>:# Using devices"),
