@@ -63,6 +63,7 @@ enum Command {
     },
     /// Grade results against a plan's criteria: verdicts, JUnit XML, report. Exit 1 on failure.
     Grade {
+        /// Plan file whose `expect` criteria grade the results.
         plan: PathBuf,
         /// Results files (from `run` or `ingest`).
         #[arg(required = true)]
@@ -79,9 +80,12 @@ enum Command {
     },
     /// Write the Markdown and HTML report only (exit 0 once written, whatever the verdict).
     Report {
+        /// Plan file whose `expect` criteria grade the results.
         plan: PathBuf,
+        /// Results files (from `run` or `ingest`).
         #[arg(required = true)]
         results: Vec<PathBuf>,
+        /// Results to compare `regression` against (default: the plan's `baseline:`).
         #[arg(long)]
         baseline: Option<PathBuf>,
         /// Report directory.
@@ -99,14 +103,18 @@ enum Command {
 enum BaselineAction {
     /// Save results (one or several files) as one baseline file.
     Save {
+        /// Results files to keep as the baseline.
         #[arg(required = true)]
         results: Vec<PathBuf>,
+        /// Baseline file to write.
         #[arg(short, long)]
         output: PathBuf,
     },
     /// Per job and size: old and new time and busbw, their ratio, and the shape of any drop.
     Compare {
+        /// The earlier run (e.g. the baseline).
         old: PathBuf,
+        /// The run to compare with it.
         new: PathBuf,
         /// Print Markdown instead of a text table.
         #[arg(long)]
