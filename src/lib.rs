@@ -6,7 +6,10 @@
 pub mod collective;
 pub mod exit;
 pub mod expand;
+pub mod grade;
+pub mod ingest;
 pub mod plan;
+pub mod report;
 pub mod results;
 pub mod runner;
 pub mod split;

@@ -5,8 +5,11 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use baton::exit::Exit;
 
+mod baseline;
 mod check;
 mod expand;
+mod grade;
+mod ingest;
 pub mod run;
 
 /// Version-controlled acceptance plans for GPU clusters: expand, run, grade.
@@ -75,6 +78,77 @@ enum Command {
         /// Most jobs listed in the table (the totals always count every job).
         #[arg(long, default_value_t = 1000)]
         max_listed: usize,
+    },
+    /// Read nccl-tests logs (text, JSON -J, NCCL_DEBUG=INFO) into a results file.
+    Ingest {
+        /// nccl-tests output files; NCCL_DEBUG-only files add transports to the run beside them.
+        #[arg(required = true)]
+        logs: Vec<PathBuf>,
+        /// Results file to write.
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Plan job ID these logs measured; several logs become its repeats.
+        #[arg(long)]
+        job: Option<String>,
+    },
+    /// Grade results against a plan's criteria: verdicts, JUnit XML, report. Exit 1 on failure.
+    Grade {
+        /// Plan file whose `expect` criteria grade the results.
+        plan: PathBuf,
+        /// Results files (from `run` or `ingest`).
+        #[arg(required = true)]
+        results: Vec<PathBuf>,
+        /// Results to compare `regression` against (default: the plan's `baseline:`).
+        #[arg(long)]
+        baseline: Option<PathBuf>,
+        /// Write JUnit XML here.
+        #[arg(long)]
+        junit: Option<PathBuf>,
+        /// Write the Markdown and HTML report into this directory.
+        #[arg(long)]
+        report: Option<PathBuf>,
+    },
+    /// Write the Markdown and HTML report only (exit 0 once written, whatever the verdict).
+    Report {
+        /// Plan file whose `expect` criteria grade the results.
+        plan: PathBuf,
+        /// Results files (from `run` or `ingest`).
+        #[arg(required = true)]
+        results: Vec<PathBuf>,
+        /// Results to compare `regression` against (default: the plan's `baseline:`).
+        #[arg(long)]
+        baseline: Option<PathBuf>,
+        /// Report directory.
+        #[arg(short, long)]
+        output: PathBuf,
+    },
+    /// Save a baseline, or compare two runs side by side.
+    Baseline {
+        #[command(subcommand)]
+        action: BaselineAction,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum BaselineAction {
+    /// Save results (one or several files) as one baseline file.
+    Save {
+        /// Results files to keep as the baseline.
+        #[arg(required = true)]
+        results: Vec<PathBuf>,
+        /// Baseline file to write.
+        #[arg(short, long)]
+        output: PathBuf,
+    },
+    /// Per job and size: old and new time and busbw, their ratio, and the shape of any drop.
+    Compare {
+        /// The earlier run (e.g. the baseline).
+        old: PathBuf,
+        /// The run to compare with it.
+        new: PathBuf,
+        /// Print Markdown instead of a text table.
+        #[arg(long)]
+        markdown: bool,
     },
 }
 
@@ -155,6 +229,33 @@ pub fn main(mpi: Option<MpiEntry>) -> i32 {
         } => match mpi {
             Some(m) => (m.worker)(&plan, &jobs, &out, table),
             None => Err(anyhow::anyhow!("the rank worker is `baton-mpi __worker`")),
+        },
+        Command::Ingest { logs, output, job } => ingest::run(&logs, &output, job.as_deref()),
+        Command::Grade {
+            plan,
+            results,
+            baseline,
+            junit,
+            report,
+        } => grade::run(
+            &plan,
+            &results,
+            baseline.as_deref(),
+            junit.as_deref(),
+            report.as_deref(),
+            color,
+        ),
+        Command::Report {
+            plan,
+            results,
+            baseline,
+            output,
+        } => grade::report(&plan, &results, baseline.as_deref(), &output, color),
+        Command::Baseline { action } => match action {
+            BaselineAction::Save { results, output } => baseline::save(&results, &output),
+            BaselineAction::Compare { old, new, markdown } => {
+                baseline::compare(&old, &new, markdown)
+            }
         },
     };
     match outcome {

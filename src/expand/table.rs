@@ -59,6 +59,12 @@ pub fn criterion_text(c: &Criterion) -> String {
     if let Some(at) = &c.at {
         let _ = write!(s, " at {at}");
     }
+    // Two criteria that differ only in placement must not read (or name a JUnit test) alike.
+    match c.in_place {
+        Some(crate::plan::InPlace::Out) => s.push_str(" out-of-place"),
+        Some(crate::plan::InPlace::In) => s.push_str(" in-place"),
+        Some(crate::plan::InPlace::Both) | None => {}
+    }
     if c.severity == crate::plan::Severity::Warn {
         s.push_str(" (warn)");
     }
@@ -159,6 +165,25 @@ mod tests {
         assert_eq!(rank_ranges(&[3, 11]), "3,11");
         assert_eq!(rank_ranges(&[0, 1, 2, 3, 8, 9, 10, 11]), "0-3,8-11");
         assert_eq!(rank_ranges(&[5]), "5");
+    }
+
+    #[test]
+    fn criteria_name_their_placement() {
+        let c = |in_place| Criterion {
+            check: Check::Wrong(0),
+            at: Some(crate::units::SizeSelector::Exactly(1 << 30)),
+            severity: crate::plan::Severity::Fail,
+            in_place,
+        };
+        assert_eq!(criterion_text(&c(None)), "wrong == 0 at 1G");
+        assert_eq!(
+            criterion_text(&c(Some(crate::plan::InPlace::In))),
+            "wrong == 0 at 1G in-place"
+        );
+        assert_eq!(
+            criterion_text(&c(Some(crate::plan::InPlace::Out))),
+            "wrong == 0 at 1G out-of-place"
+        );
     }
 
     #[test]

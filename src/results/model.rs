@@ -125,7 +125,7 @@ pub struct JobResult {
     pub root: Option<u32>,
     /// NCCL_TESTS_SPLIT expression, as written.
     pub split: Option<String>,
-    /// Variables the plan set for this job.
+    /// Variables the plan set for this job (ingest: the variables the log states).
     #[serde(default)]
     pub env: IndexMap<String, String>,
     pub settings: JobSettings,
@@ -146,6 +146,30 @@ pub struct JobResult {
     /// Errors not tied to one cell (init failures, launcher errors) and copies of cell errors.
     #[serde(default)]
     pub errors: Vec<JobError>,
+    /// How `grade` pairs this job with a plan job. Absent (`id`) for `run` and `ingest --job`.
+    #[serde(default, skip_serializing_if = "MatchBy::is_id")]
+    pub match_by: MatchBy,
+    /// Logs the job was read from (ingest), so a verdict can name the file a number came from.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sources: Vec<String>,
+}
+
+/// How a job's results find their plan job. A log nobody labelled cannot know the plan's job ID,
+/// so grading falls back to what the log itself states.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum MatchBy {
+    /// `id` is a plan job ID (written by `run`, or given with `ingest --job`).
+    #[default]
+    Id,
+    /// `id` is only descriptive; match by collective, dtype, op, root and split.
+    Attributes,
+}
+
+impl MatchBy {
+    pub fn is_id(&self) -> bool {
+        *self == MatchBy::Id
+    }
 }
 
 impl JobResult {

@@ -68,38 +68,24 @@ pub fn exit_for(results: &Results) -> Exit {
 }
 
 /// A job that never produced measurements: recorded so that grading fails closed on it.
-fn not_run(job: &Job, why: String) -> JobResult {
-    JobResult {
-        id: job.id.clone(),
-        test: job.test.clone(),
-        backend: Backend::Mpi,
-        collective: job.collective,
-        dtype: job.dtype,
-        op: job.op,
-        root: job.root,
-        split: job.split.clone(),
-        env: job.env.clone(),
-        settings: (&job.settings).into(),
-        layout: results::Layout {
-            nranks: job.ranks.unwrap_or(0),
-            nodes: 0,
-            processes: 0,
-            gpus_per_process: 0,
-            ranks: Vec::new(),
-        },
-        groups: Vec::new(),
-        repeats: Vec::new(),
-        transports: Vec::new(),
-        telemetry: Vec::new(),
-        status: JobStatus::Error,
-        errors: vec![JobError {
-            kind: ErrorKind::Launcher,
-            message: why,
-            repeat: None,
-            requested: None,
-            placement: None,
-        }],
-    }
+fn not_run(job: &Job, backend: Backend, why: String) -> JobResult {
+    let layout = results::Layout {
+        nranks: job.ranks.unwrap_or(0),
+        nodes: 0,
+        processes: 0,
+        gpus_per_process: 0,
+        ranks: Vec::new(),
+    };
+    let mut r = super::worker::job_result(job, backend, layout);
+    r.status = JobStatus::Error;
+    r.errors.push(JobError {
+        kind: ErrorKind::Launcher,
+        message: why,
+        repeat: None,
+        requested: None,
+        placement: None,
+    });
+    r
 }
 
 /// Runs `jobs` of `plan`, each environment set in its own process set.
@@ -252,7 +238,7 @@ fn run_set(
                     describe.clone()
                 };
                 eprintln!("baton: {}: not run ({why})", job.id);
-                got.push(not_run(job, why));
+                got.push(not_run(job, Backend::Mpi, why));
             }
         }
     }

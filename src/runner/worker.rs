@@ -82,6 +82,31 @@ fn step_text(job: &Job) -> String {
     }
 }
 
+/// An empty result for `job` (status `Partial`), to be filled with repeats as they finish.
+pub fn job_result(job: &Job, backend: Backend, layout: Layout) -> JobResult {
+    JobResult {
+        id: job.id.clone(),
+        test: job.test.clone(),
+        match_by: Default::default(),
+        sources: Vec::new(),
+        backend,
+        collective: job.collective,
+        dtype: job.dtype,
+        op: job.op,
+        root: job.root,
+        split: job.split.clone(),
+        env: job.env.clone(),
+        settings: (&job.settings).into(),
+        layout,
+        groups: Vec::new(),
+        repeats: Vec::new(),
+        transports: Vec::new(),
+        telemetry: Vec::new(),
+        status: JobStatus::Partial,
+        errors: Vec::new(),
+    }
+}
+
 /// Runs `jobs` on this rank. Returns the results (complete on rank 0; other ranks return what
 /// they were given).
 pub fn run_jobs<W: World, E: Engine>(
@@ -155,29 +180,10 @@ pub fn run_jobs<W: World, E: Engine>(
                 })
                 .collect(),
         };
-        let mut jr = JobResult {
-            id: job.id.clone(),
-            test: job.test.clone(),
-            backend: cfg.backend,
-            collective: job.collective,
-            dtype: job.dtype,
-            op: job.op,
-            root: job.root,
-            split: job.split.clone(),
-            env: job.env.clone(),
-            settings: (&job.settings).into(),
-            layout,
-            groups: if job.split.is_some() {
-                groups.clone()
-            } else {
-                Vec::new()
-            },
-            repeats: Vec::new(),
-            transports: Vec::new(),
-            telemetry: Vec::new(),
-            status: JobStatus::Partial,
-            errors: Vec::new(),
-        };
+        let mut jr = job_result(job, cfg.backend, layout);
+        if job.split.is_some() {
+            jr.groups = groups.clone();
+        }
         let root = job.root.unwrap_or(0) as u64;
         let bad_root = job.root.is_some() && root >= smallest;
         if bad_root {

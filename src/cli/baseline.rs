@@ -1,0 +1,79 @@
+use std::path::{Path, PathBuf};
+
+use baton::exit::Exit;
+use baton::results::Results;
+
+fn read_all(paths: &[PathBuf]) -> Result<Vec<(String, Results)>, Exit> {
+    paths
+        .iter()
+        .map(|p| {
+            baton::results::read(p)
+                .map(|r| (p.display().to_string(), r))
+                .map_err(|e| {
+                    eprintln!("error: {e}");
+                    Exit::Invalid
+                })
+        })
+        .collect()
+}
+
+/// Saves one or more results files as one baseline (any results file already is one).
+pub fn save(results: &[PathBuf], out: &Path) -> anyhow::Result<Exit> {
+    let files = match read_all(results) {
+        Ok(f) => f,
+        Err(e) => return Ok(e),
+    };
+    let mut iter = files.into_iter();
+    let Some((first_name, mut merged)) = iter.next() else {
+        return Ok(Exit::Invalid);
+    };
+    let mut owner: Vec<(String, String)> = merged
+        .jobs
+        .iter()
+        .map(|j| (j.id.clone(), first_name.clone()))
+        .collect();
+    for (name, r) in iter {
+        for j in r.jobs {
+            if let Some((_, other)) = owner.iter().find(|(id, _)| *id == j.id) {
+                eprintln!(
+                    "error: job `{}` is in both {other} and {name}; save them as separate baselines",
+                    j.id
+                );
+                return Ok(Exit::Invalid);
+            }
+            owner.push((j.id.clone(), name.clone()));
+            merged.jobs.push(j);
+        }
+        merged.producer.sources.extend(r.producer.sources);
+        for h in r.environment.hosts {
+            if !merged
+                .environment
+                .hosts
+                .iter()
+                .any(|x| x.hostname == h.hostname)
+            {
+                merged.environment.hosts.push(h);
+            }
+        }
+    }
+    if let Err(e) = baton::results::write_atomic(out, &merged) {
+        eprintln!("error: {e}");
+        return Ok(Exit::Runtime);
+    }
+    println!(
+        "{}: baseline of {} job(s)",
+        out.display(),
+        merged.jobs.len()
+    );
+    Ok(Exit::Ok)
+}
+
+pub fn compare(old: &Path, new: &Path, markdown: bool) -> anyhow::Result<Exit> {
+    let files = match read_all(&[old.to_path_buf(), new.to_path_buf()]) {
+        Ok(f) => f,
+        Err(e) => return Ok(e),
+    };
+    let c = baton::grade::compare(&files[0].0, &files[0].1, &files[1].0, &files[1].1);
+    print!("{}", baton::report::render_comparison(&c, markdown));
+    Ok(Exit::Ok)
+}

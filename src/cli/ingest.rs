@@ -1,0 +1,70 @@
+use std::path::{Path, PathBuf};
+
+use baton::exit::Exit;
+use baton::ingest::{LogInput, MAX_LOG_BYTES, ingest};
+
+pub fn run(logs: &[PathBuf], out: &Path, job: Option<&str>) -> anyhow::Result<Exit> {
+    let mut contents: Vec<(String, Vec<u8>)> = Vec::new();
+    for p in logs {
+        let name = p.display().to_string();
+        match read_log(p) {
+            Ok(b) => contents.push((name, b)),
+            Err(e) => {
+                eprintln!("error: cannot read log {name}: {e}");
+                return Ok(Exit::Invalid);
+            }
+        }
+    }
+    let inputs: Vec<LogInput<'_>> = contents
+        .iter()
+        .map(|(name, bytes)| LogInput { name, bytes })
+        .collect();
+    let ingested = match ingest(&inputs, job) {
+        Ok(i) => i,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(Exit::Invalid);
+        }
+    };
+    for w in &ingested.warnings {
+        eprintln!("warning: {w}");
+    }
+    if let Err(e) = baton::results::write_atomic(out, &ingested.results) {
+        eprintln!("error: {e}");
+        return Ok(Exit::Runtime);
+    }
+    let rows: usize = ingested
+        .results
+        .jobs
+        .iter()
+        .flat_map(|j| &j.repeats)
+        .map(|r| r.rows.len())
+        .sum();
+    println!(
+        "{}: {} job(s), {} row(s) from {} log(s){}",
+        out.display(),
+        ingested.results.jobs.len(),
+        rows,
+        logs.len(),
+        match ingested.warnings.len() {
+            0 => String::new(),
+            n => format!(", {n} warning(s)"),
+        }
+    );
+    Ok(Exit::Ok)
+}
+
+fn read_log(p: &Path) -> std::io::Result<Vec<u8>> {
+    let meta = std::fs::metadata(p)?;
+    if meta.is_dir() {
+        return Err(std::io::Error::other("it is a directory"));
+    }
+    if meta.len() > MAX_LOG_BYTES as u64 {
+        return Err(std::io::Error::other(format!(
+            "{} bytes; logs are limited to {} MiB",
+            meta.len(),
+            MAX_LOG_BYTES >> 20
+        )));
+    }
+    std::fs::read(p)
+}

@@ -1,0 +1,111 @@
+//! What every criterion of one job reads: the plan job, its matched results, the baseline (or why
+//! there is none), and the wording shared by their messages.
+
+use super::diagnosis::{self, Diagnosis};
+use super::measure::{measured_range, measured_sizes, median_busbw, printed_size, size};
+use crate::expand::Job;
+use crate::ingest::class_satisfies;
+use crate::plan::Check;
+use crate::results::{JobResult, Placement};
+
+/// Drop (%) below which sizes count as unchanged for shape diagnosis when the plan sets no
+/// regression limit.
+const DEFAULT_TOLERANCE: f64 = 5.0;
+
+pub struct Ctx<'a> {
+    pub job: &'a Job,
+    pub result: &'a JobResult,
+    /// `all_reduce float sum`: how messages name the job.
+    pub what: String,
+    /// The baseline's results for this job, or why there are none.
+    pub baseline: Result<&'a JobResult, String>,
+}
+
+impl Ctx<'_> {
+    /// "no data at 8G (…)": the fail-closed message, with what the results do hold.
+    pub fn no_data(&self, s: u64, p: Placement) -> String {
+        format!(
+            "no data at {} ({}, {}): the results hold {}",
+            size(s),
+            self.what,
+            p.label(),
+            measured_range(self.result)
+        )
+    }
+
+    /// The transport class this job's plan expects, if it has a transport criterion.
+    pub fn expected_transport(&self) -> Option<&str> {
+        self.job.expect.iter().find_map(|c| match &c.check {
+            Check::Transport(t) => Some(t.as_str()),
+            _ => None,
+        })
+    }
+
+    /// Transport classes seen, most links first.
+    pub fn transports_seen(r: &JobResult) -> Vec<String> {
+        let mut counts: Vec<(String, usize)> = Vec::new();
+        for t in &r.transports {
+            match counts.iter_mut().find(|(c, _)| *c == t.transport) {
+                Some(e) => e.1 += 1,
+                None => counts.push((t.transport.clone(), 1)),
+            }
+        }
+        counts.sort_by_key(|c| std::cmp::Reverse(c.1));
+        counts.into_iter().map(|c| c.0).collect()
+    }
+
+    /// `; transport SHM, expected P2P`: appended to bandwidth failures when the log says how
+    /// NCCL connected, since a wrong transport explains most bandwidth failures.
+    pub fn transport_note(&self) -> String {
+        let seen = Self::transports_seen(self.result);
+        if seen.is_empty() {
+            return String::new();
+        }
+        let mut s = format!("; transport {}", seen.join("+"));
+        if let Some(exp) = self.expected_transport()
+            && seen.iter().any(|c| !class_satisfies(c, exp))
+        {
+            s.push_str(&format!(", expected {exp}"));
+        }
+        s
+    }
+
+    /// The drop limit that counts as real: the job's regression limit, else 5%.
+    fn tolerance(&self) -> f64 {
+        self.job
+            .expect
+            .iter()
+            .find_map(|c| match &c.check {
+                Check::Regression(t) => Some(t.value),
+                _ => None,
+            })
+            .unwrap_or(DEFAULT_TOLERANCE)
+    }
+
+    /// Drop (%) against the baseline at every size both hold, ascending; sizes that move no
+    /// bytes are left out (no bandwidth to compare).
+    pub fn drops(&self, base: &JobResult, p: Placement) -> Vec<(u64, f64)> {
+        measured_sizes(self.result)
+            .into_iter()
+            .filter(|&s| printed_size(self.result, s).is_some_and(|b| b > 0))
+            .filter_map(|s| {
+                let cur = median_busbw(self.result, s, p)?;
+                let old = median_busbw(base, s, p).filter(|b| *b > 0.0)?;
+                Some((s, (1.0 - cur / old) * 100.0))
+            })
+            .collect()
+    }
+
+    /// The shape of the drop against the baseline across all sizes, with a transport change
+    /// named when the baseline connected differently.
+    pub fn shape_against_baseline(&self, places: &[Placement]) -> Option<Diagnosis> {
+        let base = self.baseline.as_ref().ok()?;
+        let p = *places.first()?;
+        let d = diagnosis::classify(&self.drops(base, p), self.tolerance())?;
+        let (then, now) = (
+            Self::transports_seen(base),
+            Self::transports_seen(self.result),
+        );
+        Some(diagnosis::transport_changed(&d, &then, &now).unwrap_or(d))
+    }
+}

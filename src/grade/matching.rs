@@ -1,0 +1,264 @@
+//! Pairing plan jobs with results. Results from `run` (and `ingest --job`) carry their plan job
+//! ID; an unlabelled log only states what it ran, so it pairs with the one plan job whose
+//! collective, dtype, op, root, rank count and split agree. Anything ambiguous pairs with nothing
+//! and says so: a job graded on another job's numbers would be worse than a red one.
+
+use crate::expand::Job;
+use crate::results::{JobResult, MatchBy, Results};
+use crate::split::Split;
+
+use super::measure::{describe, describe_result};
+
+/// What matching found for one plan job.
+#[derive(Debug, Clone)]
+pub enum Found {
+    /// Exactly one result: (results file, job).
+    One(String, Box<JobResult>),
+    /// Nothing usable; the text says why, for a "fails closed" message.
+    None(String),
+}
+
+/// Matches every plan job against the jobs in `files`. Returns one [`Found`] per job (in order)
+/// and a line per result job that no plan job took.
+pub fn assign(jobs: &[Job], files: &[(String, Results)]) -> (Vec<Found>, Vec<String>) {
+    let all: Vec<(&str, &JobResult)> = files
+        .iter()
+        .flat_map(|(f, r)| r.jobs.iter().map(move |j| (f.as_str(), j)))
+        .collect();
+    // For each result: the plan jobs it can stand for.
+    let takers: Vec<Vec<usize>> = all
+        .iter()
+        .map(|(_, r)| match r.match_by {
+            MatchBy::Id => jobs
+                .iter()
+                .enumerate()
+                .filter(|(_, j)| j.id == r.id)
+                .map(|(i, _)| i)
+                .collect(),
+            MatchBy::Attributes => by_attributes(jobs, r),
+        })
+        .collect();
+    let mut found = Vec::with_capacity(jobs.len());
+    for (i, job) in jobs.iter().enumerate() {
+        let mine: Vec<usize> = (0..all.len()).filter(|&k| takers[k] == [i]).collect();
+        let shared: Vec<usize> = (0..all.len())
+            .filter(|&k| takers[k].len() > 1 && takers[k].contains(&i))
+            .collect();
+        found.push(match mine.as_slice() {
+            [k] => Found::One(all[*k].0.to_string(), Box::new(all[*k].1.clone())),
+            [] if !shared.is_empty() => {
+                let (f, r) = all[shared[0]];
+                let others: Vec<&str> = takers[shared[0]]
+                    .iter()
+                    .map(|&t| jobs[t].id.as_str())
+                    .collect();
+                Found::None(format!(
+                    "{} in {f} matches {} plan jobs ({}); label it with `baton ingest --job {}`",
+                    source_name(r),
+                    others.len(),
+                    others.join(", "),
+                    job.id
+                ))
+            }
+            [] => Found::None(missing(job, &all)),
+            many => Found::None(format!(
+                "{} results match this job ({}); keep one, or label each log with `baton ingest --job`",
+                many.len(),
+                many.iter()
+                    .map(|&k| format!("{} in {}", source_name(all[k].1), all[k].0))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            )),
+        });
+    }
+    let unmatched = all
+        .iter()
+        .zip(&takers)
+        .filter(|(_, t)| t.is_empty())
+        .map(|((f, r), _)| match r.match_by {
+            MatchBy::Id => format!("{f}: job `{}` is not a job of this plan", r.id),
+            MatchBy::Attributes => format!(
+                "{f}: {} ({} on {} rank(s)) matches no plan job",
+                source_name(r),
+                describe_result(r),
+                r.layout.nranks
+            ),
+        })
+        .collect();
+    (found, unmatched)
+}
+
+fn source_name(r: &JobResult) -> String {
+    if r.sources.is_empty() {
+        format!("job `{}`", r.id)
+    } else {
+        r.sources.join(", ")
+    }
+}
+
+/// Why nothing matched: what was looked for, and the nearest result by collective.
+fn missing(job: &Job, all: &[(&str, &JobResult)]) -> String {
+    let ranks = job
+        .ranks
+        .map_or(String::new(), |n| format!(" on {n} rank(s)"));
+    let mut m = format!(
+        "no results for this job (looked for ID `{}`, or an unlabelled {}{ranks} log)",
+        job.id,
+        describe(job)
+    );
+    if let Some((f, r)) = all
+        .iter()
+        .find(|(_, r)| r.collective == job.collective && r.match_by == MatchBy::Attributes)
+    {
+        m.push_str(&format!(
+            "; nearest: {} in {f} is {} on {} rank(s)",
+            source_name(r),
+            describe_result(r),
+            r.layout.nranks
+        ));
+    }
+    m
+}
+
+/// Plan jobs an unlabelled result can stand for; the job environment breaks ties where the log
+/// states variables (JSON `env`, NCCL's "set by environment" lines).
+fn by_attributes(jobs: &[Job], r: &JobResult) -> Vec<usize> {
+    let fits: Vec<usize> = jobs
+        .iter()
+        .enumerate()
+        .filter(|(_, j)| attributes_fit(j, r))
+        .map(|(i, _)| i)
+        .collect();
+    if fits.len() <= 1 || r.env.is_empty() {
+        return fits;
+    }
+    let agree: Vec<usize> = fits
+        .iter()
+        .copied()
+        .filter(|&i| {
+            jobs[i]
+                .env
+                .iter()
+                .all(|(k, v)| r.env.get(k).is_none_or(|rv| rv == v))
+        })
+        .collect();
+    if agree.is_empty() { fits } else { agree }
+}
+
+fn attributes_fit(j: &Job, r: &JobResult) -> bool {
+    j.collective == r.collective
+        && j.dtype == r.dtype
+        && (j.op.is_none() || j.op == r.op)
+        && (j.root.is_none() || j.root == r.root)
+        && j.ranks.is_none_or(|n| n == r.layout.nranks)
+        && split_fits(j.split.as_deref(), r)
+}
+
+/// Whether the result's groups are the plan job's split groups.
+fn split_fits(split: Option<&str>, r: &JobResult) -> bool {
+    let n = r.layout.nranks;
+    let Some(text) = split else {
+        return r.groups.len() <= 1;
+    };
+    let Ok(want) = Split::parse(text) else {
+        return false;
+    };
+    let want = want.groups(n);
+    if let Some(Ok(have)) = r.split.as_deref().map(Split::parse) {
+        return have.groups(n) == want;
+    }
+    if r.groups.is_empty() {
+        return want.len() <= 1;
+    }
+    r.groups.len() == want.len()
+        && r.groups
+            .iter()
+            .all(|g| want.values().any(|members| *members == g.members))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::expand::expand;
+    use crate::ingest::{LogInput, ingest};
+
+    const LOG: &str = include_str!("../../tests/data/nccl-tests/h200x2/all_reduce.txt");
+
+    fn jobs(tests: &str) -> Vec<Job> {
+        let yaml = format!(
+            "version: 1\nname: t\nbackend: nccl\nlaunch: {{ nodes: 1, ranks_per_node: 2 }}\ntests:\n{tests}"
+        );
+        let loaded = match crate::plan::parse_str("t.yaml", &yaml) {
+            Ok(l) => l,
+            Err(r) => panic!("{}", r.short()),
+        };
+        expand(&loaded.plan).jobs
+    }
+
+    fn results(label: Option<&str>) -> Vec<(String, Results)> {
+        let r = ingest(
+            &[LogInput {
+                name: "ar.txt",
+                bytes: LOG.as_bytes(),
+            }],
+            label,
+        )
+        .unwrap()
+        .results;
+        vec![("r.json".into(), r)]
+    }
+
+    const AR: &str = "  - name: a\n    collective: all_reduce\n    sizes: [1G]\n";
+
+    #[test]
+    fn attributes_pick_the_one_fitting_job() {
+        let js = jobs(&format!(
+            "{AR}  - name: b\n    collective: all_reduce\n    dtype: half\n    sizes: [1G]\n  - name: c\n    collective: all_gather\n    sizes: [1G]\n"
+        ));
+        let (found, unused) = assign(&js, &results(None));
+        assert!(matches!(&found[0], Found::One(..)));
+        assert!(matches!(&found[1], Found::None(m) if m.contains("no results for this job")));
+        assert!(matches!(&found[2], Found::None(_)));
+        assert!(unused.is_empty());
+    }
+
+    #[test]
+    fn ambiguity_matches_nothing_and_says_so() {
+        let js = jobs(&format!(
+            "{AR}  - name: b\n    collective: all_reduce\n    sizes: [1G]\n"
+        ));
+        let (found, _) = assign(&js, &results(None));
+        for f in &found {
+            assert!(
+                matches!(f, Found::None(m) if m.contains("matches 2 plan jobs (a, b)") && m.contains("--job")),
+                "{f:?}"
+            );
+        }
+        // A label settles it.
+        let (found, _) = assign(&js, &results(Some("b")));
+        assert!(matches!(&found[0], Found::None(_)));
+        assert!(matches!(&found[1], Found::One(..)));
+    }
+
+    #[test]
+    fn rank_count_and_split_must_agree() {
+        let four = jobs(AR)
+            .into_iter()
+            .map(|mut j| {
+                j.ranks = Some(4);
+                j
+            })
+            .collect::<Vec<_>>();
+        let (found, unused) = assign(&four, &results(None));
+        assert!(matches!(&found[0], Found::None(m) if m.contains("nearest: ar.txt")));
+        assert_eq!(unused.len(), 1);
+        let split = jobs(
+            "  - name: s\n    collective: all_reduce\n    split: \"DIV 1\"\n    sizes: [1G]\n",
+        );
+        let (found, _) = assign(&split, &results(None));
+        assert!(
+            matches!(&found[0], Found::None(_)),
+            "a log with one group is not a DIV 1 split into two"
+        );
+    }
+}

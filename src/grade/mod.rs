@@ -1,0 +1,323 @@
+//! Grading: a plan's `expect` criteria turned into verdicts over results, whether they came from
+//! `baton run` or from ingested nccl-tests logs. Everything fails closed: a job without results,
+//! a criterion without data, a regression without a baseline are failures that say what is
+//! missing, never passes.
+//!
+//! Data flows one way: results (+ baseline) → [`grade`] → [`Grade`] → report exporters.
+
+mod compare;
+mod context;
+mod diagnosis;
+mod group_spread;
+mod integrity;
+mod matching;
+mod measure;
+mod regression;
+mod threshold;
+mod transport;
+mod variance;
+mod verdict;
+
+pub use compare::{Comparison, JobComparison, SizeComparison, compare};
+pub use diagnosis::{Diagnosis, Shape};
+pub use measure::{measured_sizes, median as median_of, median_busbw, num, size};
+pub use verdict::{Case, CriterionVerdict, Grade, JobVerdict, Source, Status};
+
+use crate::expand::{Job, expand, table::criterion_text};
+use crate::plan::{Check, Plan};
+use crate::results::{Environment, Results};
+use context::Ctx;
+use matching::{Found, assign};
+use measure::describe;
+use threshold::Metric;
+
+/// The baseline grading compares against, or why there is none.
+#[derive(Debug, Clone)]
+pub enum Baseline {
+    None,
+    Loaded {
+        name: String,
+        results: Box<Results>,
+    },
+    /// Named (by the plan) but unreadable: regression criteria fail with this reason.
+    Unreadable {
+        name: String,
+        why: String,
+    },
+}
+
+/// What `grade` reads.
+pub struct GradeInput<'a> {
+    pub plan: &'a Plan,
+    pub plan_file: Option<&'a str>,
+    /// Results files: (name, contents).
+    pub results: &'a [(String, Results)],
+    pub baseline: &'a Baseline,
+}
+
+/// Grades every job of the plan.
+pub fn grade(input: &GradeInput<'_>) -> Grade {
+    let expansion = expand(input.plan);
+    let (found, unmatched) = assign(&expansion.jobs, input.results);
+    let base_found: Vec<Result<Found, String>> = match input.baseline {
+        Baseline::Loaded { name, results } => {
+            let files = [(name.clone(), (**results).clone())];
+            assign(&expansion.jobs, &files)
+                .0
+                .into_iter()
+                .map(Ok)
+                .collect()
+        }
+        Baseline::Unreadable { name, why } => expansion
+            .jobs
+            .iter()
+            .map(|_| Err(format!("cannot read the baseline {name}: {why}")))
+            .collect(),
+        Baseline::None => expansion
+            .jobs
+            .iter()
+            .map(|_| {
+                Err("no baseline: set `baseline:` in the plan or pass --baseline FILE".to_string())
+            })
+            .collect(),
+    };
+    let jobs: Vec<JobVerdict> = expansion
+        .jobs
+        .iter()
+        .zip(found)
+        .zip(base_found)
+        .map(|((job, f), b)| grade_job(job, f, b))
+        .collect();
+    let status = worst(jobs.iter().map(|j| j.status));
+    Grade {
+        plan: input.plan.name.clone(),
+        plan_file: input.plan_file.map(str::to_string),
+        status,
+        jobs,
+        unmatched,
+        baseline: match input.baseline {
+            Baseline::None => None,
+            Baseline::Loaded { name, .. } => Some(name.clone()),
+            Baseline::Unreadable { name, why } => Some(format!("{name} (unreadable: {why})")),
+        },
+        environment: merge_environments(input.results.iter().map(|r| &r.1.environment)),
+        results_files: input.results.iter().map(|r| r.0.clone()).collect(),
+    }
+}
+
+/// Fail beats warn beats pass; a skipped criterion does not colour its job.
+fn worst(it: impl Iterator<Item = Status>) -> Status {
+    let mut s = Status::Pass;
+    for x in it {
+        if x == Status::Fail || (x == Status::Warn && s != Status::Fail) {
+            s = x;
+        }
+    }
+    s
+}
+
+fn grade_job(job: &Job, found: Found, baseline: Result<Found, String>) -> JobVerdict {
+    let what = describe(job);
+    let (file, result) = match found {
+        Found::One(f, r) => (f, *r),
+        Found::None(why) => return unmatched_job(job, what, why),
+    };
+    let (baseline_src, base) = match baseline {
+        Ok(Found::One(f, r)) => (
+            Some(Source {
+                file: f,
+                result: *r,
+            }),
+            Ok(()),
+        ),
+        Ok(Found::None(why)) => (
+            None,
+            Err(format!("the baseline has no results for this job: {why}")),
+        ),
+        Err(why) => (None, Err(why)),
+    };
+    let ctx = Ctx {
+        job,
+        result: &result,
+        what: what.clone(),
+        baseline: match (&baseline_src, base) {
+            (Some(s), _) => Ok(&s.result),
+            (None, Err(e)) => Err(e),
+            (None, Ok(())) => Err("no baseline".into()),
+        },
+    };
+    let mut criteria = vec![integrity::completed(&ctx)];
+    // Corruption anywhere fails the job; an explicit `wrong: 0` that covers every size and
+    // placement already says so, a narrower one does not.
+    let covered = job
+        .expect
+        .iter()
+        .any(|c| matches!(c.check, Check::Wrong(_)) && c.at.is_none() && c.in_place.is_none());
+    if !covered {
+        criteria.push(integrity::implicit(&ctx));
+    }
+    for c in job.expect.iter() {
+        let text = criterion_text(c);
+        let size_based = !matches!(c.check, Check::Transport(_));
+        if size_based && measure::placements(job, Some(c)).is_empty() {
+            // The plan checker refuses this; should a results file still get here, fail closed.
+            criteria.push(fail_closed(
+                c,
+                text,
+                format!("`in_place` selects a placement {what} does not run"),
+            ));
+            continue;
+        }
+        criteria.push(match &c.check {
+            Check::Busbw(t) => threshold::evaluate(&ctx, c, Metric::Busbw, t, text),
+            Check::Algbw(t) => threshold::evaluate(&ctx, c, Metric::Algbw, t, text),
+            Check::Time(t) => threshold::evaluate(&ctx, c, Metric::Time, t, text),
+            Check::Wrong(_) => integrity::explicit(&ctx, c, text),
+            Check::Transport(t) => transport::evaluate(&ctx, c, t, text),
+            Check::Regression(t) => regression::evaluate(&ctx, c, t, text),
+            Check::Variance(t) => variance::evaluate(&ctx, c, t, text),
+            Check::GroupSpread(t) => group_spread::evaluate(&ctx, c, t, text),
+        });
+    }
+    let status = worst(criteria.iter().map(|c| c.status));
+    JobVerdict {
+        id: job.id.clone(),
+        what,
+        status,
+        source: Some(Source { file, result }),
+        baseline: baseline_src,
+        criteria,
+    }
+}
+
+/// A criterion that cannot be evaluated: one failing case saying why.
+fn fail_closed(c: &crate::plan::Criterion, text: String, message: String) -> CriterionVerdict {
+    CriterionVerdict::from_cases(
+        c.check.key(),
+        text,
+        Some(c.clone()),
+        vec![Case {
+            name: "all".into(),
+            requested: None,
+            status: Status::Fail,
+            message: message.clone(),
+        }],
+        message,
+    )
+}
+
+/// A plan job nothing matched: every check fails, each saying why.
+fn unmatched_job(job: &Job, what: String, why: String) -> JobVerdict {
+    let fail = |key: &'static str, text: String, criterion| {
+        let message = format!("{why} ({what})");
+        CriterionVerdict {
+            key,
+            text,
+            criterion,
+            status: Status::Fail,
+            message: message.clone(),
+            diagnosis: None,
+            cases: vec![Case {
+                name: "all".into(),
+                requested: None,
+                status: Status::Fail,
+                message,
+            }],
+        }
+    };
+    let mut criteria = vec![fail("results", "results present and complete".into(), None)];
+    for c in job.expect.iter() {
+        criteria.push(fail(c.check.key(), criterion_text(c), Some(c.clone())));
+    }
+    JobVerdict {
+        id: job.id.clone(),
+        what,
+        status: Status::Fail,
+        source: None,
+        baseline: None,
+        criteria,
+    }
+}
+
+fn merge_environments<'a>(envs: impl Iterator<Item = &'a Environment>) -> Environment {
+    let mut out = Environment::default();
+    for e in envs {
+        for h in &e.hosts {
+            match out.hosts.iter_mut().find(|x| x.hostname == h.hostname) {
+                Some(x) => {
+                    for g in &h.gpus {
+                        if !x.gpus.iter().any(|y| y.index == g.index) {
+                            x.gpus.push(g.clone());
+                        }
+                    }
+                }
+                None => out.hosts.push(h.clone()),
+            }
+        }
+        out.driver_version = out.driver_version.take().or(e.driver_version.clone());
+        out.cuda_version = out.cuda_version.take().or(e.cuda_version.clone());
+        out.nccl_version = out.nccl_version.take().or(e.nccl_version.clone());
+        out.mpi_version = out.mpi_version.take().or(e.mpi_version.clone());
+        out.topology = out.topology.take().or(e.topology.clone());
+        for (k, v) in &e.variables {
+            out.variables.entry(k.clone()).or_insert_with(|| v.clone());
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ingest::{LogInput, ingest};
+    use crate::plan::InPlace;
+    use crate::results::JobResult;
+
+    const LOG: &str = include_str!("../../tests/data/nccl-tests/h200x2/all_reduce.txt");
+
+    fn setup(expect: &str) -> (Job, JobResult) {
+        let yaml = format!(
+            "version: 1\nname: t\nbackend: nccl\nlaunch: {{ nodes: 1, ranks_per_node: 2 }}\ntests:\n  - name: a\n    collective: all_reduce\n    sizes: {{ from: 8, to: 8G, factor: 2 }}\n    expect:\n{expect}"
+        );
+        let plan = match crate::plan::parse_str("t.yaml", &yaml) {
+            Ok(l) => l.plan,
+            Err(r) => panic!("{}", r.short()),
+        };
+        let job = expand(&plan).jobs.remove(0);
+        let input = [LogInput {
+            name: "ar.txt",
+            bytes: LOG.as_bytes(),
+        }];
+        let result = ingest(&input, Some("a")).unwrap().results.jobs.remove(0);
+        (job, result)
+    }
+
+    #[test]
+    fn a_placement_the_job_did_not_run_fails_closed() {
+        let (mut job, result) =
+            setup("      - busbw: \">= 1 GB/s\"\n        at: 1G\n        in_place: in\n");
+        job.settings.in_place = InPlace::Out;
+        let v = grade_job(
+            &job,
+            Found::One("r.json".into(), Box::new(result)),
+            Err("none".into()),
+        );
+        let c = v.criteria.last().unwrap();
+        assert_eq!(c.status, Status::Fail, "{c:?}");
+        assert!(c.message.contains("does not run"), "{}", c.message);
+    }
+
+    #[test]
+    fn every_criterion_of_an_unmatched_job_fails() {
+        let (job, _) =
+            setup("      - busbw: \">= 1 GB/s\"\n        at: 1G\n      - transport: P2P\n");
+        let v = grade_job(&job, Found::None("nothing here".into()), Err("none".into()));
+        assert_eq!(v.status, Status::Fail);
+        assert_eq!(v.criteria.len(), 3);
+        assert!(
+            v.criteria
+                .iter()
+                .all(|c| c.status == Status::Fail && c.message.starts_with("nothing here"))
+        );
+    }
+}

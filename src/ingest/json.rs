@@ -1,0 +1,359 @@
+//! nccl-tests' JSON output (`-J file.json`, format version 3). A run that died mid-sweep leaves
+//! a document nccl-tests closed early (no `end_time`) or, after a hard crash, one cut mid-value;
+//! both yield the rows they hold.
+
+use serde_json::Value;
+
+use super::log::{
+    Device, Header, Log, LogRow, Warning, collective_of_program, nccl_version_from_code,
+};
+use super::sweep::{Step, Sweep};
+use crate::collective::{Dtype, RedOp};
+use crate::results::{Cell, ErrorKind, JobError};
+
+/// The JSON format version this reader was written against.
+const FORMAT_VERSION: u64 = 3;
+
+/// Why a JSON file could not be read as an nccl-tests document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JsonError(pub String);
+
+/// Parses an nccl-tests JSON document.
+pub fn parse(source: &str, text: &str) -> Result<(Log, Vec<Warning>), JsonError> {
+    let mut warnings = Vec::new();
+    let warn = |w: &mut Vec<Warning>, m: String| {
+        w.push(Warning {
+            source: source.to_string(),
+            line: None,
+            message: m,
+        })
+    };
+    let (doc, cut) = match serde_json::from_str::<Value>(text) {
+        Ok(v) => (v, false),
+        Err(e) if e.is_eof() => match close_truncated(text) {
+            Some(v) => (v, true),
+            None => {
+                return Err(JsonError(format!(
+                    "JSON ends early and cannot be repaired ({e})"
+                )));
+            }
+        },
+        Err(e) => return Err(JsonError(format!("not valid JSON: {e}"))),
+    };
+    let Some(obj) = doc.as_object() else {
+        return Err(JsonError("the JSON document is not an object".into()));
+    };
+    if !obj.contains_key("results") || !obj.contains_key("config") {
+        return Err(JsonError(
+            "JSON without `config` and `results`: not nccl-tests `-J` output".into(),
+        ));
+    }
+    match obj.get("version").and_then(Value::as_u64) {
+        Some(FORMAT_VERSION) => {}
+        Some(v) => warn(
+            &mut warnings,
+            format!(
+                "nccl-tests JSON version {v}; this reader knows version {FORMAT_VERSION}, fields may be missed"
+            ),
+        ),
+        None => warn(&mut warnings, "nccl-tests JSON without a version".into()),
+    }
+    let mut log = Log::new(source);
+    if let Some(p) = obj
+        .get("args")
+        .and_then(Value::as_array)
+        .and_then(|a| a.first())
+        .and_then(Value::as_str)
+    {
+        log.program = Some(p.to_string());
+        log.collective = collective_of_program(p);
+    }
+    if let Some(env) = obj.get("env").and_then(Value::as_array) {
+        for kv in env.iter().filter_map(Value::as_str) {
+            if let Some((k, v)) = kv.split_once('=')
+                && shapes_results(k)
+            {
+                log.env.insert(k.to_string(), v.to_string());
+            }
+        }
+    }
+    if let Some(code) = obj.get("nccl_version").and_then(Value::as_u64) {
+        log.nccl_version = nccl_version_from_code(code);
+    }
+    if let Some(v) = log.env.get("CUDA_VERSION") {
+        log.cuda_version = Some(v.clone());
+    }
+    let config = obj.get("config").and_then(Value::as_object);
+    if let Some(c) = config {
+        let u = |k: &str| c.get(k).and_then(Value::as_u64);
+        let small = |k: &str, d: u32| u(k).and_then(|v| u32::try_from(v).ok()).unwrap_or(d);
+        let step = match (u("step_factor"), u("step_bytes")) {
+            (Some(f), _) => Some(Step::Factor(f)),
+            (None, Some(b)) => Some(Step::Bytes(b)),
+            _ => None,
+        };
+        if let (Some(min), Some(max), Some(step)) = (u("minimum_bytes"), u("maximum_bytes"), step) {
+            log.header = Some(Header {
+                nthreads: small("nthreads", 1),
+                ngpus: small("ngpus", 1),
+                sweep: Sweep { min, max, step },
+                warmup: small("warmup_iters", 1),
+                iters: small("iterations", 20),
+                agg_iters: small("aggregated_iterations", 1),
+                validation: small("validation", 1),
+                graph: small("graph", 0),
+            });
+        } else {
+            warn(
+                &mut warnings,
+                "config lacks minimum_bytes/maximum_bytes/step; requested sizes fall back to printed sizes".into(),
+            );
+        }
+        if let Some(devs) = c.get("devices").and_then(Value::as_array) {
+            log.devices = devices(devs, log.header.as_ref());
+        }
+    }
+    let results = obj.get("results").and_then(Value::as_array);
+    for (i, r) in results.into_iter().flatten().enumerate() {
+        match row(r, i + 1) {
+            Ok(row) => log.rows.push(row),
+            Err(m) => warn(&mut warnings, format!("results[{i}] skipped: {m}")),
+        }
+    }
+    for e in obj
+        .get("errors")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .filter(|e| !e.trim().is_empty())
+    {
+        log.errors.push(JobError {
+            kind: ErrorKind::Nccl,
+            message: e.trim().to_string(),
+            repeat: None,
+            requested: None,
+            placement: None,
+        });
+    }
+    if let Some(oob) = obj.get("out_of_bounds").and_then(Value::as_object)
+        && oob.get("count").and_then(Value::as_u64).unwrap_or(0) > 0
+    {
+        log.errors.push(JobError {
+            kind: ErrorKind::Other,
+            message: format!(
+                "nccl-tests out_of_bounds count {}",
+                oob.get("count").and_then(Value::as_u64).unwrap_or(0)
+            ),
+            repeat: None,
+            requested: None,
+            placement: None,
+        });
+    }
+    log.complete = !cut && obj.contains_key("end_time");
+    Ok((log, warnings))
+}
+
+/// Variables worth keeping from rank 0's environment: the ones that change results.
+fn shapes_results(k: &str) -> bool {
+    k.starts_with("NCCL_") || k.starts_with("CUDA_") || k == "NVIDIA_VISIBLE_DEVICES"
+}
+
+/// `devices` holds each process's first GPU; its other GPUs follow it (rank + i, device + i).
+fn devices(devs: &[Value], header: Option<&Header>) -> Vec<Device> {
+    let per_proc = header.map_or(1, |h| (h.nthreads as u64 * h.ngpus as u64).max(1));
+    let mut out: Vec<Device> = Vec::new();
+    for d in devs.iter().filter_map(Value::as_object) {
+        let u = |k: &str| d.get(k).and_then(Value::as_u64);
+        let (Some(rank), Some(device)) =
+            (u("rank"), u("device").and_then(|v| u32::try_from(v).ok()))
+        else {
+            continue;
+        };
+        for i in 0..per_proc.min(1024) {
+            let Some(r) = rank.checked_add(i) else {
+                break;
+            };
+            if out.iter().any(|x| x.rank == r) {
+                continue;
+            }
+            out.push(Device {
+                rank: r,
+                group: u("group").unwrap_or(0),
+                pid: u("pid").and_then(|p| u32::try_from(p).ok()),
+                host: d
+                    .get("hostname")
+                    .and_then(Value::as_str)
+                    .unwrap_or("unknown")
+                    .to_string(),
+                device: device.saturating_add(i as u32),
+                pci: (i == 0)
+                    .then(|| {
+                        d.get("device_hex")
+                            .and_then(Value::as_str)
+                            .map(str::to_string)
+                    })
+                    .flatten(),
+                name: d
+                    .get("device_info")
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
+            });
+        }
+    }
+    out.sort_by_key(|d| d.rank);
+    out
+}
+
+fn row(r: &Value, index: usize) -> Result<LogRow, String> {
+    let o = r.as_object().ok_or("not an object")?;
+    let u = |k: &str| {
+        o.get(k)
+            .and_then(Value::as_u64)
+            .ok_or_else(|| format!("`{k}` missing or not a count"))
+    };
+    let s = |k: &str| {
+        o.get(k)
+            .and_then(Value::as_str)
+            .ok_or_else(|| format!("`{k}` missing or not a string"))
+    };
+    let ty = s("type")?;
+    let dtype: Dtype = ty.parse().map_err(|_| format!("unknown datatype `{ty}`"))?;
+    let op = match s("redop")? {
+        "none" | "" => None,
+        other => Some(
+            other
+                .parse::<RedOp>()
+                .map_err(|_| format!("unsupported reduction `{other}`"))?,
+        ),
+    };
+    let root = match o.get("root") {
+        Some(Value::String(t)) => t.trim().parse().map_err(|_| format!("root `{t}`"))?,
+        Some(Value::Number(n)) => n.as_i64().ok_or("root is not an integer")?,
+        _ => -1,
+    };
+    Ok(LogRow {
+        line: index,
+        size: u("size")?,
+        count: u("count")?,
+        dtype,
+        op,
+        root,
+        out_of_place: o.get("out_of_place").and_then(cell),
+        in_place: o.get("in_place").and_then(cell),
+    })
+}
+
+fn cell(v: &Value) -> Option<Cell> {
+    let o = v.as_object()?;
+    let f = |k: &str| o.get(k).and_then(Value::as_f64).filter(|x| x.is_finite());
+    let wrong = f("nwrong").filter(|w| *w >= 0.0).map(|w| w.round() as u64);
+    let mut c = Cell::measured(0.0, 0.0, 0.0, wrong);
+    // `cpu_time` replaces `time` with -C 1; it is not the time bandwidths derive from.
+    c.time_us = f("time");
+    c.algbw = f("alg_bw");
+    c.busbw = f("bus_bw");
+    if c.time_us.is_none() && c.algbw.is_none() && c.busbw.is_none() {
+        return None;
+    }
+    Some(c)
+}
+
+/// Closes a JSON document cut mid-write: back up to the end of the last complete object or list
+/// and close what is still open.
+fn close_truncated(text: &str) -> Option<Value> {
+    const TRIES: usize = 8;
+    let mut ends: std::collections::VecDeque<usize> = std::collections::VecDeque::new();
+    brackets(text, |i, b| {
+        if b == b'}' || b == b']' {
+            if ends.len() == TRIES {
+                ends.pop_front();
+            }
+            ends.push_back(i + 1);
+        }
+    });
+    for &end in ends.iter().rev() {
+        let mut open: Vec<u8> = Vec::new();
+        brackets(&text[..end], |_, b| match b {
+            b'{' | b'[' => open.push(b),
+            _ => {
+                open.pop();
+            }
+        });
+        let mut s = text[..end].to_string();
+        for b in open.iter().rev() {
+            s.push(if *b == b'{' { '}' } else { ']' });
+        }
+        if let Ok(v) = serde_json::from_str(&s) {
+            return Some(v);
+        }
+    }
+    None
+}
+
+/// Calls `f` with the index and byte of every bracket outside strings.
+fn brackets(text: &str, mut f: impl FnMut(usize, u8)) {
+    let (mut in_str, mut esc) = (false, false);
+    for (i, b) in text.bytes().enumerate() {
+        if in_str {
+            match (esc, b) {
+                (true, _) => esc = false,
+                (false, b'\\') => esc = true,
+                (false, b'"') => in_str = false,
+                _ => {}
+            }
+        } else if b == b'"' {
+            in_str = true;
+        } else if matches!(b, b'{' | b'[' | b'}' | b']') {
+            f(i, b);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DOC: &str = r#"{"version":3,"args":["./build/all_gather_perf","-g","2"],"env":["NCCL_PROTO=Simple","HOME=/root"],"nccl_version":22803,
+      "config":{"nthreads":1,"ngpus":2,"minimum_bytes":8,"maximum_bytes":128,"step_factor":4,"warmup_iters":1,"iterations":20,"aggregated_iterations":1,"validation":1,"graph":0,
+        "devices":[{"rank":0,"group":0,"pid":1,"hostname":"vm","device":0,"device_hex":"0000:00:06","device_info":"NVIDIA H200"}]},
+      "results":[{"size":0,"count":0,"type":"float","redop":"none","root":"    -1","out_of_place":{"time":1.17,"alg_bw":0.0,"bus_bw":0.0,"nwrong":0.0},"in_place":{"time":0.57,"alg_bw":0.0,"bus_bw":0.0,"nwrong":null}},
+                 {"size":32,"count":4,"type":"float","redop":"none","root":"    -1","out_of_place":{"time":17.6,"alg_bw":0.0018,"bus_bw":0.0009,"nwrong":0.0},"in_place":{"time":17.3,"alg_bw":0.0018,"bus_bw":0.0009,"nwrong":0.0}}],
+      "errors":[""],"end_time":"x"}"#;
+
+    #[test]
+    fn reads_v3() {
+        let (log, w) = parse("a.json", DOC).unwrap();
+        assert!(w.is_empty(), "{w:?}");
+        assert_eq!(
+            log.collective,
+            Some(crate::collective::Collective::AllGather)
+        );
+        assert_eq!(log.nccl_version.as_deref(), Some("2.28.3"));
+        assert_eq!(
+            log.env.get("NCCL_PROTO").map(String::as_str),
+            Some("Simple")
+        );
+        assert!(!log.env.contains_key("HOME"));
+        // One process, two GPUs: two ranks.
+        assert_eq!(log.devices.len(), 2);
+        assert_eq!(log.devices[1].device, 1);
+        assert_eq!(log.rows.len(), 2);
+        assert_eq!(log.rows[0].in_place.as_ref().unwrap().wrong, None);
+        assert!(log.complete);
+    }
+
+    #[test]
+    fn truncated_documents_keep_their_rows() {
+        let cut = &DOC[..DOC.find(r#"{"size":32"#).unwrap() + 30];
+        let (log, _) = parse("a.json", cut).unwrap();
+        assert_eq!(log.rows.len(), 1);
+        assert!(!log.complete);
+        assert!(parse("a.json", "{\"a\": [1, 2").is_err());
+        assert!(parse("a.json", "[1, 2]").is_err());
+        assert!(parse("a.json", "{\"version\": 3}").is_err());
+        let huge = DOC.replace("\"rank\":0", "\"rank\":18446744073709551615");
+        let (log, _) = parse("a.json", &huge).unwrap();
+        assert_eq!(log.devices.len(), 1);
+    }
+}

@@ -1,0 +1,188 @@
+//! What one nccl-tests log states, whichever format it came in: the common ground of the text and
+//! JSON readers, before it becomes results.
+
+use indexmap::IndexMap;
+
+use super::sweep::Sweep;
+use crate::collective::{Collective, Dtype, RedOp};
+use crate::results::{Cell, JobError, TransportLink};
+
+/// One parsed log file.
+#[derive(Debug, Clone, Default)]
+pub struct Log {
+    pub source: String,
+    /// Program name as printed (`all_reduce_perf`, possibly with a build suffix).
+    pub program: Option<String>,
+    pub collective: Option<Collective>,
+    pub header: Option<Header>,
+    /// Largest size after nccl-tests' memory clamp (`# Reducing maxBytes to …`).
+    pub clamped_max: Option<u64>,
+    pub devices: Vec<Device>,
+    pub rows: Vec<LogRow>,
+    /// The footer (`# Collective test concluded`, or JSON `end_time`) was seen.
+    pub complete: bool,
+    /// The time column is CPU time (`-C 1`), not the wall time bandwidths derive from.
+    pub cputime: bool,
+    pub errors: Vec<JobError>,
+    /// Variables the log states: JSON `env`, or NCCL's `… set by environment to …` lines.
+    pub env: IndexMap<String, String>,
+    pub nccl_version: Option<String>,
+    pub cuda_version: Option<String>,
+    pub transports: Vec<TransportLink>,
+    /// NCCL_DEBUG lines seen (any kind), to tell a debug capture from an unrelated file.
+    pub debug_lines: usize,
+}
+
+impl Log {
+    pub fn new(source: &str) -> Self {
+        Log {
+            source: source.to_string(),
+            ..Log::default()
+        }
+    }
+
+    /// Whether the file carries an nccl-tests run (header or table), not only NCCL_DEBUG lines.
+    pub fn has_run(&self) -> bool {
+        self.program.is_some() || self.header.is_some() || !self.rows.is_empty()
+    }
+
+    /// The sweep after the memory clamp, which is what actually ran.
+    pub fn sweep(&self) -> Option<Sweep> {
+        let mut s = self.header.as_ref()?.sweep;
+        if let Some(m) = self.clamped_max {
+            s.max = m;
+            s.min = s.min.min(m);
+        }
+        Some(s)
+    }
+
+    /// Adds a transport link unless the same link is already known (NCCL prints each connection
+    /// once from the sender and once from the receiver).
+    pub fn add_transport(&mut self, link: TransportLink) {
+        let dup = self.transports.iter().any(|t| {
+            t.channel == link.channel
+                && t.from_rank == link.from_rank
+                && t.to_rank == link.to_rank
+                && t.detail == link.detail
+                && t.comm == link.comm
+        });
+        if !dup {
+            self.transports.push(link);
+        }
+    }
+}
+
+/// The `# nThread …` line (or the JSON `config` object).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Header {
+    pub nthreads: u32,
+    pub ngpus: u32,
+    pub sweep: Sweep,
+    pub warmup: u32,
+    pub iters: u32,
+    pub agg_iters: u32,
+    /// `-c`: check repetitions; 0 = unchecked.
+    pub validation: u32,
+    pub graph: u32,
+}
+
+/// One `# Rank` line: a GPU of the run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Device {
+    pub rank: u64,
+    /// Split color (`Group`); 0 without a split.
+    pub group: u64,
+    pub pid: Option<u32>,
+    pub host: String,
+    pub device: u32,
+    pub pci: Option<String>,
+    pub name: Option<String>,
+}
+
+/// One table row as printed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LogRow {
+    /// 1-based line (text) or index in `results` (JSON), for messages.
+    pub line: usize,
+    pub size: u64,
+    pub count: u64,
+    pub dtype: Dtype,
+    /// `None` when the row prints `none`.
+    pub op: Option<RedOp>,
+    pub root: i64,
+    pub out_of_place: Option<Cell>,
+    pub in_place: Option<Cell>,
+}
+
+/// Something ingest tolerated and the user should know about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Warning {
+    pub source: String,
+    pub line: Option<usize>,
+    pub message: String,
+}
+
+impl std::fmt::Display for Warning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.line {
+            Some(l) => write!(f, "{}:{}: {}", self.source, l, self.message),
+            None => write!(f, "{}: {}", self.source, self.message),
+        }
+    }
+}
+
+/// NCCL's version code (`22803`) as `2.28.3`; codes before 2.9 used two digits less.
+pub fn nccl_version_from_code(code: u64) -> Option<String> {
+    if code == 0 {
+        return None;
+    }
+    if code >= 20900 {
+        Some(format!(
+            "{}.{}.{}",
+            code / 10000,
+            (code % 10000) / 100,
+            code % 100
+        ))
+    } else {
+        Some(format!(
+            "{}.{}.{}",
+            code / 1000,
+            (code % 1000) / 100,
+            code % 100
+        ))
+    }
+}
+
+/// The collective a program name measures: `all_reduce_perf`, `all_reduce_perf_mpi`, a path.
+pub fn collective_of_program(program: &str) -> Option<Collective> {
+    let base = program.rsplit('/').next().unwrap_or(program);
+    let name = base.split_once("_perf").map_or(base, |(n, _)| n);
+    name.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn version_codes() {
+        assert_eq!(nccl_version_from_code(22803).as_deref(), Some("2.28.3"));
+        assert_eq!(nccl_version_from_code(21903).as_deref(), Some("2.19.3"));
+        assert_eq!(nccl_version_from_code(2708).as_deref(), Some("2.7.8"));
+        assert_eq!(nccl_version_from_code(0), None);
+    }
+
+    #[test]
+    fn programs() {
+        assert_eq!(
+            collective_of_program("./build/all_reduce_perf"),
+            Some(Collective::AllReduce)
+        );
+        assert_eq!(
+            collective_of_program("alltoall_perf_mpi"),
+            Some(Collective::AllToAll)
+        );
+        assert_eq!(collective_of_program("hypercube_perf"), None);
+        assert_eq!(collective_of_program("gather_perf"), None);
+    }
+}

@@ -1,0 +1,346 @@
+//! nccl-tests logs → the results contract, so clusters tested before baton existed (or by a
+//! vendor's own scripts) are graded by the same rules as `baton run`.
+//!
+//! Each file is read as nccl-tests JSON (`-J`, version 3) when it starts with `{`, otherwise as
+//! nccl-tests text output with any NCCL_DEBUG=INFO lines mixed in. A file with only NCCL_DEBUG
+//! lines adds its transports to the one run it is ingested with.
+
+mod build;
+mod debug;
+mod json;
+mod log;
+mod sweep;
+mod text;
+
+use indexmap::IndexMap;
+
+pub use debug::class_satisfies;
+pub use log::Warning;
+
+use crate::collective::Collective;
+use crate::expand::test_of;
+use crate::results::{
+    Environment, Gpu, Host, JobResult, JobStatus, MatchBy, Producer, Results, TransportLink,
+};
+use log::Log;
+
+/// Largest log accepted; NCCL_DEBUG=INFO captures of big jobs run to hundreds of MiB.
+pub const MAX_LOG_BYTES: usize = 1 << 30;
+
+/// One log to ingest: a name for messages and its bytes.
+pub struct LogInput<'a> {
+    pub name: &'a str,
+    pub bytes: &'a [u8],
+}
+
+/// The results of an ingest and what it had to tolerate.
+#[derive(Debug)]
+pub struct Ingested {
+    pub results: Results,
+    pub warnings: Vec<Warning>,
+}
+
+/// Why logs could not become results.
+#[derive(Debug, thiserror::Error)]
+pub enum IngestError {
+    #[error("{path}: not an nccl-tests log: {why}")]
+    NotALog { path: String, why: String },
+    #[error("{path}: {program} is not one of the seven collectives baton grades ({})", Collective::names().join(", "))]
+    Unsupported { path: String, program: String },
+    #[error("{path}: cannot tell which collective ran: {why}")]
+    NoCollective { path: String, why: String },
+    #[error("{path}: {size} bytes is larger than the {} MiB a log may have", MAX_LOG_BYTES >> 20)]
+    TooLarge { path: String, size: usize },
+    #[error("--job {label}: {why}")]
+    Label { label: String, why: String },
+    #[error("{path}: holds only NCCL_DEBUG lines and {why}")]
+    DebugOnly { path: String, why: String },
+}
+
+/// Reads `logs` into one results file. With `label`, every job must be the same (collective,
+/// dtype, op, root, ranks): they become repeats of the plan job `label`.
+pub fn ingest(logs: &[LogInput<'_>], label: Option<&str>) -> Result<Ingested, IngestError> {
+    let mut warnings = Vec::new();
+    let mut runs: Vec<Log> = Vec::new();
+    let mut debug_only: Vec<Log> = Vec::new();
+    for input in logs {
+        let log = parse_one(input, &mut warnings)?;
+        if log.has_run() {
+            runs.push(log);
+        } else {
+            debug_only.push(log);
+        }
+    }
+    if runs.is_empty() {
+        if let Some(d) = debug_only.first() {
+            return Err(IngestError::DebugOnly {
+                path: d.source.clone(),
+                why: "no nccl-tests table: ingest it together with the nccl-tests log of the same run".into(),
+            });
+        }
+        return Err(IngestError::NotALog {
+            path: "(no input)".into(),
+            why: "no log given".into(),
+        });
+    }
+    let mut per_log: Vec<Vec<JobResult>> = Vec::new();
+    for log in &runs {
+        let collective = log.collective.ok_or_else(|| match &log.program {
+            Some(p) => IngestError::Unsupported {
+                path: log.source.clone(),
+                program: p.clone(),
+            },
+            None => IngestError::NoCollective {
+                path: log.source.clone(),
+                why: "no `# Collective test starting:` line (nor JSON `args`)".into(),
+            },
+        })?;
+        if !log.complete {
+            warnings.push(Warning {
+                source: log.source.clone(),
+                line: None,
+                message: format!(
+                    "log ends before the nccl-tests footer (truncated or the run died): keeping the {} row(s) it has",
+                    log.rows.len()
+                ),
+            });
+        }
+        per_log.push(build::jobs(log, collective, &mut warnings));
+    }
+    let mut jobs: Vec<JobResult> = match label {
+        Some(l) => vec![merge_labelled(l, per_log.into_iter().flatten().collect())?],
+        None => {
+            let n_runs = per_log.len();
+            let jobs: Vec<JobResult> = per_log.into_iter().flatten().collect();
+            if !debug_only.is_empty() && n_runs > 1 {
+                return Err(IngestError::DebugOnly {
+                    path: debug_only[0].source.clone(),
+                    why: format!(
+                        "{n_runs} nccl-tests logs are ingested with it: it cannot say which run it belongs to; ingest it with its own log"
+                    ),
+                });
+            }
+            jobs
+        }
+    };
+    for d in &debug_only {
+        for j in &mut jobs {
+            for t in &d.transports {
+                add_link(&mut j.transports, t.clone());
+            }
+            for (k, v) in &d.env {
+                j.env.entry(k.clone()).or_insert_with(|| v.clone());
+            }
+            j.errors.extend(d.errors.iter().cloned());
+            j.sources.push(d.source.clone());
+        }
+    }
+    unique_ids(&mut jobs);
+    let mut producer = Producer::baton("ingest");
+    producer.sources = logs.iter().map(|l| l.name.to_string()).collect();
+    let mut results = Results::new(producer);
+    // An ingest is not a run: when the logs were taken is not known.
+    results.started = None;
+    results.environment = environment(runs.iter().chain(&debug_only));
+    results.jobs = jobs;
+    Ok(Ingested { results, warnings })
+}
+
+fn parse_one(input: &LogInput<'_>, warnings: &mut Vec<Warning>) -> Result<Log, IngestError> {
+    let path = input.name.to_string();
+    if input.bytes.len() > MAX_LOG_BYTES {
+        return Err(IngestError::TooLarge {
+            path,
+            size: input.bytes.len(),
+        });
+    }
+    let text = String::from_utf8_lossy(input.bytes);
+    if text.chars().take(4096).filter(|c| *c == '\u{0}').count() > 0 {
+        return Err(IngestError::NotALog {
+            path,
+            why: "it is binary".into(),
+        });
+    }
+    let (log, w) = if text.trim_start().starts_with('{') {
+        json::parse(&path, &text).map_err(|e| IngestError::NotALog {
+            path: path.clone(),
+            why: e.0,
+        })?
+    } else {
+        text::parse(&path, &text)
+    };
+    if !log.has_run() && log.debug_lines == 0 {
+        return Err(IngestError::NotALog {
+            path,
+            why: "no nccl-tests header, table rows or NCCL_DEBUG lines found".into(),
+        });
+    }
+    warnings.extend(w);
+    Ok(log)
+}
+
+fn add_link(links: &mut Vec<TransportLink>, link: TransportLink) {
+    if !links.contains(&link) {
+        links.push(link);
+    }
+}
+
+/// Joins the jobs of labelled logs into one job whose repeats are every log's repeats in order.
+fn merge_labelled(label: &str, jobs: Vec<JobResult>) -> Result<JobResult, IngestError> {
+    let err = |why: String| IngestError::Label {
+        label: label.to_string(),
+        why,
+    };
+    if label.trim().is_empty() {
+        return Err(err("the job ID is empty".into()));
+    }
+    let mut iter = jobs.into_iter();
+    let Some(mut first) = iter.next() else {
+        return Err(err("no jobs in the logs".into()));
+    };
+    let describe = |j: &JobResult| {
+        format!(
+            "{} {}{}{} on {} rank(s) in {}",
+            j.collective,
+            j.dtype,
+            j.op.map(|o| format!(" {o}")).unwrap_or_default(),
+            j.root.map(|r| format!(" root {r}")).unwrap_or_default(),
+            j.layout.nranks,
+            j.sources.join(", ")
+        )
+    };
+    for j in iter {
+        let same = j.collective == first.collective
+            && j.dtype == first.dtype
+            && j.op == first.op
+            && j.root == first.root
+            && j.layout.nranks == first.layout.nranks
+            && j.groups == first.groups;
+        if !same {
+            return Err(err(format!(
+                "the logs hold different jobs ({} and {}); ingest each with its own --job",
+                describe(&first),
+                describe(&j)
+            )));
+        }
+        for mut r in j.repeats {
+            r.index = first.repeats.len() as u32;
+            first.repeats.push(r);
+        }
+        for t in j.transports {
+            add_link(&mut first.transports, t);
+        }
+        for (k, v) in j.env {
+            first.env.entry(k).or_insert(v);
+        }
+        first.errors.extend(j.errors);
+        first.sources.extend(j.sources);
+        first.status = worse(first.status, j.status);
+    }
+    first.id = label.to_string();
+    first.test = test_of(label).to_string();
+    first.match_by = MatchBy::Id;
+    Ok(first)
+}
+
+fn worse(a: JobStatus, b: JobStatus) -> JobStatus {
+    let rank = |s: JobStatus| match s {
+        JobStatus::Completed => 0,
+        JobStatus::Partial => 1,
+        JobStatus::Error => 2,
+        JobStatus::Timeout => 3,
+    };
+    if rank(b) > rank(a) { b } else { a }
+}
+
+fn unique_ids(jobs: &mut [JobResult]) {
+    let mut seen: std::collections::HashSet<String> = std::collections::HashSet::new();
+    for j in jobs {
+        if !seen.insert(j.id.clone()) {
+            let mut k = 2;
+            while !seen.insert(format!("{}#{k}", j.id)) {
+                k += 1;
+            }
+            j.id = format!("{}#{k}", j.id);
+        }
+    }
+}
+
+fn environment<'a>(logs: impl Iterator<Item = &'a Log>) -> Environment {
+    let mut env = Environment::default();
+    let mut hosts: IndexMap<String, Vec<Gpu>> = IndexMap::new();
+    for log in logs {
+        env.nccl_version = env.nccl_version.take().or(log.nccl_version.clone());
+        env.cuda_version = env.cuda_version.take().or(log.cuda_version.clone());
+        for (k, v) in &log.env {
+            env.variables.entry(k.clone()).or_insert_with(|| v.clone());
+        }
+        for d in &log.devices {
+            let gpus = hosts.entry(d.host.clone()).or_default();
+            if !gpus.iter().any(|g| g.index == d.device) {
+                gpus.push(Gpu {
+                    index: d.device,
+                    name: d.name.clone().unwrap_or_else(|| "unknown".into()),
+                    uuid: None,
+                    pci_bus_id: d.pci.clone(),
+                    memory_bytes: None,
+                });
+            }
+        }
+    }
+    env.hosts = hosts
+        .into_iter()
+        .map(|(hostname, mut gpus)| {
+            gpus.sort_by_key(|g| g.index);
+            Host { hostname, gpus }
+        })
+        .collect();
+    env
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(name: &str, text: &str) -> Result<Ingested, IngestError> {
+        ingest(
+            &[LogInput {
+                name,
+                bytes: text.as_bytes(),
+            }],
+            None,
+        )
+    }
+
+    #[test]
+    fn json_env_states_the_split() {
+        let doc = include_str!("../../tests/data/nccl-tests/h200x2/all_gather.json");
+        let split = doc.replace("\"NCCL_NVLS_ENABLE=0\"", "\"NCCL_TESTS_SPLIT_MASK=10\"");
+        let r = one("s.json", &split).unwrap().results;
+        assert_eq!(r.jobs[0].split.as_deref(), Some("AND 0x10"));
+        assert_eq!(
+            r.environment
+                .variables
+                .get("NCCL_TESTS_SPLIT_MASK")
+                .map(String::as_str),
+            Some("10")
+        );
+    }
+
+    #[test]
+    fn rejects_what_is_not_a_log() {
+        let e = one("notes.txt", "shopping list\neggs\n").unwrap_err();
+        assert!(matches!(e, IngestError::NotALog { .. }), "{e}");
+        assert!(e.to_string().contains("notes.txt"));
+        let e = one("x.bin", "\u{0}\u{1}\u{2}").unwrap_err();
+        assert!(e.to_string().contains("binary"), "{e}");
+        let e = one("h.txt", "# Collective test starting: hypercube_perf\n").unwrap_err();
+        assert!(matches!(e, IngestError::Unsupported { .. }), "{e}");
+        let e = one(
+            "d.txt",
+            "h:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC\n",
+        )
+        .unwrap_err();
+        assert!(matches!(e, IngestError::DebugOnly { .. }), "{e}");
+    }
+}

@@ -1,0 +1,210 @@
+//! The Markdown report: what a vendor hands over and an operator files in a ticket. Verdict
+//! first (failures first), then per job its checks, chart, sizes, groups and transports, then
+//! the environment. Charts are the SVG files beside it in `charts/`.
+
+use std::fmt::Write;
+
+use super::{Exporter, ReportError, ReportInput, chart, tables};
+use crate::grade::{Grade, JobVerdict, Status};
+
+pub struct MarkdownExporter;
+
+fn cell(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+fn badge(s: Status) -> &'static str {
+    match s {
+        Status::Pass => "✅ PASS",
+        Status::Warn => "⚠️ WARN",
+        Status::Fail => "❌ FAIL",
+        Status::Skipped => "➖ SKIP",
+    }
+}
+
+/// The sentence under the title: how many jobs failed and what was graded.
+pub fn headline(g: &Grade) -> String {
+    format!(
+        "{} of {} job(s) failed, {} warned, {} passed",
+        g.count(Status::Fail),
+        g.jobs.len(),
+        g.count(Status::Warn),
+        g.count(Status::Pass) + g.count(Status::Skipped)
+    )
+}
+
+impl Exporter for MarkdownExporter {
+    fn export(&self, input: &ReportInput<'_>) -> Result<Vec<u8>, ReportError> {
+        let g = input.grade;
+        let mut o = String::new();
+        let _ = writeln!(o, "# Acceptance report: {}\n", g.plan);
+        let _ = writeln!(o, "**Verdict: {}** — {}.\n", badge(g.status), headline(g));
+        let _ = writeln!(
+            o,
+            "Plan `{}`; results {}; baseline {}.\n",
+            g.plan_file.as_deref().unwrap_or(&g.plan),
+            g.results_files
+                .iter()
+                .map(|f| format!("`{f}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            g.baseline
+                .as_deref()
+                .map_or("none".into(), |b| format!("`{b}`"))
+        );
+        let _ = writeln!(o, "## Verdict summary\n");
+        let _ = writeln!(o, "| Verdict | Job | Collective | Checks | First problem |");
+        let _ = writeln!(o, "|---|---|---|---|---|");
+        for r in tables::summary(g) {
+            let _ = writeln!(
+                o,
+                "| {} | `{}` | {} | {} | {} |",
+                badge(r.status),
+                cell(&r.id),
+                cell(&r.what),
+                r.checks,
+                cell(&r.problem)
+            );
+        }
+        for u in &g.unmatched {
+            let _ = writeln!(o, "\n> Unused results: {}", cell(u));
+        }
+        let _ = writeln!(o, "\n## Jobs");
+        for (i, j) in g.jobs_by_severity_indexed() {
+            job(&mut o, i, j);
+        }
+        let _ = writeln!(o, "\n## Environment\n");
+        let _ = writeln!(o, "| | |\n|---|---|");
+        for (k, v) in tables::environment(g) {
+            let _ = writeln!(o, "| {} | {} |", cell(&k), cell(&v));
+        }
+        if let Some(t) = &g.environment.topology {
+            let _ = writeln!(o, "\nTopology (`nvidia-smi topo -m`):\n\n```\n{t}\n```");
+        }
+        Ok(o.into_bytes())
+    }
+}
+
+fn job(o: &mut String, i: usize, j: &JobVerdict) {
+    let _ = writeln!(o, "\n### {} `{}` — {}\n", badge(j.status), j.id, j.what);
+    let _ = writeln!(o, "Data: {}", cell(&tables::provenance(j)));
+    if let Some(src) = &j.source {
+        let l = &src.result.layout;
+        let _ = writeln!(
+            o,
+            "; {} rank(s) on {} node(s), {} process(es); {} repeat(s).",
+            l.nranks,
+            l.nodes,
+            l.processes,
+            src.result.repeats.len()
+        );
+    }
+    let _ = writeln!(o, "\n| Verdict | Criterion | Result |\n|---|---|---|");
+    for c in &j.criteria {
+        let _ = writeln!(
+            o,
+            "| {} | {} | {} |",
+            badge(c.status),
+            cell(&c.text),
+            cell(&c.full_message())
+        );
+    }
+    if j.source.is_none() {
+        return;
+    }
+    let _ = writeln!(
+        o,
+        "\n![busbw vs size for {}]({})\n",
+        cell(&j.id),
+        chart::file_name(i, &j.id)
+    );
+    let rows = tables::sizes(j);
+    let has_base = j.baseline.is_some();
+    let _ = write!(
+        o,
+        "| requested | size (B) | count | time (us) | algbw | busbw | #wrong | in-place time | algbw | busbw | #wrong |"
+    );
+    let _ = writeln!(
+        o,
+        "{}",
+        if has_base {
+            " baseline busbw | ratio |"
+        } else {
+            ""
+        }
+    );
+    let _ = writeln!(
+        o,
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|{}",
+        if has_base { "---:|---:|" } else { "" }
+    );
+    for r in rows {
+        let (a, b) = (&r.out_of_place, &r.in_place);
+        let _ = write!(
+            o,
+            "| {}{} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            r.requested,
+            if r.bad { " ❌" } else { "" },
+            r.size,
+            r.count,
+            a.time,
+            a.algbw,
+            a.busbw,
+            a.wrong,
+            b.time,
+            b.algbw,
+            b.busbw,
+            b.wrong
+        );
+        let _ = writeln!(
+            o,
+            "{}",
+            if has_base {
+                format!(" {} | {} |", r.baseline, r.ratio)
+            } else {
+                String::new()
+            }
+        );
+    }
+    let (groups, note) = tables::groups(j);
+    if !groups.is_empty() {
+        let _ = writeln!(o, "\nSplit groups — {}:\n", note.unwrap_or_default());
+        let _ = writeln!(
+            o,
+            "| Group | Ranks | GPUs (host:device) | busbw (GB/s) | behind fastest |\n|---:|---|---|---:|---:|"
+        );
+        for g in groups {
+            let _ = writeln!(
+                o,
+                "| {}{} | {} | {} | {} | {} |",
+                g.color,
+                if g.slowest { " (slowest)" } else { "" },
+                g.ranks,
+                g.gpus,
+                g.busbw,
+                g.behind
+            );
+        }
+    }
+    let links = tables::transports(j);
+    if links.is_empty() {
+        let _ = writeln!(o, "\nTransports: not captured (run with NCCL_DEBUG=INFO).");
+    } else {
+        let _ = writeln!(
+            o,
+            "\n| Communicator | Ranks | Transport | via | Channels | Host |\n|---|---|---|---|---|---|"
+        );
+        for t in links {
+            let _ = writeln!(
+                o,
+                "| {} | {} | {} | {} | {} | {} |",
+                cell(&t.comm),
+                t.pair,
+                t.transport,
+                cell(&t.detail),
+                t.channels,
+                cell(&t.host)
+            );
+        }
+    }
+}

@@ -1,0 +1,80 @@
+//! Reports of a grade: one exporter per format behind one trait, so adding a format never
+//! touches grading. Exporters only render what the [`Grade`] already concluded.
+
+mod chart;
+mod compare;
+mod html;
+mod junit;
+mod markdown;
+mod tables;
+mod text;
+
+use std::path::{Path, PathBuf};
+
+pub use chart::ChartExporter;
+pub use compare::render_comparison;
+pub use html::HtmlExporter;
+pub use junit::JunitExporter;
+pub use markdown::MarkdownExporter;
+pub use text::TextExporter;
+
+use crate::grade::Grade;
+
+/// What every exporter renders.
+pub struct ReportInput<'a> {
+    pub grade: &'a Grade,
+}
+
+/// Why a report could not be produced.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    #[error("cannot draw the chart of job {job}: {message}")]
+    Chart { job: String, message: String },
+    #[error("cannot write JUnit XML: {0}")]
+    Junit(#[from] quick_junit::SerializeError),
+    #[error("cannot write {path}: {source}")]
+    Write {
+        path: String,
+        source: std::io::Error,
+    },
+}
+
+/// One output format.
+pub trait Exporter {
+    fn export(&self, input: &ReportInput<'_>) -> Result<Vec<u8>, ReportError>;
+}
+
+/// Writes `bytes` to `path`, creating its directory.
+pub fn write_file(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
+    let err = |source| ReportError::Write {
+        path: path.display().to_string(),
+        source,
+    };
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(err)?;
+    }
+    std::fs::write(path, bytes).map_err(err)
+}
+
+/// Writes the report directory: `report.md` with `charts/*.svg` beside it, and `report.html`,
+/// which holds everything inline so it opens anywhere without a network. Returns the files.
+pub fn write_report(dir: &Path, input: &ReportInput<'_>) -> Result<Vec<PathBuf>, ReportError> {
+    let mut written = Vec::new();
+    for (index, job) in input.grade.jobs.iter().enumerate() {
+        let svg = ChartExporter { index }.export(input)?;
+        if !svg.is_empty() {
+            let p = dir.join(chart::file_name(index, &job.id));
+            write_file(&p, &svg)?;
+            written.push(p);
+        }
+    }
+    for (name, exporter) in [
+        ("report.md", &MarkdownExporter as &dyn Exporter),
+        ("report.html", &HtmlExporter),
+    ] {
+        let p = dir.join(name);
+        write_file(&p, &exporter.export(input)?)?;
+        written.push(p);
+    }
+    Ok(written)
+}

@@ -1,0 +1,385 @@
+//! The tables a report shows, computed once and rendered by Markdown and HTML alike: the verdict
+//! summary, the size table, split groups, transports, and the environment.
+
+use crate::expand::table::rank_ranges;
+use crate::grade::{Grade, JobVerdict, Status, median_busbw, size};
+use crate::results::{Cell, CellStatus, JobResult, Placement};
+
+/// One line of the verdict summary.
+pub struct SummaryRow {
+    pub status: Status,
+    pub id: String,
+    pub what: String,
+    pub checks: String,
+    /// First failure (or warning), else empty.
+    pub problem: String,
+}
+
+pub fn summary(g: &Grade) -> Vec<SummaryRow> {
+    g.jobs_by_severity()
+        .into_iter()
+        .map(|j| {
+            let failed = j
+                .criteria
+                .iter()
+                .filter(|c| c.status == Status::Fail)
+                .count();
+            let warned = j
+                .criteria
+                .iter()
+                .filter(|c| c.status == Status::Warn)
+                .count();
+            let mut checks = format!("{} checks", j.criteria.len());
+            if failed > 0 {
+                checks.push_str(&format!(", {failed} failed"));
+            }
+            if warned > 0 {
+                checks.push_str(&format!(", {warned} warned"));
+            }
+            SummaryRow {
+                status: j.status,
+                id: j.id.clone(),
+                what: j.what.clone(),
+                checks,
+                problem: j
+                    .problems()
+                    .next()
+                    .map(|c| format!("{}: {}", c.text, c.full_message()))
+                    .unwrap_or_default(),
+            }
+        })
+        .collect()
+}
+
+/// One placement of one size: medians over repeats of what nccl-tests printed.
+pub struct Half {
+    pub time: String,
+    pub algbw: String,
+    pub busbw: String,
+    pub wrong: String,
+}
+
+pub struct SizeRow {
+    pub requested: String,
+    pub size: String,
+    pub count: String,
+    pub out_of_place: Half,
+    pub in_place: Half,
+    /// Baseline busbw (out-of-place median) and today / baseline.
+    pub baseline: String,
+    pub ratio: String,
+    /// Whether any #wrong > 0 or an error is in this row.
+    pub bad: bool,
+}
+
+/// Two decimals, as nccl-tests prints its columns.
+fn fixed(v: f64) -> String {
+    format!("{v:.2}")
+}
+
+fn median_of(cells: &[&Cell], f: impl Fn(&Cell) -> Option<f64>) -> String {
+    let mut v: Vec<f64> = cells.iter().filter_map(|c| f(c)).collect();
+    crate::grade::median_of(&mut v).map_or("-".into(), fixed)
+}
+
+fn half(cells: &[&Cell]) -> Half {
+    if cells.is_empty() {
+        return Half {
+            time: "-".into(),
+            algbw: "-".into(),
+            busbw: "-".into(),
+            wrong: "-".into(),
+        };
+    }
+    let failed: Vec<&&Cell> = cells
+        .iter()
+        .filter(|c| c.status != CellStatus::Ok)
+        .collect();
+    let wrong = if let Some(f) = failed.first() {
+        format!("{:?}", f.status).to_lowercase()
+    } else if cells.iter().all(|c| c.wrong.is_none()) {
+        "N/A".into()
+    } else {
+        cells
+            .iter()
+            .filter_map(|c| c.wrong)
+            .max()
+            .unwrap_or(0)
+            .to_string()
+    };
+    Half {
+        time: median_of(cells, |c| c.time_us),
+        algbw: median_of(cells, |c| c.algbw),
+        busbw: median_of(cells, |c| c.busbw),
+        wrong,
+    }
+}
+
+pub fn sizes(j: &JobVerdict) -> Vec<SizeRow> {
+    let Some(src) = &j.source else {
+        return Vec::new();
+    };
+    let r = &src.result;
+    let base = j.baseline.as_ref().map(|b| &b.result);
+    crate::grade::measured_sizes(r)
+        .into_iter()
+        .map(|s| {
+            let rows: Vec<&crate::results::Row> = r
+                .repeats
+                .iter()
+                .flat_map(|rep| rep.rows.iter().filter(|row| row.requested == s))
+                .collect();
+            let cells = |p: Placement| -> Vec<&Cell> {
+                rows.iter().filter_map(|row| row.cell(p)).collect()
+            };
+            let (oop, ip) = (cells(Placement::OutOfPlace), cells(Placement::InPlace));
+            let bad = oop
+                .iter()
+                .chain(&ip)
+                .any(|c| c.wrong.is_some_and(|w| w > 0) || c.status != CellStatus::Ok);
+            let (baseline, ratio) = match base {
+                Some(b) => {
+                    let old = median_busbw(b, s, Placement::OutOfPlace);
+                    let now = median_busbw(r, s, Placement::OutOfPlace);
+                    let moves = rows.first().is_some_and(|row| row.size > 0);
+                    (
+                        median_recorded(b, s),
+                        match (old, now) {
+                            (Some(o), Some(n)) if o > 0.0 && moves => format!("{:.2}", n / o),
+                            _ => "-".into(),
+                        },
+                    )
+                }
+                None => (String::new(), String::new()),
+            };
+            SizeRow {
+                requested: size(s),
+                size: rows.first().map_or("-".into(), |row| row.size.to_string()),
+                count: rows.first().map_or("-".into(), |row| row.count.to_string()),
+                out_of_place: half(&oop),
+                in_place: half(&ip),
+                baseline,
+                ratio,
+                bad,
+            }
+        })
+        .collect()
+}
+
+fn median_recorded(r: &JobResult, s: u64) -> String {
+    let cells: Vec<&Cell> = r
+        .repeats
+        .iter()
+        .flat_map(|rep| rep.rows.iter().filter(|row| row.requested == s))
+        .filter_map(|row| row.out_of_place.as_ref())
+        .collect();
+    median_of(&cells, |c| c.busbw)
+}
+
+pub struct GroupRow {
+    pub color: u64,
+    pub ranks: String,
+    pub gpus: String,
+    /// Median busbw at the largest size with per-group figures, out-of-place.
+    pub busbw: String,
+    /// How far below the fastest group (%).
+    pub behind: String,
+    pub slowest: bool,
+}
+
+/// The split groups of a job with their figures at the largest size that has them.
+pub fn groups(j: &JobVerdict) -> (Vec<GroupRow>, Option<String>) {
+    let Some(src) = &j.source else {
+        return (Vec::new(), None);
+    };
+    let r = &src.result;
+    if r.groups.is_empty() {
+        return (Vec::new(), None);
+    }
+    let at = crate::grade::measured_sizes(r)
+        .into_iter()
+        .rev()
+        .find(|&s| {
+            r.repeats.iter().flat_map(|x| &x.rows).any(|row| {
+                row.requested == s
+                    && row
+                        .out_of_place
+                        .as_ref()
+                        .is_some_and(|c| !c.groups.is_empty())
+            })
+        });
+    let per_group = |color: u64| -> Option<f64> {
+        let s = at?;
+        let mut v: Vec<f64> = r
+            .repeats
+            .iter()
+            .flat_map(|x| &x.rows)
+            .filter(|row| row.requested == s)
+            .filter_map(|row| row.out_of_place.as_ref())
+            .flat_map(|c| {
+                c.groups
+                    .iter()
+                    .filter(|g| g.color == color)
+                    .map(|g| g.busbw)
+            })
+            .collect();
+        crate::grade::median_of(&mut v)
+    };
+    let figures: Vec<Option<f64>> = r.groups.iter().map(|g| per_group(g.color)).collect();
+    let fastest = figures.iter().flatten().copied().fold(0.0, f64::max);
+    let slowest = figures
+        .iter()
+        .flatten()
+        .copied()
+        .fold(f64::INFINITY, f64::min);
+    let rows = r
+        .groups
+        .iter()
+        .zip(&figures)
+        .map(|(g, f)| {
+            let gpus: Vec<String> = g
+                .members
+                .iter()
+                .filter_map(|m| r.layout.ranks.iter().find(|x| x.rank == *m))
+                .map(|x| match x.device {
+                    Some(d) => format!("{}:{d}", x.host),
+                    None => x.host.clone(),
+                })
+                .collect();
+            GroupRow {
+                color: g.color,
+                ranks: rank_ranges(&g.members),
+                gpus: gpus.join(" "),
+                busbw: f.map_or("-".into(), fixed),
+                behind: match f {
+                    Some(v) if fastest > 0.0 => format!("{:.1}%", (fastest - v) / fastest * 100.0),
+                    _ => "-".into(),
+                },
+                slowest: f.is_some_and(|v| v == slowest) && figures.iter().flatten().count() > 1,
+            }
+        })
+        .collect();
+    let note = match at {
+        Some(s) => format!("busbw at {} (out-of-place, median over repeats)", size(s)),
+        None => "no per-group figures recorded (nccl-tests logs print only rank 0's group)".into(),
+    };
+    (rows, Some(note))
+}
+
+pub struct TransportRow {
+    pub comm: String,
+    pub pair: String,
+    pub transport: String,
+    pub detail: String,
+    pub channels: String,
+    pub host: String,
+}
+
+/// Links grouped by communicator, peer pair and transport, channels compressed (`00-23`).
+pub fn transports(j: &JobVerdict) -> Vec<TransportRow> {
+    let Some(src) = &j.source else {
+        return Vec::new();
+    };
+    let mut rows: Vec<(TransportRow, Vec<u64>)> = Vec::new();
+    for t in &src.result.transports {
+        let comm = t.comm.clone().unwrap_or_default();
+        let pair = format!("{} → {}", t.from_rank, t.to_rank);
+        match rows
+            .iter_mut()
+            .find(|(r, _)| r.comm == comm && r.pair == pair && r.detail == t.detail)
+        {
+            Some((_, ch)) => ch.push(t.channel as u64),
+            None => rows.push((
+                TransportRow {
+                    comm,
+                    pair,
+                    transport: t.transport.clone(),
+                    detail: t.detail.clone(),
+                    channels: String::new(),
+                    host: t.host.clone().unwrap_or_default(),
+                },
+                vec![t.channel as u64],
+            )),
+        }
+    }
+    rows.into_iter()
+        .map(|(mut r, mut ch)| {
+            ch.sort_unstable();
+            ch.dedup();
+            r.channels = format!("{} ({})", rank_ranges(&ch), ch.len());
+            r
+        })
+        .collect()
+}
+
+/// Environment facts as (label, value), unknowns said so rather than left out.
+pub fn environment(g: &Grade) -> Vec<(String, String)> {
+    let e = &g.environment;
+    let unknown = || "not recorded".to_string();
+    let mut v = vec![
+        (
+            "Hosts".to_string(),
+            if e.hosts.is_empty() {
+                unknown()
+            } else {
+                e.hosts
+                    .iter()
+                    .map(|h| format!("{} ({} GPU)", h.hostname, h.gpus.len()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            },
+        ),
+        ("GPUs".to_string(), gpus(g)),
+        (
+            "Driver".to_string(),
+            e.driver_version.clone().unwrap_or_else(unknown),
+        ),
+        (
+            "CUDA".to_string(),
+            e.cuda_version.clone().unwrap_or_else(unknown),
+        ),
+        (
+            "NCCL".to_string(),
+            e.nccl_version.clone().unwrap_or_else(unknown),
+        ),
+        (
+            "MPI".to_string(),
+            e.mpi_version.clone().unwrap_or_else(unknown),
+        ),
+    ];
+    for (k, val) in &e.variables {
+        v.push((k.clone(), val.clone()));
+    }
+    v
+}
+
+/// `2× NVIDIA H200 on vm`, per host and model.
+pub fn gpus(g: &Grade) -> String {
+    let mut parts = Vec::new();
+    for h in &g.environment.hosts {
+        let mut models: Vec<(String, usize)> = Vec::new();
+        for gpu in &h.gpus {
+            match models.iter_mut().find(|m| m.0 == gpu.name) {
+                Some(m) => m.1 += 1,
+                None => models.push((gpu.name.clone(), 1)),
+            }
+        }
+        for (m, n) in models {
+            parts.push(format!("{n}× {m} on {}", h.hostname));
+        }
+    }
+    if parts.is_empty() {
+        "not recorded".into()
+    } else {
+        parts.join(", ")
+    }
+}
+
+/// Where a job's data came from, for a report line.
+pub fn provenance(j: &JobVerdict) -> String {
+    match &j.source {
+        None => "no results".into(),
+        Some(s) if s.result.sources.is_empty() => s.file.clone(),
+        Some(s) => format!("{} (from {})", s.file, s.result.sources.join(", ")),
+    }
+}

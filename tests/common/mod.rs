@@ -1,0 +1,247 @@
+//! Helpers shared by the integration tests: running the real `baton` binary, scratch
+//! directories, the nccl-tests fixtures, and edits that make synthetic variants of a log.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use baton::collective::{Collective, Dtype};
+
+pub fn baton(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_baton"))
+        .args(args)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("baton runs")
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Exit code, with the output in the panic message when a test asserts on it.
+pub fn code(o: &Output) -> i32 {
+    o.status.code().unwrap_or(-1)
+}
+
+pub fn show(o: &Output) -> String {
+    format!("stdout:\n{}\nstderr:\n{}", stdout(o), stderr(o))
+}
+
+/// A fresh scratch directory for one test.
+pub fn tmp(name: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("scratch dir");
+    d
+}
+
+pub fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/nccl-tests/h200x2")
+        .join(name)
+}
+
+pub fn plan(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/plans")
+        .join(name)
+}
+
+pub fn read(p: &Path) -> String {
+    std::fs::read_to_string(p).expect("readable")
+}
+
+pub fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).expect("writable");
+    p
+}
+
+pub fn p(path: &Path) -> &str {
+    path.to_str().expect("utf-8 path")
+}
+
+/// Ingests `logs` into `dir/out`, asserting success.
+pub fn ingest(dir: &Path, out: &str, logs: &[&Path], job: Option<&str>) -> PathBuf {
+    let o = dir.join(out);
+    let mut args = vec!["ingest"];
+    args.extend(logs.iter().map(|l| p(l)));
+    args.extend(["-o", p(&o)]);
+    if let Some(j) = job {
+        args.extend(["--job", j]);
+    }
+    let r = baton(&args);
+    assert_eq!(code(&r), 0, "{}", show(&r));
+    o
+}
+
+pub fn results(path: &Path) -> baton::results::Results {
+    baton::results::read(path).expect("results file")
+}
+
+/// Rewrites every table row of an nccl-tests text log: `f(size)` returns the slowdown factor
+/// (time × f, bandwidths ÷ f), as a degraded fabric would print them.
+pub fn slow_rows(text: &str, f: impl Fn(u64) -> f64) -> String {
+    edit_rows(text, |size, t| {
+        let k = f(size);
+        for half in [5, 9] {
+            let time: f64 = t[half].parse().unwrap();
+            let alg: f64 = t[half + 1].parse().unwrap();
+            let bus: f64 = t[half + 2].parse().unwrap();
+            t[half] = format!("{:.2}", time * k);
+            t[half + 1] = format!("{:.2}", alg / k);
+            t[half + 2] = format!("{:.2}", bus / k);
+        }
+    })
+}
+
+/// Applies `f` to the whitespace-separated fields of every table row, keeping other lines.
+pub fn edit_rows(text: &str, f: impl Fn(u64, &mut Vec<String>)) -> String {
+    let mut out = String::new();
+    for line in text.lines() {
+        let t = line.trim_start();
+        if t.starts_with(|c: char| c.is_ascii_digit()) {
+            let mut fields: Vec<String> = t.split_whitespace().map(str::to_string).collect();
+            let size: u64 = fields[0].parse().unwrap();
+            f(size, &mut fields);
+            out.push_str(&row(&fields));
+        } else {
+            out.push_str(line);
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// A table row in nccl-tests' column widths.
+pub fn row(f: &[String]) -> String {
+    let widths = [12, 12, 8, 6, 6, 7, 6, 6, 6, 7, 6, 6, 6];
+    f.iter()
+        .enumerate()
+        .map(|(i, v)| format!("{:>w$}", v, w = widths.get(i).copied().unwrap_or(6)))
+        .collect::<Vec<_>>()
+        .join("  ")
+}
+
+/// A synthetic nccl-tests text log. `groups` holds the split color of each rank (one process
+/// per rank); busbw follows a healthy-looking curve scaled by `speed(requested)`.
+pub struct Synth {
+    pub collective: Collective,
+    pub dtype: Dtype,
+    pub op: &'static str,
+    pub root: i64,
+    pub groups: Vec<u64>,
+    pub min: u64,
+    pub max: u64,
+    pub factor: u64,
+    pub check: bool,
+    pub timestamps: bool,
+    pub repeats: usize,
+    pub footer: bool,
+}
+
+impl Synth {
+    pub fn new(collective: Collective, ranks: u64) -> Self {
+        Synth {
+            collective,
+            dtype: Dtype::Float,
+            op: if collective.reduces() || collective == Collective::SendRecv {
+                "sum"
+            } else {
+                "none"
+            },
+            root: if collective.rooted() { 0 } else { -1 },
+            groups: vec![0; ranks as usize],
+            min: 1 << 20,
+            max: 1 << 30,
+            factor: 4,
+            check: true,
+            timestamps: false,
+            repeats: 1,
+            footer: true,
+        }
+    }
+
+    pub fn text(&self) -> String {
+        let prog = self.collective.nccl_tests_binary();
+        let mut o = String::new();
+        o.push_str("# nccl-tests version 2.19.6 nccl-headers=22803 nccl-library=22803\n");
+        o.push_str(&format!("# Collective test starting: {prog}\n"));
+        o.push_str(&format!(
+            "# nThread 1 nGpus 1 minBytes {} maxBytes {} step: {}(factor) warmup iters: 1 iters: 20 agg iters: 1 validation: {} graph: 0 unalign: 0\n#\n# Using devices\n",
+            self.min, self.max, self.factor, u8::from(self.check)
+        ));
+        for (r, g) in self.groups.iter().enumerate() {
+            o.push_str(&format!(
+                "#  Rank {r:2} Group {g:2} Pid {:6} on {:>10} device {:2} [0000:{:02x}:00] NVIDIA H200\n",
+                1000 + r,
+                format!("node{:02}", r / 8 + 1),
+                r % 8,
+                0x18 + r
+            ));
+        }
+        o.push_str("#\n#                                                              out-of-place                       in-place          \n");
+        o.push_str(&format!(
+            "#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong {}\n",
+            if self.timestamps { "          timestamp" } else { "" }
+        ));
+        o.push_str("#        (B)    (elements)                               (us)  (GB/s)  (GB/s)             (us)  (GB/s)  (GB/s)         \n");
+        let g0 = self.groups[0];
+        let n = self.groups.iter().filter(|g| **g == g0).count() as u64;
+        for _ in 0..self.repeats {
+            let mut s = self.min;
+            while s <= self.max {
+                let c = self.collective.counts(s, self.dtype, n);
+                let size = c.size_bytes(self.dtype);
+                let busbw_target = 300.0 * s as f64 / (s as f64 + (64u64 << 20) as f64);
+                let factor = self.collective.busbw_factor(n);
+                let time = if size == 0 {
+                    10.0
+                } else {
+                    let alg = busbw_target / factor.max(1e-9);
+                    (size as f64 / 1e9 / alg * 1e6).max(10.0)
+                };
+                let (alg, bus) = self.collective.bandwidths(size, time, n);
+                let wrong = |checked: bool| {
+                    if self.check && checked {
+                        "0".to_string()
+                    } else {
+                        "N/A".to_string()
+                    }
+                };
+                let mut f: Vec<String> = vec![
+                    size.to_string(),
+                    c.param.to_string(),
+                    self.dtype.to_string(),
+                    self.op.to_string(),
+                    self.root.to_string(),
+                    format!("{time:.2}"),
+                    format!("{alg:.2}"),
+                    format!("{bus:.2}"),
+                    wrong(true),
+                    format!("{time:.2}"),
+                    format!("{alg:.2}"),
+                    format!("{bus:.2}"),
+                    wrong(self.collective.checks_in_place()),
+                ];
+                if self.timestamps {
+                    f.push("2026-11-30".into());
+                    f.push("05:12:09".into());
+                }
+                o.push_str(&row(&f));
+                o.push('\n');
+                s *= self.factor;
+            }
+        }
+        if self.footer {
+            o.push_str("# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 100 \n#\n");
+            o.push_str(&format!("# Collective test concluded: {prog}\n#\n"));
+        }
+        o
+    }
+}

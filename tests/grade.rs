@@ -1,0 +1,507 @@
+//! `baton grade` on the shared fixtures and synthetic variants of them, through the real binary:
+//! verdicts, fail-closed rules, shape diagnosis, exit codes.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::*;
+
+/// A one-test plan for the 2-GPU fixtures.
+fn plan(dir: &Path, name: &str, test: &str) -> PathBuf {
+    write(
+        dir,
+        name,
+        &format!(
+            "version: 1\nname: {name}\nbackend: nccl\nlaunch: {{ nodes: 1, ranks_per_node: 2 }}\ntests:\n{test}"
+        ),
+    )
+}
+
+const ALLREDUCE_SWEEP: &str =
+    "  - name: allreduce\n    collective: all_reduce\n    sizes: { from: 8, to: 8G, factor: 2 }\n";
+
+fn grade(args: &[&str]) -> std::process::Output {
+    let mut a = vec!["grade"];
+    a.extend_from_slice(args);
+    baton(&a)
+}
+
+fn healthy(dir: &Path) -> PathBuf {
+    let logs = [
+        "all_reduce.txt",
+        "all_gather.txt",
+        "alltoall.txt",
+        "broadcast.txt",
+    ]
+    .map(fixture);
+    ingest(
+        dir,
+        "healthy.json",
+        &logs.iter().map(PathBuf::as_path).collect::<Vec<_>>(),
+        None,
+    )
+}
+
+#[test]
+fn healthy_logs_pass_a_sensible_plan() {
+    let d = tmp("grade_healthy");
+    let r = healthy(&d);
+    let o = grade(&[p(&common::plan("h200x2.yaml")), p(&r)]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    let out = stdout(&o);
+    assert!(
+        out.starts_with("plan h200x2-acceptance: PASS — 4 job(s): 0 failed"),
+        "{out}"
+    );
+    for id in ["allreduce", "allgather", "alltoall", "broadcast"] {
+        assert!(out.contains(&format!("PASS  {id}  ")), "{out}");
+    }
+}
+
+#[test]
+fn socket_log_fails_transport_and_regression_against_the_healthy_log() {
+    let d = tmp("grade_socket");
+    let base = ingest(&d, "base.json", &[&fixture("debug_healthy.txt")], None);
+    let sock = ingest(&d, "sock.json", &[&fixture("debug_socket.txt")], None);
+    let nvlink = common::plan("h200x2-nvlink.yaml");
+    // The healthy run passes against itself.
+    let o = grade(&[p(&nvlink), p(&base), "--baseline", p(&base)]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    let o = grade(&[p(&nvlink), p(&sock), "--baseline", p(&base)]);
+    assert_eq!(code(&o), 1, "{}", show(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("✗ transport P2P: transport NET/Socket, expected P2P (all_reduce float sum): channel 00 rank 0 -> 1 via NET/Socket/0 on vm, and 3 more of 4 links; the log sets NCCL_P2P_DISABLE=1, NCCL_SHM_DISABLE=1"),
+        "{out}"
+    );
+    assert!(
+        out.contains("✗ busbw >= 250 GB/s at 256M: busbw 3.33 GB/s < 250 GB/s at 256M (all_reduce float sum, out-of-place)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("transport NET/Socket, expected P2P\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("✗ regression <= 5%: busbw 1.91 GB/s vs baseline 61.41 GB/s at 1M (all_reduce float sum, out-of-place): 96.9% below (allowed <= 5%)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("diagnosis: transport changed from P2P (baseline) to NET/Socket"),
+        "{out}"
+    );
+}
+
+#[test]
+fn regression_without_a_baseline_fails_with_a_clear_message() {
+    let d = tmp("grade_no_baseline");
+    let r = ingest(&d, "r.json", &[&fixture("debug_healthy.txt")], None);
+    let o = grade(&[p(&common::plan("h200x2-nvlink.yaml")), p(&r)]);
+    assert_eq!(code(&o), 1, "{}", show(&o));
+    assert!(
+        stdout(&o).contains(
+            "✗ regression <= 5%: no baseline: set `baseline:` in the plan or pass --baseline FILE"
+        ),
+        "{}",
+        show(&o)
+    );
+    // A baseline the plan names is read relative to the plan; a missing one fails the criterion.
+    let pl = plan(
+        &d,
+        "p.yaml",
+        "  - name: nvlink\n    collective: all_reduce\n    sizes: { from: 1M, to: 256M, factor: 4 }\n    expect:\n      - regression: \"<= 5%\"\nbaseline: base.json\n",
+    );
+    let o = grade(&[p(&pl), p(&r)]);
+    assert_eq!(code(&o), 1, "{}", show(&o));
+    assert!(
+        stdout(&o).contains("cannot read the baseline"),
+        "{}",
+        show(&o)
+    );
+    std::fs::copy(&r, d.join("base.json")).unwrap();
+    let o = grade(&[p(&pl), p(&r)]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    // An explicit --baseline that cannot be read is invalid input.
+    let o = grade(&[p(&pl), p(&r), "--baseline", "/nonexistent.json"]);
+    assert_eq!(code(&o), 2, "{}", show(&o));
+}
+
+/// Grades a slowed copy of the healthy all_reduce sweep against the healthy one.
+fn shape_of(name: &str, slow: impl Fn(u64) -> f64) -> String {
+    let d = tmp(name);
+    let base = ingest(&d, "base.json", &[&fixture("all_reduce.txt")], None);
+    let log = write(
+        &d,
+        "slow.txt",
+        &slow_rows(&read(&fixture("all_reduce.txt")), slow),
+    );
+    let now = ingest(&d, "now.json", &[&log], None);
+    let pl = plan(
+        &d,
+        "p.yaml",
+        &format!("{ALLREDUCE_SWEEP}    expect:\n      - regression: \"<= 5%\"\n"),
+    );
+    let o = grade(&[p(&pl), p(&now), "--baseline", p(&base)]);
+    assert_eq!(code(&o), 1, "{}", show(&o));
+    stdout(&o)
+}
+
+#[test]
+fn large_size_slowdown_is_diagnosed_as_a_route_change() {
+    let out = shape_of(
+        "grade_shape_large",
+        |s| if s >= 64 << 20 { 1.5 } else { 1.0 },
+    );
+    assert!(
+        out.contains("diagnosis: drop only at large sizes (from 64M up), small sizes unchanged: a route or transport change — check the NCCL_DEBUG=INFO transport lines"),
+        "{out}"
+    );
+    assert!(out.contains("33.3% below (allowed <= 5%)"), "{out}");
+    assert!(out.contains("at 64M"), "{out}");
+    assert!(!out.contains("at 32M"), "32M did not slow down: {out}");
+}
+
+#[test]
+fn uniform_slowdown_is_diagnosed_as_clocks_or_contention() {
+    let out = shape_of("grade_shape_all", |_| 1.3);
+    assert!(
+        out.contains("diagnosis: uniform drop at all sizes: the GPUs or the node, not the route — check clocks and throttle reasons"),
+        "{out}"
+    );
+    assert!(!out.contains("large sizes"), "{out}");
+}
+
+#[test]
+fn small_size_slowdown_is_diagnosed_as_latency() {
+    let out = shape_of(
+        "grade_shape_small",
+        |s| if s <= 64 << 10 { 2.0 } else { 1.0 },
+    );
+    assert!(
+        out.contains(
+            "diagnosis: drop only at small sizes (up to 64K), large sizes unchanged: latency"
+        ),
+        "{out}"
+    );
+}
+
+#[test]
+fn wrong_elements_fail_as_corruption_even_without_a_criterion() {
+    let d = tmp("grade_corruption");
+    let text = edit_rows(&read(&fixture("all_reduce.txt")), |size, f| {
+        if size == 1 << 30 {
+            f[12] = "3".into();
+        }
+    });
+    let log = write(&d, "wrong.txt", &text);
+    let r = ingest(&d, "r.json", &[&log], None);
+    // The plan checks busbw only; the corruption still fails the job.
+    let pl = plan(
+        &d,
+        "p.yaml",
+        &format!("{ALLREDUCE_SWEEP}    expect:\n      - busbw: \">= 300 GB/s\"\n        at: 1G\n"),
+    );
+    let o = grade(&[p(&pl), p(&r)]);
+    assert_eq!(code(&o), 1, "{}", show(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("✗ no wrong elements (#wrong 0): #wrong 3 at 1G (all_reduce float sum, in-place, repeat 0): data corruption"),
+        "{out}"
+    );
+    assert!(
+        out.contains("✓ 2 other check(s) passed"),
+        "busbw itself passed: {out}"
+    );
+    // With `wrong: 0` at the corrupted size, the criterion says it.
+    let pl = plan(
+        &d,
+        "q.yaml",
+        &format!("{ALLREDUCE_SWEEP}    expect:\n      - wrong: 0\n        at: \">= 1G\"\n"),
+    );
+    let o = grade(&[p(&pl), p(&r)]);
+    assert_eq!(code(&o), 1, "{}", show(&o));
+    assert!(
+        stdout(&o).contains("✗ wrong == 0 at >= 1G: #wrong 3 at 1G"),
+        "{}",
+        show(&o)
+    );
+}
+
+#[test]
+fn a_criterion_at_a_missing_size_fails_closed() {
+    let d = tmp("grade_missing_size");
+    // debug_healthy.txt sweeps 1M..1G; the plan asks for 8G.
+    let r = ingest(&d, "r.json", &[&fixture("debug_healthy.txt")], None);
+    let pl = plan(
+        &d,
+        "p.yaml",
+        &format!("{ALLREDUCE_SWEEP}    expect:\n      - busbw: \">= 1 GB/s\"\n        at: 8G\n"),
+    );
+    let o = grade(&[p(&pl), p(&r)]);
+    assert_eq!(code(&o), 1, "{}", show(&o));
+    assert!(
+        stdout(&o).contains("✗ busbw >= 1 GB/s at 8G: no data at 8G (all_reduce float sum, out-of-place): the results hold 1M..1G"),
+        "{}",
+        show(&o)
+    );
+}
+
+#[test]
+fn plan_jobs_without_results_fail_closed() {
+    let d = tmp("grade_unmatched");
+    let r = ingest(&d, "r.json", &[&fixture("all_gather.txt")], None);
+    let o = grade(&[p(&common::plan("h200x2.yaml")), p(&r)]);
+    assert_eq!(code(&o), 1, "{}", show(&o));
+    let out = stdout(&o);
+    assert!(out.contains("FAIL  allreduce"), "{out}");
+    assert!(
+        out.contains("no results for this job (looked for ID `allreduce`, or an unlabelled all_reduce float sum on 2 rank(s) log)"),
+        "{out}"
+    );
+    assert!(out.contains("PASS  allgather"), "{out}");
+    // Two unlabelled all_reduce logs are ambiguous: neither is graded as the job.
+    let r = ingest(
+        &d,
+        "two.json",
+        &[&fixture("all_reduce.txt"), &fixture("debug_healthy.txt")],
+        None,
+    );
+    let o = grade(&[p(&common::plan("h200x2.yaml")), p(&r)]);
+    assert!(
+        stdout(&o).contains("2 results match this job"),
+        "{}",
+        show(&o)
+    );
+    // Labelled, the log pairs with its job by ID even when another all_reduce log is present.
+    let a = ingest(
+        &d,
+        "a.json",
+        &[&fixture("all_reduce.txt")],
+        Some("allreduce"),
+    );
+    let b = ingest(
+        &d,
+        "b.json",
+        &[&fixture("debug_healthy.txt")],
+        Some("other-job"),
+    );
+    let o = grade(&[p(&common::plan("h200x2.yaml")), p(&a), p(&b)]);
+    let out = stdout(&o);
+    assert!(out.contains("PASS  allreduce"), "{out}");
+    assert!(
+        out.contains("note: unused results:")
+            && out.contains("job `other-job` is not a job of this plan"),
+        "{out}"
+    );
+}
+
+#[test]
+fn placements_thresholds_time_and_warnings() {
+    let d = tmp("grade_criteria");
+    let r = ingest(&d, "r.json", &[&fixture("all_reduce.txt")], None);
+    // At 1G out-of-place is 330.82, in-place 329.63: `in_place: out` narrows to the first.
+    let both = plan(
+        &d,
+        "both.yaml",
+        &format!("{ALLREDUCE_SWEEP}    expect:\n      - busbw: \">= 330 GB/s\"\n        at: 1G\n"),
+    );
+    let o = grade(&[p(&both), p(&r)]);
+    assert_eq!(code(&o), 1, "{}", show(&o));
+    assert!(
+        stdout(&o).contains("busbw 329.63 GB/s < 330 GB/s at 1G (all_reduce float sum, in-place)"),
+        "{}",
+        show(&o)
+    );
+    let out = plan(
+        &d,
+        "out.yaml",
+        &format!(
+            "{ALLREDUCE_SWEEP}    expect:\n      - busbw: \">= 330 GB/s\"\n        at: 1G\n        in_place: out\n"
+        ),
+    );
+    let o = grade(&[p(&out), p(&r)]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    // time and algbw; a `warn` criterion reports without failing.
+    let t = plan(
+        &d,
+        "t.yaml",
+        &format!(
+            "{ALLREDUCE_SWEEP}    expect:\n      - time: \"<= 13 us\"\n        at: 8..32\n      - algbw: \">= 1 TB/s\"\n        at: 8G\n        severity: warn\n"
+        ),
+    );
+    let o = grade(&[p(&t), p(&r)]);
+    assert_eq!(code(&o), 1, "{}", show(&o));
+    let s = stdout(&o);
+    assert!(
+        s.contains("time 13.36 us > 13 us at 8 (all_reduce float sum, in-place)"),
+        "{s}"
+    );
+    assert!(
+        s.contains("! algbw >= 1000 GB/s at 8G (warn): algbw 345.6 GB/s < 1000 GB/s at 8G"),
+        "{s}"
+    );
+    let w = plan(
+        &d,
+        "w.yaml",
+        &format!(
+            "{ALLREDUCE_SWEEP}    expect:\n      - algbw: \">= 1 TB/s\"\n        at: 8G\n        severity: warn\n"
+        ),
+    );
+    let o = grade(&[p(&w), p(&r)]);
+    assert_eq!(code(&o), 0, "warnings never fail: {}", show(&o));
+    assert!(stdout(&o).contains("WARN  allreduce"), "{}", show(&o));
+}
+
+#[test]
+fn variance_across_repeats() {
+    let d = tmp("grade_variance");
+    let a = fixture("all_reduce.txt");
+    let slow = write(
+        &d,
+        "slow.txt",
+        &slow_rows(&read(&a), |s| if s == 1 << 30 { 1.25 } else { 1.0 }),
+    );
+    let steady = ingest(&d, "steady.json", &[&a, &a, &a], Some("allreduce"));
+    let noisy = ingest(&d, "noisy.json", &[&a, &a, &slow], Some("allreduce"));
+    let pl = plan(
+        &d,
+        "p.yaml",
+        &format!(
+            "{ALLREDUCE_SWEEP}    repeat: 3\n    expect:\n      - variance: \"<= 5%\"\n        at: \">= 256M\"\n"
+        ),
+    );
+    let o = grade(&[p(&pl), p(&steady)]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    let o = grade(&[p(&pl), p(&noisy)]);
+    assert_eq!(code(&o), 1, "{}", show(&o));
+    assert!(
+        stdout(&o).contains("busbw varies 20.0% across 3 repeats at 1G"),
+        "{}",
+        show(&o)
+    );
+    let one = ingest(&d, "one.json", &[&a], Some("allreduce"));
+    let o = grade(&[p(&pl), p(&one)]);
+    assert!(
+        stdout(&o).contains("variance needs at least 2 repeats"),
+        "{}",
+        show(&o)
+    );
+}
+
+#[test]
+fn timeouts_exit_4() {
+    let d = tmp("grade_timeout");
+    let text = read(&fixture("all_reduce.txt"));
+    let cut = &text[..text.find("  1073741824").unwrap()];
+    let log = write(
+        &d,
+        "hang.txt",
+        &format!("{cut}vm: Test timeout (300s) common.cu:1234\n"),
+    );
+    let r = ingest(&d, "r.json", &[&log], None);
+    let pl = plan(
+        &d,
+        "p.yaml",
+        &format!("{ALLREDUCE_SWEEP}    expect:\n      - busbw: \">= 300 GB/s\"\n        at: 8G\n"),
+    );
+    let o = grade(&[p(&pl), p(&r)]);
+    assert_eq!(code(&o), 4, "{}", show(&o));
+    assert!(stdout(&o).contains("the job timed out"), "{}", show(&o));
+}
+
+#[test]
+fn bad_inputs_exit_2() {
+    let d = tmp("grade_bad_inputs");
+    let r = ingest(&d, "r.json", &[&fixture("all_reduce.txt")], None);
+    let notjson = write(&d, "x.json", "not json");
+    let o = grade(&[p(&common::plan("h200x2.yaml")), p(&notjson)]);
+    assert_eq!(code(&o), 2, "{}", show(&o));
+    assert!(stderr(&o).contains("x.json"), "{}", show(&o));
+    let badplan = write(&d, "bad.yaml", "version: 1\nname: x\n");
+    let o = grade(&[p(&badplan), p(&r)]);
+    assert_eq!(code(&o), 2, "{}", show(&o));
+    let o = grade(&[p(&common::plan("h200x2.yaml"))]);
+    assert_eq!(code(&o), 2, "results are required: {}", show(&o));
+}
+
+#[test]
+fn group_spread_names_the_slowest_group_and_its_gpus() {
+    let d = tmp("grade_groups");
+    let mut s = Synth::new(baton::collective::Collective::AllReduce, 4);
+    s.groups = vec![0, 0, 1, 1];
+    let log = write(&d, "split.txt", &s.text());
+    let raw = ingest(&d, "raw.json", &[&log], None);
+    let pl = write(
+        &d,
+        "p.yaml",
+        "version: 1\nname: split\nbackend: nccl\nlaunch: { nodes: 2, ranks_per_node: 2 }\ntests:\n  - name: pairs\n    collective: all_reduce\n    split: \"DIV 2\"\n    sizes: { from: 1M, to: 1G, factor: 4 }\n    expect:\n      - group_spread: \"<= 10%\"\n        at: \">= 256M\"\n",
+    );
+    // nccl-tests prints only rank 0's group: no per-group figures, so the criterion fails closed.
+    let o = grade(&[p(&pl), p(&raw)]);
+    assert_eq!(code(&o), 1, "{}", show(&o));
+    assert!(
+        stdout(&o).contains("no per-group figures at 256M"),
+        "{}",
+        show(&o)
+    );
+    // With per-group figures (as `baton run` records them), group 1 running 30% slow is named.
+    let mut r = results(&raw);
+    for rep in &mut r.jobs[0].repeats {
+        for row in &mut rep.rows {
+            for cell in [&mut row.out_of_place, &mut row.in_place]
+                .into_iter()
+                .flatten()
+            {
+                let (t, a, b) = (
+                    cell.time_us.unwrap(),
+                    cell.algbw.unwrap(),
+                    cell.busbw.unwrap(),
+                );
+                cell.groups = vec![
+                    baton::results::GroupCell {
+                        color: 0,
+                        time_us: t,
+                        algbw: a,
+                        busbw: b,
+                        wrong: Some(0),
+                    },
+                    baton::results::GroupCell {
+                        color: 1,
+                        time_us: t / 0.7,
+                        algbw: a * 0.7,
+                        busbw: b * 0.7,
+                        wrong: Some(0),
+                    },
+                ];
+            }
+        }
+    }
+    let grouped = d.join("grouped.json");
+    baton::results::write_atomic(&grouped, &r).unwrap();
+    let o = grade(&[p(&pl), p(&grouped)]);
+    assert_eq!(code(&o), 1, "{}", show(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("group spread 30.0% at 256M (all_reduce float sum split DIV 2, out-of-place): slowest group 1 (ranks 2-3: node01 GPU 2, node01 GPU 3)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("diagnosis: one slow split group: group 1 (ranks 2-3: node01 GPU 2, node01 GPU 3) — an intra-node group: check that node's NVLink/NVSwitch"),
+        "{out}"
+    );
+    // The report charts each group and tables their figures, the slowest marked.
+    let rep = d.join("rep");
+    let o = baton(&["report", p(&pl), p(&grouped), "-o", p(&rep)]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    let svg = read(&rep.join("charts/01-pairs.svg"));
+    assert!(
+        svg.contains("group 0") && svg.contains("group 1"),
+        "group lines in the chart"
+    );
+    let md = read(&rep.join("report.md"));
+    assert!(
+        md.contains("| 1 (slowest) | 2-3 | node01:2 node01:3 | 197.65 | 30.0% |"),
+        "{md}"
+    );
+}

@@ -1,0 +1,257 @@
+//! JUnit XML from `baton grade --junit`: structure, messages, properties; validated against the
+//! consumer subset in schemas/junit.xsd with xmllint, and parsed by a real consumer (python
+//! junitparser). External tools are detected at run time; scripts/ci-deps-issue5.sh installs
+//! them in CI.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::*;
+use quick_junit::{NonSuccessKind, Report, TestCaseStatus};
+
+/// JUnit of the NET/Socket run graded against the healthy one, and of the healthy sweep.
+fn reports(d: &Path) -> (PathBuf, PathBuf) {
+    let base = ingest(d, "base.json", &[&fixture("debug_healthy.txt")], None);
+    let sock = ingest(d, "sock.json", &[&fixture("debug_socket.txt")], None);
+    let failing = d.join("failing.xml");
+    let o = baton(&[
+        "grade",
+        p(&plan("h200x2-nvlink.yaml")),
+        p(&sock),
+        "--baseline",
+        p(&base),
+        "--junit",
+        p(&failing),
+    ]);
+    assert_eq!(code(&o), 1, "{}", show(&o));
+    let logs = [
+        "all_reduce.txt",
+        "all_gather.txt",
+        "alltoall.txt",
+        "broadcast.txt",
+    ]
+    .map(fixture);
+    let healthy = ingest(
+        d,
+        "healthy.json",
+        &logs.iter().map(PathBuf::as_path).collect::<Vec<_>>(),
+        None,
+    );
+    let passing = d.join("passing.xml");
+    let o = baton(&[
+        "grade",
+        p(&plan("h200x2.yaml")),
+        p(&healthy),
+        "--junit",
+        p(&passing),
+    ]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    (failing, passing)
+}
+
+fn schema() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas/junit.xsd")
+}
+
+#[test]
+fn one_suite_per_job_one_case_per_criterion_and_size() {
+    let d = tmp("junit_structure");
+    let (failing, passing) = reports(&d);
+    let r = Report::deserialize_from_str(&read(&failing)).expect("well-formed JUnit");
+    assert_eq!(r.test_suites.len(), 1);
+    let s = &r.test_suites[0];
+    assert_eq!(s.name.as_str(), "nvlink");
+    let names: Vec<&str> = s.test_cases.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "results present and complete",
+            "no wrong elements (#wrong 0)",
+            "transport P2P",
+            "busbw >= 250 GB/s at 256M",
+            "regression <= 5% @ 1M",
+            "regression <= 5% @ 4M",
+            "regression <= 5% @ 16M",
+            "regression <= 5% @ 64M",
+            "regression <= 5% @ 256M",
+        ]
+    );
+    assert_eq!(s.failures, 7);
+    let busbw = &s.test_cases[3];
+    let TestCaseStatus::NonSuccess {
+        kind, message, ty, ..
+    } = &busbw.status
+    else {
+        panic!("busbw must fail");
+    };
+    assert_eq!(*kind, NonSuccessKind::Failure);
+    assert_eq!(ty.as_ref().map(|t| t.as_str()), Some("busbw"));
+    let message = message.as_ref().unwrap().as_str();
+    assert!(
+        message.starts_with("busbw 3.33 GB/s < 250 GB/s at 256M (all_reduce float sum, out-of-place); busbw 3.81 GB/s < 250 GB/s at 256M (all_reduce float sum, in-place); transport NET/Socket, expected P2P"),
+        "{message}"
+    );
+    let props: Vec<(&str, &str)> = s
+        .properties
+        .iter()
+        .map(|p| (p.name.as_str(), p.value.as_str()))
+        .collect();
+    for want in [
+        ("nccl", "2.28.3"),
+        ("hosts", "vm"),
+        ("gpus", "2× NVIDIA H200 on vm"),
+        ("ranks", "2"),
+        ("transports", "NET/Socket"),
+        ("env.NCCL_P2P_DISABLE", "1"),
+        ("driver", "not recorded"),
+    ] {
+        assert!(props.contains(&want), "{want:?} in {props:?}");
+    }
+    let r = Report::deserialize_from_str(&read(&passing)).expect("well-formed JUnit");
+    assert_eq!(r.test_suites.len(), 4, "one suite per job");
+    assert_eq!(r.failures, 0);
+    // busbw at >= 1G covers four sizes: four test cases.
+    let ar = &r.test_suites[0];
+    assert_eq!(
+        ar.test_cases
+            .iter()
+            .filter(|c| c.name.as_str().starts_with("busbw >= 320 GB/s at >= 1G @ "))
+            .count(),
+        4
+    );
+}
+
+#[test]
+fn corruption_fails_with_its_own_type_and_warnings_stay_green() {
+    let d = tmp("junit_corruption");
+    let text = edit_rows(&read(&fixture("all_reduce.txt")), |size, f| {
+        if size == 8 << 30 {
+            f[8] = "12".into();
+        }
+    });
+    let log = write(&d, "wrong.txt", &text);
+    let r = ingest(&d, "r.json", &[&log], None);
+    let pl = write(
+        &d,
+        "p.yaml",
+        "version: 1\nname: w\nbackend: nccl\nlaunch: { nodes: 1, ranks_per_node: 2 }\ntests:\n  - name: allreduce\n    collective: all_reduce\n    sizes: { from: 8, to: 8G, factor: 2 }\n    expect:\n      - algbw: \">= 1 TB/s\"\n        at: 8G\n        severity: warn\n",
+    );
+    let x = d.join("j.xml");
+    let o = baton(&["grade", p(&pl), p(&r), "--junit", p(&x)]);
+    assert_eq!(code(&o), 1, "{}", show(&o));
+    let rep = Report::deserialize_from_str(&read(&x)).unwrap();
+    let cases = &rep.test_suites[0].test_cases;
+    let integrity = cases
+        .iter()
+        .find(|c| c.name.as_str() == "no wrong elements (#wrong 0)")
+        .unwrap();
+    let TestCaseStatus::NonSuccess { ty, message, .. } = &integrity.status else {
+        panic!("corruption must fail");
+    };
+    assert_eq!(ty.as_ref().map(|t| t.as_str()), Some("corruption"));
+    assert!(message.as_ref().unwrap().as_str().starts_with(
+        "#wrong 12 at 8G (all_reduce float sum, out-of-place, repeat 0): data corruption"
+    ));
+    let warn = cases
+        .iter()
+        .find(|c| c.name.as_str().starts_with("algbw"))
+        .unwrap();
+    assert!(
+        matches!(warn.status, TestCaseStatus::Success { .. }),
+        "warn is not a failure"
+    );
+    assert!(
+        warn.system_out
+            .as_ref()
+            .unwrap()
+            .as_str()
+            .starts_with("WARN: ")
+    );
+}
+
+fn have(tool: &str, probe: &[&str]) -> bool {
+    Command::new(tool)
+        .args(probe)
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+#[test]
+fn validates_against_the_consumer_schema_with_xmllint() {
+    if !have("xmllint", &["--version"]) {
+        println!(
+            "SKIPPED: xmllint not found (apt-get install libxml2-utils; scripts/ci-deps-issue5.sh)"
+        );
+        return;
+    }
+    let d = tmp("junit_xmllint");
+    let (failing, passing) = reports(&d);
+    for f in [&failing, &passing] {
+        let o = Command::new("xmllint")
+            .args(["--noout", "--schema", p(&schema()), p(f)])
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "{}: {}",
+            f.display(),
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    // The schema is strict enough to catch what a consumer would reject.
+    let bad = read(&failing).replacen(
+        "<system-out>",
+        "<flakyFailure message=\"x\"/><system-out>",
+        1,
+    );
+    let bad = write(&d, "bad.xml", &bad);
+    let o = Command::new("xmllint")
+        .args(["--noout", "--schema", p(&schema()), p(&bad)])
+        .output()
+        .unwrap();
+    assert!(
+        !o.status.success(),
+        "an element outside the subset must be rejected"
+    );
+}
+
+#[test]
+fn a_real_consumer_parses_it() {
+    if !have("python3", &["-c", "import junitparser"]) {
+        println!(
+            "SKIPPED: python3 with junitparser not found (pip install junitparser; scripts/ci-deps-issue5.sh)"
+        );
+        return;
+    }
+    let d = tmp("junit_junitparser");
+    let (failing, _) = reports(&d);
+    let script = r#"
+import sys
+from junitparser import JUnitXml, Failure, Skipped
+xml = JUnitXml.fromfile(sys.argv[1])
+for suite in xml:
+    props = {p.name: p.value for p in suite.properties()}
+    print("SUITE", suite.name, suite.tests, suite.failures, props.get("nccl"))
+    for case in suite:
+        kinds = [type(r).__name__ + ":" + (r.message or "") for r in case.result]
+        print("CASE", case.classname, "|", case.name, "|", ";".join(kinds) or "pass")
+"#;
+    let o = Command::new("python3")
+        .args(["-c", script, p(&failing)])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("SUITE nvlink 9 7 2.28.3"), "{out}");
+    assert!(
+        out.contains("CASE nvlink | results present and complete | pass"),
+        "{out}"
+    );
+    assert!(
+        out.contains("CASE nvlink | transport P2P | Failure:transport NET/Socket, expected P2P (all_reduce float sum): channel 00 rank 0 -> 1 via NET/Socket/0 on vm"),
+        "{out}"
+    );
+    assert!(out.contains("CASE nvlink | regression <= 5% @ 256M | Failure:busbw 3.33 GB/s vs baseline 300.63 GB/s at 256M"), "{out}");
+}

@@ -1,0 +1,284 @@
+//! The handover report (`baton report`, `baton grade --report`) and baselines (`baton baseline`):
+//! contents and order, self-containment, the SVG chart, and rendering in headless Chromium.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::*;
+
+/// The healthy sweep graded by a plan whose alltoall limit it misses, and the NET/Socket run
+/// graded against the healthy one.
+fn setup(d: &Path) -> (PathBuf, PathBuf) {
+    let logs = [
+        "all_reduce.txt",
+        "all_gather.txt",
+        "alltoall.txt",
+        "broadcast.txt",
+    ]
+    .map(fixture);
+    let healthy = ingest(
+        d,
+        "healthy.json",
+        &logs.iter().map(PathBuf::as_path).collect::<Vec<_>>(),
+        None,
+    );
+    let strict = read(&plan("h200x2.yaml")).replace(
+        "\">= 300 GB/s\"\n        at: 1G..4G",
+        "\">= 400 GB/s\"\n        at: 1G..4G",
+    );
+    let strict = write(d, "strict.yaml", &strict);
+    let mixed = d.join("mixed");
+    let o = baton(&["report", p(&strict), p(&healthy), "-o", p(&mixed)]);
+    assert_eq!(
+        code(&o),
+        0,
+        "report exits 0 whatever the verdict: {}",
+        show(&o)
+    );
+    let base = ingest(d, "base.json", &[&fixture("debug_healthy.txt")], None);
+    let sock = ingest(d, "sock.json", &[&fixture("debug_socket.txt")], None);
+    let socket = d.join("socket");
+    let o = baton(&[
+        "grade",
+        p(&plan("h200x2-nvlink.yaml")),
+        p(&sock),
+        "--baseline",
+        p(&base),
+        "--report",
+        p(&socket),
+    ]);
+    assert_eq!(code(&o), 1, "{}", show(&o));
+    (mixed, socket)
+}
+
+#[test]
+fn markdown_puts_the_verdict_and_failures_first() {
+    let d = tmp("report_markdown");
+    let (mixed, socket) = setup(&d);
+    let md = read(&mixed.join("report.md"));
+    assert!(md.starts_with("# Acceptance report: h200x2-acceptance\n\n**Verdict: ❌ FAIL** — 1 of 4 job(s) failed, 0 warned, 3 passed."), "{md}");
+    let summary = &md[md.find("## Verdict summary").unwrap()..md.find("## Jobs").unwrap()];
+    let order: Vec<usize> = ["`alltoall`", "`allreduce`", "`allgather`", "`broadcast`"]
+        .iter()
+        .map(|id| {
+            summary
+                .find(id)
+                .unwrap_or_else(|| panic!("{id} in {summary}"))
+        })
+        .collect();
+    assert!(
+        order.windows(2).all(|w| w[0] < w[1]),
+        "failures first, then plan order: {summary}"
+    );
+    assert!(
+        summary.contains("busbw 331.45 GB/s < 400 GB/s at 1G (alltoall float, out-of-place)"),
+        "{summary}"
+    );
+    // Per job, failing jobs first: checks, chart, size table; the environment at the end.
+    let jobs = &md[md.find("## Jobs").unwrap()..];
+    assert!(
+        jobs.find("`alltoall`").unwrap() < jobs.find("`allreduce`").unwrap(),
+        "{jobs}"
+    );
+    assert!(
+        md.contains("![busbw vs size for allreduce](charts/01-allreduce.svg)"),
+        "{md}"
+    );
+    assert!(mixed.join("charts/01-allreduce.svg").exists());
+    assert!(md.contains("| 8G | 8589934592 | 2147483648 | 24855.10 | 345.60 | 345.60 | 0 | 24831.90 | 345.92 | 345.92 | 0 |"), "{md}");
+    assert!(md.contains("| NCCL | 2.28.3 |"), "{md}");
+    assert!(
+        md.contains("Transports: not captured (run with NCCL_DEBUG=INFO)."),
+        "{md}"
+    );
+    let md = read(&socket.join("report.md"));
+    assert!(
+        md.contains("| 0 → 1 | NET/Socket | NET/Socket/0 | 0-1 (2) | vm |"),
+        "{md}"
+    );
+    assert!(md.contains("baseline busbw | ratio |"), "{md}");
+    assert!(md.contains("| 256M | 268435456 | 67108864 | 80589.50 | 3.33 | 3.33 | 0 | 70456.80 | 3.81 | 3.81 | 0 | 300.63 | 0.01 |"), "{md}");
+    assert!(
+        md.contains("Diagnosis")
+            || md.contains("transport changed from P2P (baseline) to NET/Socket"),
+        "{md}"
+    );
+}
+
+#[test]
+fn html_is_self_contained_and_the_chart_has_its_lines() {
+    let d = tmp("report_html");
+    let (_, socket) = setup(&d);
+    let html = read(&socket.join("report.html"));
+    for banned in ["<script", "<link", "src=", "url(", "@import", "https://"] {
+        assert!(
+            !html.contains(banned),
+            "{banned} makes the report need something outside it"
+        );
+    }
+    // The only http: string is the SVG namespace, which is never fetched.
+    assert_eq!(
+        html.matches("http://").count(),
+        html.matches("xmlns=\"http://www.w3.org/2000/svg\"").count()
+    );
+    assert!(html.contains("<svg"));
+    let svg = read(&socket.join("charts/01-nvlink.svg"));
+    assert!(
+        svg.contains("busbw &gt;= 250 GB/s at 256M") || svg.contains("busbw >= 250 GB/s at 256M"),
+        "threshold line"
+    );
+    assert!(svg.contains("baseline (out-of-place)"), "baseline overlay");
+    assert!(
+        svg.contains("\n256M\n") && svg.contains("\n1M\n"),
+        "binary size labels on a log axis"
+    );
+    assert!(
+        svg.contains("stroke-dasharray") || svg.matches("<line").count() > 10,
+        "dashed baseline"
+    );
+}
+
+/// Renders `html` headless; returns (console lines, DOM) or `None` when Chromium is absent.
+fn chromium(html: &Path, shot: Option<&Path>) -> Option<(Vec<String>, String)> {
+    let bin = ["chromium", "chromium-browser"].into_iter().find(|b| {
+        Command::new(b)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    })?;
+    let profile = html.with_extension("profile");
+    let url = format!("file://{}", html.display());
+    let mut args = vec![
+        "60".to_string(),
+        bin.to_string(),
+        "--headless".into(),
+        "--no-sandbox".into(),
+        "--disable-gpu".into(),
+        "--no-first-run".into(),
+        format!("--user-data-dir={}", profile.display()),
+        "--enable-logging=stderr".into(),
+        "--v=0".into(),
+    ];
+    match shot {
+        Some(s) => args.extend([
+            format!("--screenshot={}", s.display()),
+            "--window-size=1280,2000".into(),
+        ]),
+        None => args.push("--dump-dom".into()),
+    }
+    args.push(url);
+    let o = Command::new("timeout")
+        .args(&args)
+        .output()
+        .expect("timeout runs");
+    assert!(
+        o.status.success(),
+        "chromium failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let console = String::from_utf8_lossy(&o.stderr)
+        .lines()
+        .filter(|l| l.contains(":CONSOLE") || l.contains("Uncaught"))
+        .map(str::to_string)
+        .collect();
+    Some((console, String::from_utf8_lossy(&o.stdout).into_owned()))
+}
+
+#[test]
+fn html_renders_in_chromium_without_console_errors() {
+    let d = tmp("report_chromium");
+    let (mixed, socket) = setup(&d);
+    // The check itself sees console errors: a page that logs one is caught.
+    let probe = write(
+        &d,
+        "probe.html",
+        "<!DOCTYPE html><html><body><script>console.error('probe error')</script></body></html>",
+    );
+    let Some((console, _)) = chromium(&probe, None) else {
+        println!(
+            "SKIPPED: chromium not found (apt-get install chromium; scripts/ci-deps-issue5.sh)"
+        );
+        return;
+    };
+    assert!(
+        console.iter().any(|l| l.contains("probe error")),
+        "console capture works: {console:?}"
+    );
+    for dir in [&mixed, &socket] {
+        let html = dir.join("report.html");
+        let (console, dom) = chromium(&html, None).expect("chromium present");
+        assert!(
+            console.is_empty(),
+            "{}: console output {console:?}",
+            html.display()
+        );
+        assert!(
+            dom.contains("Acceptance report: "),
+            "rendered: {}",
+            &dom[..dom.len().min(500)]
+        );
+        assert!(dom.contains("<svg"), "charts rendered inline");
+        assert!(dom.contains("Verdict summary"));
+        let shot = dir.join("report.png");
+        let (console, _) = chromium(&html, Some(&shot)).expect("chromium present");
+        assert!(console.is_empty(), "{console:?}");
+        let png = std::fs::read(&shot).expect("screenshot written");
+        assert!(
+            png.starts_with(b"\x89PNG") && png.len() > 20_000,
+            "a real page, not a blank one"
+        );
+    }
+}
+
+#[test]
+fn baselines_save_and_compare_side_by_side() {
+    let d = tmp("report_baseline");
+    let base = ingest(&d, "base.json", &[&fixture("debug_healthy.txt")], None);
+    let extra = ingest(&d, "extra.json", &[&fixture("broadcast.txt")], None);
+    let saved = d.join("baselines/last-good.json");
+    let o = baton(&["baseline", "save", p(&base), p(&extra), "-o", p(&saved)]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    assert_eq!(results(&saved).jobs.len(), 2);
+    let o = baton(&[
+        "baseline",
+        "save",
+        p(&base),
+        p(&base),
+        "-o",
+        p(&d.join("dup.json")),
+    ]);
+    assert_eq!(code(&o), 2, "the same job twice is refused: {}", show(&o));
+    let sock = ingest(&d, "sock.json", &[&fixture("debug_socket.txt")], None);
+    let o = baton(&["baseline", "compare", p(&saved), p(&sock)]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("    size  old time (us)  new time (us)  old busbw  new busbw  new/old"),
+        "{out}"
+    );
+    assert!(
+        out.contains("      1M          17.07         548.29      61.41       1.91     0.03"),
+        "{out}"
+    );
+    assert!(
+        out.contains("      1G        3274.22              -     327.94          -        -"),
+        "{out}"
+    );
+    assert!(
+        out.contains("diagnosis: transport changed from P2P (baseline) to NET/Socket"),
+        "{out}"
+    );
+    assert!(
+        out.contains("has no counterpart"),
+        "the broadcast job of the baseline: {out}"
+    );
+    let o = baton(&["baseline", "compare", p(&base), p(&base), "--markdown"]);
+    let out = stdout(&o);
+    assert!(
+        out.contains("| 256M | 892.92 | 892.92 | 300.63 | 300.63 | 1.00 |"),
+        "{out}"
+    );
+    assert!(out.contains("no size is more than 5% slower"), "{out}");
+}
