@@ -2,10 +2,50 @@ use std::path::{Path, PathBuf};
 
 use baton::exit::Exit;
 use baton::grade::{Baseline, Grade, GradeInput, grade};
+use baton::plan::Plan;
 use baton::report::{Exporter, JunitExporter, ReportInput, TextExporter, write_file, write_report};
 use baton::results::Results;
 
 use super::{CheckFormat, load_plan};
+
+/// The baseline to grade against: `--baseline`, else the plan's `baseline:` (relative to the
+/// plan file, so the pair moves together in git). `Err` after printing why when `--baseline` is
+/// unusable (invalid input).
+pub fn baseline_for(
+    plan_path: &Path,
+    plan: &Plan,
+    baseline: Option<&Path>,
+) -> Result<Baseline, Exit> {
+    Ok(match baseline {
+        Some(p) => match baton::results::read(p) {
+            Ok(r) => Baseline::Loaded {
+                name: p.display().to_string(),
+                results: Box::new(r),
+            },
+            Err(e) => {
+                eprintln!("error: --baseline: {e}");
+                return Err(Exit::Invalid);
+            }
+        },
+        None => match &plan.baseline {
+            None => Baseline::None,
+            Some(rel) => {
+                let p = plan_path.parent().unwrap_or(Path::new("")).join(rel);
+                let name = p.display().to_string();
+                match baton::results::read(&p) {
+                    Ok(r) => Baseline::Loaded {
+                        name,
+                        results: Box::new(r),
+                    },
+                    Err(e) => Baseline::Unreadable {
+                        name,
+                        why: e.to_string(),
+                    },
+                }
+            }
+        },
+    })
+}
 
 /// Loads the plan, the results and the baseline and grades them; `Err(exit)` after printing why
 /// when an input is unusable.
@@ -27,43 +67,48 @@ fn graded(
                 })
         })
         .collect::<Result<_, _>>()?;
-    let base = match baseline {
-        Some(p) => match baton::results::read(p) {
-            Ok(r) => Baseline::Loaded {
-                name: p.display().to_string(),
-                results: Box::new(r),
-            },
-            Err(e) => {
-                eprintln!("error: --baseline: {e}");
-                return Err(Exit::Invalid);
-            }
-        },
-        None => match &loaded.plan.baseline {
-            None => Baseline::None,
-            Some(rel) => {
-                // A plan names its baseline relative to itself, so the pair moves together in git.
-                let p = plan_path.parent().unwrap_or(Path::new("")).join(rel);
-                let name = p.display().to_string();
-                match baton::results::read(&p) {
-                    Ok(r) => Baseline::Loaded {
-                        name,
-                        results: Box::new(r),
-                    },
-                    Err(e) => Baseline::Unreadable {
-                        name,
-                        why: e.to_string(),
-                    },
-                }
-            }
-        },
-    };
+    let base = baseline_for(plan_path, &loaded.plan, baseline)?;
     let plan_file = plan_path.display().to_string();
     Ok(grade(&GradeInput {
         plan: &loaded.plan,
         plan_file: Some(&plan_file),
         results: &files,
         baseline: &base,
+        only: None,
     }))
+}
+
+/// Prints the verdicts and writes JUnit and the report where asked: what `grade` and the end of
+/// `run` share.
+pub fn emit(
+    g: &Grade,
+    junit: Option<&Path>,
+    report: Option<&Path>,
+    text_on_stderr: bool,
+) -> anyhow::Result<()> {
+    let input = ReportInput { grade: g };
+    let text = String::from_utf8_lossy(&TextExporter.export(&input)?).into_owned();
+    if text_on_stderr {
+        eprint!("{text}");
+    } else {
+        print!("{text}");
+    }
+    let say = |line: String| {
+        if text_on_stderr {
+            eprintln!("{line}");
+        } else {
+            println!("{line}");
+        }
+    };
+    if let Some(path) = junit {
+        write_file(path, &JunitExporter.export(&input)?)?;
+        say(format!("junit: {}", path.display()));
+    }
+    if let Some(dir) = report {
+        write_report(dir, &input)?;
+        say(format!("report: {}", dir.join("report.html").display()));
+    }
+    Ok(())
 }
 
 pub fn run(
@@ -78,16 +123,7 @@ pub fn run(
         Ok(g) => g,
         Err(exit) => return Ok(exit),
     };
-    let input = ReportInput { grade: &g };
-    print!("{}", String::from_utf8_lossy(&TextExporter.export(&input)?));
-    if let Some(path) = junit {
-        write_file(path, &JunitExporter.export(&input)?)?;
-        println!("junit: {}", path.display());
-    }
-    if let Some(dir) = report {
-        write_report(dir, &input)?;
-        println!("report: {}", dir.join("report.html").display());
-    }
+    emit(&g, junit, report, false)?;
     Ok(g.exit())
 }
 

@@ -8,7 +8,7 @@ use baton::exit::Exit;
 mod baseline;
 mod check;
 mod expand;
-mod grade;
+pub mod grade;
 mod ingest;
 pub mod run;
 
@@ -56,6 +56,9 @@ enum Command {
         /// table: the nccl-tests table per job; json: the results document on stdout at the end.
         #[arg(long, value_enum, default_value_t = RunFormat::Table)]
         format: RunFormat,
+        /// Results file for `regression` criteria (default: the plan's `baseline:`).
+        #[arg(long)]
+        baseline: Option<PathBuf>,
     },
     /// One rank's share of a run (started by `baton run` through mpirun).
     #[command(name = "__worker", hide = true)]
@@ -210,6 +213,7 @@ pub fn main(mpi: Option<MpiEntry>) -> i32 {
             only,
             resume,
             format,
+            baseline,
         } => run::run(
             &run::Args {
                 plan,
@@ -217,6 +221,7 @@ pub fn main(mpi: Option<MpiEntry>) -> i32 {
                 only,
                 resume,
                 format,
+                baseline,
             },
             mpi,
             color,

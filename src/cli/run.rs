@@ -11,6 +11,7 @@ pub struct Args {
     pub only: Option<String>,
     pub resume: bool,
     pub format: RunFormat,
+    pub baseline: Option<PathBuf>,
 }
 
 pub fn run(args: &Args, mpi: Option<MpiEntry>, color: bool) -> anyhow::Result<Exit> {
@@ -52,13 +53,54 @@ pub fn run(args: &Args, mpi: Option<MpiEntry>, color: bool) -> anyhow::Result<Ex
                 println!("{}", serde_json::to_string_pretty(&outcome.results)?);
             }
             summary(&outcome.results, &outcome.results_path);
-            Ok(outcome.exit)
+            finish(
+                args,
+                &loaded.plan,
+                &outcome.results,
+                &outcome.results_path,
+                outcome.exit,
+            )
         }
         Err(e) => {
             eprintln!("baton: {e}");
             Ok(Exit::Runtime)
         }
     }
+}
+
+/// Grades what ran, writes `junit.xml` and `report/` beside the results, and combines the exit
+/// codes: a timeout or runtime failure outranks a failed criterion.
+pub fn finish(
+    args: &Args,
+    plan: &baton::plan::Plan,
+    results: &baton::results::Results,
+    results_path: &std::path::Path,
+    run_exit: Exit,
+) -> anyhow::Result<Exit> {
+    let base = match super::grade::baseline_for(&args.plan, plan, args.baseline.as_deref()) {
+        Ok(b) => b,
+        Err(exit) => return Ok(exit),
+    };
+    let files = vec![(results_path.display().to_string(), results.clone())];
+    let plan_file = args.plan.display().to_string();
+    let g = baton::grade::grade(&baton::grade::GradeInput {
+        plan,
+        plan_file: Some(&plan_file),
+        results: &files,
+        baseline: &base,
+        only: args.only.as_deref(),
+    });
+    let dir = results_path.parent().unwrap_or(std::path::Path::new("."));
+    super::grade::emit(
+        &g,
+        Some(&dir.join("junit.xml")),
+        Some(&dir.join("report")),
+        args.format == RunFormat::Json,
+    )?;
+    Ok(match run_exit {
+        Exit::Timeout | Exit::Runtime => run_exit,
+        _ => g.exit(),
+    })
 }
 
 fn summary(results: &baton::results::Results, path: &std::path::Path) {

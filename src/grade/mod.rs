@@ -53,11 +53,16 @@ pub struct GradeInput<'a> {
     /// Results files: (name, contents).
     pub results: &'a [(String, Results)],
     pub baseline: &'a Baseline,
+    /// Grade only jobs whose ID contains this text (what `run --only` ran); `None` = all.
+    pub only: Option<&'a str>,
 }
 
 /// Grades every job of the plan.
 pub fn grade(input: &GradeInput<'_>) -> Grade {
-    let expansion = expand(input.plan);
+    let mut expansion = expand(input.plan);
+    if let Some(only) = input.only {
+        expansion.jobs.retain(|j| j.id.contains(only));
+    }
     let (found, unmatched) = assign(&expansion.jobs, input.results);
     let base_found: Vec<Result<Found, String>> = match input.baseline {
         Baseline::Loaded { name, results } => {
