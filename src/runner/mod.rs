@@ -15,3 +15,4 @@ pub mod mpi;
 pub mod orchestrate;
 pub mod watchdog;
 pub mod worker;
+pub mod layout;

@@ -137,6 +137,8 @@ pub enum Fill {
     Reduced { op: RedOp, n: u64 },
     /// Copy pattern, indexed by global element position.
     Copy,
+    /// Zeros: a buffer the collective must leave untouched.
+    Zero,
 }
 
 /// Writes `fill` for global element indices starting at `start` into `out`.
@@ -159,6 +161,10 @@ fn fill_t<T: Elem>(fill: Fill, seed: u64, start: u64, out: &mut [u8]) {
                 acc
             }
             Fill::Copy => T::nil(hash(seed, u64::MAX, idx)),
+            Fill::Zero => {
+                chunk.fill(0);
+                continue;
+            }
         };
         v.put(chunk);
     }

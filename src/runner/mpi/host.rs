@@ -11,7 +11,8 @@ use super::ffi::{self, Comm};
 use crate::collective::Collective;
 use crate::results::{ErrorKind, Placement};
 use crate::runner::engine::{Engine, EngineError, OpSpec};
-use crate::runner::pattern::{self, Fill};
+use crate::runner::layout::{self, Buf, Semantics};
+use crate::runner::pattern;
 
 /// One rank's MPI data mover; keeps one communicator per split for the whole run.
 pub struct HostEngine {
@@ -50,16 +51,11 @@ impl HostEngine {
         unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), v.len() * 8) }
     }
 
-    /// Where this rank's input goes (buffer, byte offset) for `op`.
-    fn input_at(op: &OpSpec) -> (bool, u64) {
-        let e = op.dtype.size();
-        match (op.placement, op.collective) {
-            (Placement::OutOfPlace, _) => (false, 0),
-            (Placement::InPlace, Collective::AllGather) => {
-                (true, op.group_rank * op.counts.param * e)
-            }
-            (Placement::InPlace, _) => (true, 0),
-        }
+    fn buf(&mut self, b: Buf) -> &mut [u8] {
+        Self::bytes(match b {
+            Buf::Send => &mut self.send,
+            Buf::Recv => &mut self.recv,
+        })
     }
 }
 
@@ -99,44 +95,10 @@ impl Engine for HostEngine {
 
     fn init(&mut self, op: &OpSpec, seed: u64) -> Result<(), EngineError> {
         let e = op.dtype.size();
-        let (r, n, c) = (op.group_rank, op.group_size, op.counts);
         Self::bytes(&mut self.recv)[..op.span as usize].fill(0);
-        let (in_recv, off) = Self::input_at(op);
-        let buf = if in_recv {
-            &mut self.recv
-        } else {
-            &mut self.send
-        };
-        let buf = Self::bytes(buf);
-        let mut put = |start_idx: u64, len_elems: u64, at: u64, f: Fill| {
-            let (a, b) = (at as usize, (at + len_elems * e) as usize);
-            pattern::fill(op.dtype, f, seed, start_idx, &mut buf[a..b]);
-        };
-        let red = Fill::Reduction {
-            op: op.op,
-            rank: r,
-            n,
-        };
-        match op.collective {
-            Collective::AllReduce | Collective::Reduce => put(0, c.param, off, red),
-            Collective::ReduceScatter => put(0, c.send, off, red),
-            Collective::AllGather => put(r * c.param, c.param, off, Fill::Copy),
-            Collective::Broadcast => {
-                if r == op.root as u64 {
-                    put(0, c.param, off, Fill::Copy);
-                }
-            }
-            Collective::AllToAll => {
-                for j in 0..n {
-                    put(
-                        (r * n + j) * c.param,
-                        c.param,
-                        off + j * c.param * e,
-                        Fill::Copy,
-                    );
-                }
-            }
-            Collective::SendRecv => put(r * c.param, c.param, off, Fill::Copy),
+        for b in layout::inputs(op) {
+            let (a, z) = (b.offset as usize, (b.offset + b.count * e) as usize);
+            pattern::fill(op.dtype, b.fill, seed, b.start, &mut self.buf(b.buf)[a..z]);
         }
         Ok(())
     }
@@ -253,57 +215,23 @@ impl Engine for HostEngine {
     }
 
     fn flip_output_element(&mut self, op: &OpSpec) -> Result<(), EngineError> {
-        let from = if op.collective == Collective::Broadcast
-            && op.placement == Placement::OutOfPlace
-            && op.group_rank == op.root as u64
-        {
-            &mut self.send
-        } else {
-            &mut self.recv
-        };
-        Self::bytes(from)[0] ^= 0x5a;
+        if let Some(b) = layout::outputs(op, Semantics::Mpi).first() {
+            let at = b.offset as usize;
+            self.buf(b.buf)[at] ^= 0x5a;
+        }
         Ok(())
     }
 
     fn verify(&mut self, op: &OpSpec, seed: u64) -> Result<u64, EngineError> {
         let e = op.dtype.size();
-        let (r, n, c) = (op.group_rank, op.group_size, op.counts);
-        let ip = op.placement == Placement::InPlace;
-        let is_root = r == op.root as u64;
-        let red = |rank| Fill::Reduction { op: op.op, rank, n };
-        let reduced = Fill::Reduced { op: op.op, n };
-        // (fill, first global index, elements); `None` fill = must stay zero.
-        let blocks: Vec<(Option<Fill>, u64, u64)> = match op.collective {
-            Collective::AllReduce => vec![(Some(reduced), 0, c.param)],
-            Collective::Reduce if is_root => vec![(Some(reduced), 0, c.param)],
-            Collective::Reduce if ip => vec![(Some(red(r)), 0, c.param)],
-            Collective::Reduce => vec![(None, 0, c.param)],
-            // MPI_Reduce_scatter_block leaves the block at the start of recv, in place too.
-            Collective::ReduceScatter => vec![(Some(reduced), r * c.param, c.param)],
-            Collective::AllGather => vec![(Some(Fill::Copy), 0, n * c.param)],
-            Collective::Broadcast => vec![(Some(Fill::Copy), 0, c.param)],
-            Collective::AllToAll => (0..n)
-                .map(|j| (Some(Fill::Copy), (j * n + r) * c.param, c.param))
-                .collect(),
-            Collective::SendRecv => vec![(Some(Fill::Copy), ((r + n - 1) % n) * c.param, c.param)],
-        };
-        let total: u64 = blocks.iter().map(|b| b.2).sum();
-        let mut expected = vec![0u8; (total * e) as usize];
-        let mut at = 0usize;
-        for (fill, start, elems) in blocks {
-            let len = (elems * e) as usize;
-            if let Some(f) = fill {
-                pattern::fill(op.dtype, f, seed, start, &mut expected[at..at + len]);
-            }
-            at += len;
+        let mut wrong = 0;
+        for b in layout::outputs(op, Semantics::Mpi) {
+            let mut expected = vec![0u8; (b.count * e) as usize];
+            pattern::fill(op.dtype, b.fill, seed, b.start, &mut expected);
+            let at = b.offset as usize;
+            let got = &self.buf(b.buf)[at..at + expected.len()];
+            wrong += pattern::count_wrong(op.dtype, got, &expected);
         }
-        // Out-of-place, the broadcast root sends from its send buffer, which must stay intact.
-        let from = if op.collective == Collective::Broadcast && !ip && is_root {
-            &mut self.send
-        } else {
-            &mut self.recv
-        };
-        let got = &Self::bytes(from)[..expected.len()];
-        Ok(pattern::count_wrong(op.dtype, got, &expected))
+        Ok(wrong)
     }
 }
