@@ -224,7 +224,9 @@ fn a_killed_rank_ends_the_run_with_a_runtime_error() {
     assert_eq!(r.jobs[0].status, JobStatus::Completed);
     assert_eq!(r.jobs[1].status, JobStatus::Error);
     assert!(
-        r.jobs[1].errors[0].message.contains("MPI job ended"),
+        r.jobs[1].errors[0]
+            .message
+            .contains("the worker ended with"),
         "{:?}",
         r.jobs[1].errors
     );

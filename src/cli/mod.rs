@@ -8,6 +8,7 @@ use baton::exit::Exit;
 mod baseline;
 mod check;
 mod expand;
+pub mod gpu;
 pub mod grade;
 mod ingest;
 pub mod run;
@@ -72,6 +73,9 @@ enum Command {
         out: PathBuf,
         #[arg(long)]
         table: bool,
+        /// GPUs to drive from this process (nccl backend, one thread each).
+        #[arg(long, default_value_t = 0)]
+        gpus: usize,
     },
     /// Expand a plan into its jobs: IDs, ranks, split groups, sizes, criteria, GPU memory.
     Expand {
@@ -231,7 +235,9 @@ pub fn main(mpi: Option<MpiEntry>) -> i32 {
             jobs,
             out,
             table,
+            gpus,
         } => match mpi {
+            _ if gpus > 0 => gpu::local_worker(&plan, &jobs, &out, table, gpus),
             Some(m) => (m.worker)(&plan, &jobs, &out, table),
             None => Err(anyhow::anyhow!("the rank worker is `baton-mpi __worker`")),
         },
@@ -270,6 +276,26 @@ pub fn main(mpi: Option<MpiEntry>) -> i32 {
             Exit::Runtime.code()
         }
     }
+}
+
+/// The jobs named in `ids_file` (one ID per line), in that order.
+pub fn select_jobs(
+    plan: &baton::plan::Plan,
+    ids_file: &std::path::Path,
+) -> anyhow::Result<Vec<baton::expand::Job>> {
+    use anyhow::Context;
+    let ids = std::fs::read_to_string(ids_file)
+        .with_context(|| format!("cannot read {}", ids_file.display()))?;
+    let all = baton::expand::expand(plan).jobs;
+    ids.lines()
+        .filter(|l| !l.is_empty())
+        .map(|id| {
+            all.iter()
+                .find(|j| j.id == id)
+                .cloned()
+                .with_context(|| format!("job `{id}` is not in the plan"))
+        })
+        .collect()
 }
 
 /// Loads a plan, printing its diagnostics to stderr; `None` when it is invalid.

@@ -8,6 +8,7 @@ use baton::expand::Job;
 use baton::plan::{Backend, Plan};
 use baton::runner::fault::Fault;
 use baton::runner::mpi::{HostEngine, MpiWorld};
+use baton::runner::nccl::{Gpu, NcclEngine, libs, local};
 use baton::runner::orchestrate;
 use baton::runner::world::World;
 use baton::runner::{environment, worker};
@@ -19,6 +20,19 @@ fn init() -> anyhow::Result<MpiWorld> {
     MpiWorld::init().context("MPI could not be initialised")
 }
 
+/// This process's GPU among the node's: the launcher's local rank, else the world rank.
+fn local_rank(world: &MpiWorld) -> usize {
+    [
+        "OMPI_COMM_WORLD_LOCAL_RANK",
+        "SLURM_LOCALID",
+        "MPI_LOCALRANKID",
+        "PMI_LOCAL_RANK",
+    ]
+    .iter()
+    .find_map(|k| std::env::var(k).ok()?.parse().ok())
+    .unwrap_or_else(|| world.rank())
+}
+
 fn execute(
     world: &MpiWorld,
     plan: &Plan,
@@ -27,23 +41,43 @@ fn execute(
     out: &Path,
     table: bool,
 ) -> anyhow::Result<baton::results::Results> {
-    if plan.backend != Backend::Mpi {
-        anyhow::bail!("the nccl backend is not part of this build yet");
-    }
     let mut results = orchestrate::new_results(plan, plan_path, "run");
     let hosts = world.all_gather_string(&worker::hostname());
     results.environment = environment::capture(&hosts);
     results.environment.mpi_version = MpiWorld::library_version();
-    let mut engine = HostEngine::new(world.comm());
-    let cfg = worker::WorkerConfig {
+    let mut cfg = worker::WorkerConfig {
         backend: plan.backend,
         out: out.to_path_buf(),
-        print_table: table,
+        print_table: table && world.rank() == 0,
         fault: Fault::from_env(),
         device_label: "host memory (MPI)".into(),
         results,
+        gpu: None,
+        watchdog: true,
+        watchdog_grace: std::time::Duration::ZERO,
+        telemetry: false,
     };
-    Ok(worker::run_jobs(world, &mut engine, jobs, cfg)?)
+    match plan.backend {
+        Backend::Mpi => {
+            let mut engine = HostEngine::new(world.comm());
+            Ok(worker::run_jobs(world, &mut engine, jobs, cfg)?)
+        }
+        Backend::Nccl => {
+            let nccl_version = libs::preflight()?;
+            let count = Gpu::count()?.max(1) as usize;
+            let gpu = Gpu::open((local_rank(world) % count) as u32)?;
+            let info = gpu.info();
+            cfg.device_label = local::device_label(&info);
+            cfg.gpu = Some(info);
+            cfg.watchdog_grace = crate::cli::gpu::grace();
+            cfg.telemetry = local_rank(world) == 0;
+            if world.rank() == 0 {
+                local::describe_environment(&mut cfg.results, nccl_version);
+            }
+            let mut engine = NcclEngine::new(world, gpu);
+            Ok(worker::run_jobs(world, &mut engine, jobs, cfg)?)
+        }
+    }
 }
 
 /// `baton-mpi __worker PLAN --jobs FILE --out PART`: the jobs listed in FILE, in that order.

@@ -56,6 +56,8 @@ impl EngineError {
 /// `wait`, the timed `launch`es (grouped by `group_start`/`group_end` when aggregating) + `wait`,
 /// then `init` + `launch` + `wait` + `verify` for the check.
 pub trait Engine {
+    /// The longest a `wait` may take before the backend aborts the op as hung.
+    fn set_timeout(&mut self, _limit: std::time::Duration) {}
     /// Buffers for a job whose largest op spans `max_bytes`, on the communicator of this rank's
     /// group under `split` (`None`: all ranks). Called by every rank at once: creating a split
     /// communicator is collective. Backends cache communicators per split across jobs.

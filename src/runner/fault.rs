@@ -75,6 +75,9 @@ impl<'e, E: Engine> Faulty<'e, E> {
 }
 
 impl<E: Engine> Engine for Faulty<'_, E> {
+    fn set_timeout(&mut self, limit: std::time::Duration) {
+        self.inner.set_timeout(limit)
+    }
     fn prepare(
         &mut self,
         split: Option<&str>,

@@ -53,8 +53,20 @@ pub fn inputs(op: &OpSpec) -> Vec<Block> {
     let (r, n, c) = (op.group_rank, op.group_size, op.counts);
     let e = op.dtype.size();
     let (buf, off, _) = pointers(op);
-    let red = Fill::Reduction { op: op.op, rank: r, n };
-    let one = |start, count, fill| vec![Block { buf, offset: off, start, count, fill }];
+    let red = Fill::Reduction {
+        op: op.op,
+        rank: r,
+        n,
+    };
+    let one = |start, count, fill| {
+        vec![Block {
+            buf,
+            offset: off,
+            start,
+            count,
+            fill,
+        }]
+    };
     match op.collective {
         Collective::AllReduce | Collective::Reduce => one(0, c.param, red),
         Collective::ReduceScatter => one(0, c.send, red),
@@ -81,14 +93,33 @@ pub fn outputs(op: &OpSpec, sem: Semantics) -> Vec<Block> {
     let ip = op.placement == Placement::InPlace;
     let is_root = r == op.root as u64;
     let reduced = Fill::Reduced { op: op.op, n };
-    let recv = |offset, start, count, fill| Block { buf: Buf::Recv, offset, start, count, fill };
+    let recv = |offset, start, count, fill| Block {
+        buf: Buf::Recv,
+        offset,
+        start,
+        count,
+        fill,
+    };
     match op.collective {
         Collective::AllReduce => vec![recv(0, 0, c.param, reduced)],
         Collective::Reduce if is_root => vec![recv(0, 0, c.param, reduced)],
-        Collective::Reduce if ip => vec![recv(0, 0, c.param, Fill::Reduction { op: op.op, rank: r, n })],
+        Collective::Reduce if ip => vec![recv(
+            0,
+            0,
+            c.param,
+            Fill::Reduction {
+                op: op.op,
+                rank: r,
+                n,
+            },
+        )],
         Collective::Reduce => vec![recv(0, 0, c.param, Fill::Zero)],
         Collective::ReduceScatter => {
-            let at = if ip && sem == Semantics::Nccl { r * c.param * e } else { 0 };
+            let at = if ip && sem == Semantics::Nccl {
+                r * c.param * e
+            } else {
+                0
+            };
             vec![recv(at, r * c.param, c.param, reduced)]
         }
         Collective::AllGather => vec![recv(0, 0, n * c.param, Fill::Copy)],

@@ -10,9 +10,11 @@ pub mod world;
 pub mod environment;
 pub mod fault;
 pub mod launch;
+pub mod layout;
 #[cfg(feature = "mpi")]
 pub mod mpi;
+pub mod nccl;
 pub mod orchestrate;
+pub mod telemetry;
 pub mod watchdog;
 pub mod worker;
-pub mod layout;

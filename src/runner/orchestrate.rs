@@ -120,14 +120,14 @@ pub fn run(plan: &Plan, jobs: &[Job], opts: &RunOptions) -> Result<RunOutcome, R
     results.finished = None;
     results::write_atomic(&results_path, &results)?;
 
-    let (program, np) = match plan.backend {
+    if plan.launch.nodes > 1 {
+        return Err(RunError::Unavailable(format!(
+            "plan `{}` spans {} nodes; run it under Slurm or mpirun (see `baton render`)",
+            plan.name, plan.launch.nodes
+        )));
+    }
+    let launcher = match plan.backend {
         Backend::Mpi => {
-            if plan.launch.nodes > 1 {
-                return Err(RunError::Unavailable(format!(
-                    "plan `{}` spans {} nodes; run it under Slurm or mpirun (see `baton render`)",
-                    plan.name, plan.launch.nodes
-                )));
-            }
             let worker = launch::find_program("baton-mpi").ok_or_else(|| {
                 RunError::Unavailable(
                     "the mpi backend needs `baton-mpi`, which was not found next to baton or on PATH; \
@@ -135,20 +135,48 @@ pub fn run(plan: &Plan, jobs: &[Job], opts: &RunOptions) -> Result<RunOutcome, R
                         .into(),
                 )
             })?;
-            (worker, plan.launch.ranks_per_node.unwrap_or(2))
+            let mpirun = launch::which("mpirun").ok_or_else(|| {
+                RunError::Unavailable("`mpirun` was not found on PATH; install Open MPI (apt-get install openmpi-bin) or run under srun".into())
+            })?;
+            Launcher::Mpirun {
+                mpirun,
+                worker,
+                np: plan.launch.ranks_per_node.unwrap_or(2),
+            }
         }
         Backend::Nccl => {
-            return Err(RunError::Unavailable(
-                "the nccl backend is not part of this build yet; use `backend: mpi`, or import nccl-tests logs".into(),
-            ));
+            crate::runner::nccl::libs::preflight().map_err(|e| RunError::Unavailable(e.0))?;
+            let count = crate::runner::nccl::Gpu::count()
+                .map_err(|e| RunError::Unavailable(format!("no usable GPU: {e}")))?
+                as usize;
+            if count == 0 {
+                return Err(RunError::Unavailable(
+                    "no GPU found on this machine (cuDeviceGetCount = 0)".into(),
+                ));
+            }
+            let want = plan
+                .launch
+                .ranks_per_node_total()
+                .map_or(count, |n| n as usize);
+            if want > count {
+                return Err(RunError::Unavailable(format!(
+                    "plan `{}` asks for {want} GPUs on this node but {count} are visible",
+                    plan.name
+                )));
+            }
+            let me = std::env::current_exe().map_err(|source| RunError::Io {
+                what: "cannot find the baton executable".into(),
+                source,
+            })?;
+            Launcher::Threads {
+                baton: me,
+                gpus: want,
+            }
         }
     };
-    let mpirun = launch::which("mpirun").ok_or_else(|| {
-        RunError::Unavailable("`mpirun` was not found on PATH; install Open MPI (apt-get install openmpi-bin) or run under srun".into())
-    })?;
 
     for (k, set) in launch::env_sets(&todo).iter().enumerate() {
-        run_set(k, set, &todo, &mpirun, &program, np, opts, &mut results)?;
+        run_set(k, set, &todo, &launcher, opts, &mut results)?;
         results::write_atomic(&results_path, &results)?;
     }
     results.finished = Some(results::now_rfc3339());
@@ -161,14 +189,30 @@ pub fn run(plan: &Plan, jobs: &[Job], opts: &RunOptions) -> Result<RunOutcome, R
     })
 }
 
-#[allow(clippy::too_many_arguments)]
+/// How an env set's worker starts.
+enum Launcher {
+    /// `mpirun -np N baton-mpi __worker ...` (host backend).
+    Mpirun {
+        mpirun: PathBuf,
+        worker: PathBuf,
+        np: u32,
+    },
+    /// `baton __worker ... --gpus N`: one process, a thread per GPU.
+    Threads { baton: PathBuf, gpus: usize },
+}
+
+fn job_backend(l: &Launcher) -> Backend {
+    match l {
+        Launcher::Mpirun { .. } => Backend::Mpi,
+        Launcher::Threads { .. } => Backend::Nccl,
+    }
+}
+
 fn run_set(
     k: usize,
     set: &EnvSet,
     jobs: &[Job],
-    mpirun: &Path,
-    program: &Path,
-    np: u32,
+    launcher: &Launcher,
     opts: &RunOptions,
     results: &mut Results,
 ) -> Result<(), RunError> {
@@ -192,12 +236,24 @@ fn run_set(
     if opts.print_table {
         args.push("--table".into());
     }
-    let status = launch::mpirun_command(mpirun, np, &set.env, program, &args)
-        .status()
-        .map_err(|source| RunError::Io {
-            what: format!("cannot start {}", mpirun.display()),
-            source,
-        })?;
+    let (mut cmd, what) = match launcher {
+        Launcher::Mpirun { mpirun, worker, np } => (
+            launch::mpirun_command(mpirun, *np, &set.env, worker, &args),
+            mpirun,
+        ),
+        Launcher::Threads { baton, gpus } => {
+            let mut c = std::process::Command::new(baton);
+            c.args(&args)
+                .arg("--gpus")
+                .arg(gpus.to_string())
+                .envs(&set.env);
+            (c, baton)
+        }
+    };
+    let status = cmd.status().map_err(|source| RunError::Io {
+        what: format!("cannot start {}", what.display()),
+        source,
+    })?;
     let part_results = if part.exists() {
         Some(results::read(&part)?)
     } else {
@@ -207,7 +263,7 @@ fn run_set(
     let describe = if status.code() == Some(Exit::Timeout.code()) {
         "a collective hung and was aborted at its timeout".to_string()
     } else {
-        format!("the MPI job ended with {status}")
+        format!("the worker ended with {status}")
     };
     for &i in &set.jobs {
         let job = &jobs[i];
@@ -238,7 +294,7 @@ fn run_set(
                     describe.clone()
                 };
                 eprintln!("baton: {}: not run ({why})", job.id);
-                got.push(not_run(job, Backend::Mpi, why));
+                got.push(not_run(job, job_backend(launcher), why));
             }
         }
     }

@@ -19,10 +19,12 @@ use crate::results::{
     self, CellStatus, ErrorKind, GroupInfo, JobError, JobResult, JobStatus, Layout, RankInfo,
     Results, Row,
 };
+use crate::runner::nccl::GpuInfo;
 use crate::split::Split;
 use crate::units::Size;
 
 /// What a worker needs besides the jobs.
+#[derive(Clone)]
 pub struct WorkerConfig {
     pub backend: Backend,
     /// Results file rank 0 rewrites atomically after every row.
@@ -34,6 +36,16 @@ pub struct WorkerConfig {
     pub device_label: String,
     /// Results to extend (`--resume`, or earlier env sets); new jobs are appended.
     pub results: Results,
+    /// This rank's GPU, recorded per rank in the layout.
+    pub gpu: Option<GpuInfo>,
+    /// Whether this rank runs the hang watchdog (every MPI rank; only rank 0 of a threaded
+    /// process, whose exit takes the other threads with it).
+    pub watchdog: bool,
+    /// Extra time the watchdog allows beyond the timeout, when the backend aborts hung ops
+    /// itself (NCCL) and the watchdog is only the last resort.
+    pub watchdog_grace: std::time::Duration,
+    /// Sample GPU clocks, temperatures and throttle reasons around each job (rank 0).
+    pub telemetry: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -121,6 +133,15 @@ pub fn run_jobs<W: World, E: Engine>(
     let hosts = world.all_gather_string(&hostname);
     let pids = world.all_gather_u64(std::process::id() as u64);
     let labels = world.all_gather_string(&cfg.device_label);
+    let gpus: Vec<Option<GpuInfo>> = world
+        .all_gather_string(&serde_json::to_string(&cfg.gpu).unwrap_or_default())
+        .iter()
+        .map(|s| serde_json::from_str(s).ok().flatten())
+        .collect();
+    let mut cfg = cfg;
+    if me == 0 && gpus.iter().any(Option::is_some) {
+        record_gpus(&mut cfg.results.environment, &hosts, &gpus);
+    }
     let mut distinct: Vec<&String> = hosts.iter().collect();
     distinct.dedup();
     let nodes = distinct.len() as u32;
@@ -130,7 +151,7 @@ pub fn run_jobs<W: World, E: Engine>(
         out: cfg.out.clone(),
     });
     let current: Arc<Mutex<Option<usize>>> = Arc::new(Mutex::new(None));
-    let watchdog = {
+    let watchdog = cfg.watchdog.then(|| {
         let shared = shared.clone();
         let current = current.clone();
         Watchdog::start(Box::new(move |what: &str| {
@@ -152,7 +173,7 @@ pub fn run_jobs<W: World, E: Engine>(
                 let _ = shared.persist();
             }
         }))
-    };
+    });
 
     let mut check_seed = 1000u64;
     for job in jobs {
@@ -168,9 +189,9 @@ pub fn run_jobs<W: World, E: Engine>(
                     rank: r as u64,
                     host: hosts[r].clone(),
                     pid: Some(pids[r] as u32),
-                    device: None,
-                    gpu_uuid: None,
-                    pci_bus_id: None,
+                    device: gpus[r].as_ref().map(|g| g.ordinal),
+                    gpu_uuid: gpus[r].as_ref().map(|g| g.uuid.clone()),
+                    pci_bus_id: gpus[r].as_ref().map(|g| g.pci_bus_id.clone()),
                     group: job.split.as_ref().and_then(|_| {
                         groups
                             .iter()
@@ -228,6 +249,13 @@ pub fn run_jobs<W: World, E: Engine>(
             .as_ref()
             .filter(|f| f.applies(me, &job.id))
             .map(|f| f.kind.clone());
+        engine.set_timeout(job.settings.timeout);
+        if me == 0 && cfg.telemetry {
+            let mut r = shared.results.lock().unwrap_or_else(|p| p.into_inner());
+            r.jobs[index]
+                .telemetry
+                .extend(super::telemetry::sample("before"));
+        }
         let mut faulty = Faulty::new(engine, fault);
         let started = Instant::now();
         let mut repeat = 0u32;
@@ -255,8 +283,9 @@ pub fn run_jobs<W: World, E: Engine>(
                 me,
                 shared: &shared,
                 index,
-                watchdog: &watchdog,
+                watchdog: watchdog.as_ref(),
                 timeout: job.settings.timeout,
+                grace: cfg.watchdog_grace,
                 job_id: &job.id,
                 print: cfg.print_table,
                 dtype: job.dtype.name(),
@@ -265,7 +294,9 @@ pub fn run_jobs<W: World, E: Engine>(
                 cells: &mut all_cells,
             };
             let outcome = sweep(world, &mut faulty, &run, &mut check_seed, &mut hooks);
-            watchdog.disarm();
+            if let Some(w) = &watchdog {
+                w.disarm();
+            }
             if let Err(e) = outcome {
                 if me == 0 {
                     eprintln!("baton: {}: {}", job.id, e.message);
@@ -303,6 +334,9 @@ pub fn run_jobs<W: World, E: Engine>(
             if j.status == JobStatus::Partial {
                 j.status = JobStatus::Completed;
             }
+            if cfg.telemetry {
+                j.telemetry.extend(super::telemetry::sample("after"));
+            }
             drop(r);
             shared.persist()?;
             if cfg.print_table {
@@ -329,12 +363,40 @@ pub fn run_jobs<W: World, E: Engine>(
     Ok(r)
 }
 
+/// Lists each host's GPUs (in ordinal order) in the environment, from the ranks' reports.
+fn record_gpus(env: &mut results::Environment, hosts: &[String], gpus: &[Option<GpuInfo>]) {
+    for (host, gpu) in hosts.iter().zip(gpus) {
+        let Some(g) = gpu else { continue };
+        let h = match env.hosts.iter_mut().position(|h| &h.hostname == host) {
+            Some(i) => &mut env.hosts[i],
+            None => {
+                env.hosts.push(results::Host {
+                    hostname: host.clone(),
+                    gpus: Vec::new(),
+                });
+                env.hosts.last_mut().expect("just pushed")
+            }
+        };
+        if !h.gpus.iter().any(|x| x.index == g.ordinal) {
+            h.gpus.push(results::Gpu {
+                index: g.ordinal,
+                name: g.name.clone(),
+                uuid: Some(g.uuid.clone()),
+                pci_bus_id: Some(g.pci_bus_id.clone()),
+                memory_bytes: Some(g.memory_bytes),
+            });
+            h.gpus.sort_by_key(|x| x.index);
+        }
+    }
+}
+
 struct Hooks<'a> {
     me: usize,
     shared: &'a Shared,
     index: usize,
-    watchdog: &'a Watchdog,
+    watchdog: Option<&'a Watchdog>,
     timeout: std::time::Duration,
+    grace: std::time::Duration,
     job_id: &'a str,
     print: bool,
     dtype: &'a str,
@@ -359,7 +421,9 @@ impl SweepHooks for Hooks<'_> {
                 humantime::format_duration(self.timeout)
             ),
         };
-        self.watchdog.arm(self.timeout, what);
+        if let Some(w) = self.watchdog {
+            w.arm(self.timeout + self.grace, what);
+        }
     }
 
     fn row(&mut self, row: &Row) {

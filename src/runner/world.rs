@@ -12,6 +12,8 @@ pub trait World {
     fn all_gather_u64(&self, v: u64) -> Vec<u64>;
     /// Every rank's string (hostnames, device descriptions) on every rank.
     fn all_gather_string(&self, s: &str) -> Vec<String>;
+    /// Rank 0's `data` on every rank (how NCCL's unique id reaches the other ranks).
+    fn broadcast_bytes(&self, data: &mut [u8]);
 }
 
 /// A world of one rank (for tests and single-rank runs).
@@ -34,4 +36,5 @@ impl World for Solo {
     fn all_gather_string(&self, s: &str) -> Vec<String> {
         vec![s.to_string()]
     }
+    fn broadcast_bytes(&self, _: &mut [u8]) {}
 }

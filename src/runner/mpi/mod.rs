@@ -6,7 +6,7 @@ mod host;
 
 pub use host::HostEngine;
 
-use mpi::collective::CommunicatorCollectives;
+use mpi::collective::{CommunicatorCollectives, Root};
 use mpi::topology::{Communicator, SimpleCommunicator};
 
 use super::world::World;
@@ -64,6 +64,10 @@ impl World for MpiWorld {
         let mut out = vec![0u64; self.size()];
         self.world.all_gather_into(&v, &mut out[..]);
         out
+    }
+    fn broadcast_bytes(&self, data: &mut [u8]) {
+        use mpi::topology::Communicator;
+        self.world.process_at_rank(0).broadcast_into(data);
     }
     fn all_gather_string(&self, s: &str) -> Vec<String> {
         const W: usize = 512;

@@ -1,0 +1,337 @@
+//! The NCCL backend: one GPU rank's data movement for the shared sweep. Communicators are
+//! created once per process (a world communicator, then one `ncclCommSplit` per split) and
+//! reused by every job of the plan; a hang aborts them and the next job starts fresh ones.
+
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::time::{Duration, Instant};
+
+use cudarc::driver::sys::CUdeviceptr;
+use cudarc::nccl::sys::{self, ncclDataType_t, ncclRedOp_t};
+
+use super::comm::Comm;
+use super::device::{DevBuf, Gpu};
+use super::error::{GpuError, nccl};
+use super::libs::{self, AlltoAllFn};
+use crate::collective::{Collective, Dtype, RedOp};
+use crate::results::ErrorKind;
+use crate::runner::engine::{Engine, EngineError, OpSpec};
+use crate::runner::layout::{self, Buf, Semantics};
+use crate::runner::world::World;
+
+pub struct NcclEngine<'w, W: World> {
+    world: &'w W,
+    pub gpu: Gpu,
+    comms: HashMap<Option<String>, Comm>,
+    current: Option<Option<String>>,
+    send: Option<DevBuf>,
+    recv: Option<DevBuf>,
+    counter: Option<DevBuf>,
+    alltoall: Option<AlltoAllFn>,
+    timeout: Duration,
+}
+
+fn dtype(d: Dtype) -> ncclDataType_t {
+    match d {
+        Dtype::Int8 => ncclDataType_t::ncclInt8,
+        Dtype::Uint8 => ncclDataType_t::ncclUint8,
+        Dtype::Int32 => ncclDataType_t::ncclInt32,
+        Dtype::Uint32 => ncclDataType_t::ncclUint32,
+        Dtype::Int64 => ncclDataType_t::ncclInt64,
+        Dtype::Uint64 => ncclDataType_t::ncclUint64,
+        Dtype::Half => ncclDataType_t::ncclFloat16,
+        Dtype::Float => ncclDataType_t::ncclFloat32,
+        Dtype::Double => ncclDataType_t::ncclFloat64,
+        Dtype::Bfloat16 => ncclDataType_t::ncclBfloat16,
+        Dtype::F8e4m3 => ncclDataType_t::ncclFloat8e4m3,
+        Dtype::F8e5m2 => ncclDataType_t::ncclFloat8e5m2,
+    }
+}
+
+fn redop(o: RedOp) -> ncclRedOp_t {
+    match o {
+        RedOp::Sum => ncclRedOp_t::ncclSum,
+        RedOp::Prod => ncclRedOp_t::ncclProd,
+        RedOp::Min => ncclRedOp_t::ncclMin,
+        RedOp::Max => ncclRedOp_t::ncclMax,
+        RedOp::Avg => ncclRedOp_t::ncclAvg,
+    }
+}
+
+impl<'w, W: World> NcclEngine<'w, W> {
+    pub fn new(world: &'w W, gpu: Gpu) -> Self {
+        NcclEngine {
+            world,
+            gpu,
+            comms: HashMap::new(),
+            current: None,
+            send: None,
+            recv: None,
+            counter: None,
+            alltoall: libs::alltoall(),
+            timeout: Duration::from_secs(300),
+        }
+    }
+
+    fn comm(&self) -> Result<&Comm, EngineError> {
+        self.current
+            .as_ref()
+            .and_then(|k| self.comms.get(k))
+            .ok_or_else(|| EngineError::new(ErrorKind::Nccl, "no communicator prepared"))
+    }
+
+    fn base(&self, b: Buf) -> CUdeviceptr {
+        match b {
+            Buf::Send => self.send.as_ref().map_or(0, |x| x.ptr),
+            Buf::Recv => self.recv.as_ref().map_or(0, |x| x.ptr),
+        }
+    }
+
+    /// Aborts every communicator (after a hang or an asynchronous error): the next `prepare`
+    /// builds fresh ones.
+    fn abort_all(&mut self) {
+        for (_, c) in self.comms.drain() {
+            c.abort();
+        }
+        self.current = None;
+    }
+
+    fn world_comm(&mut self) -> Result<(), GpuError> {
+        if self.comms.contains_key(&None) {
+            return Ok(());
+        }
+        let mut id = if self.world.rank() == 0 {
+            Comm::unique_id()?
+        } else {
+            // SAFETY: ncclUniqueId is plain bytes; overwritten by the broadcast.
+            unsafe { std::mem::zeroed() }
+        };
+        {
+            // SAFETY: viewing the 128-byte id as bytes for the broadcast.
+            let bytes = unsafe {
+                std::slice::from_raw_parts_mut(
+                    id.internal.as_mut_ptr().cast::<u8>(),
+                    id.internal.len(),
+                )
+            };
+            self.world.broadcast_bytes(bytes);
+        }
+        let c = Comm::init(self.world.size(), id, self.world.rank())?;
+        self.comms.insert(None, c);
+        Ok(())
+    }
+}
+
+impl<W: World> Engine for NcclEngine<'_, W> {
+    fn set_timeout(&mut self, limit: Duration) {
+        self.timeout = limit;
+    }
+
+    fn prepare(
+        &mut self,
+        split: Option<&str>,
+        group: usize,
+        max_bytes: u64,
+        _check: bool,
+    ) -> Result<(), EngineError> {
+        self.gpu.make_current()?;
+        self.world_comm()?;
+        let key = split.map(str::to_string);
+        if !self.comms.contains_key(&key) {
+            let world = self
+                .comms
+                .get(&None)
+                .ok_or_else(|| EngineError::new(ErrorKind::Nccl, "no world communicator"))?;
+            let c = world.split(group as i32, self.world.rank() as i32)?;
+            self.comms.insert(key.clone(), c);
+        }
+        self.current = Some(key);
+        let need = max_bytes.max(1);
+        if self.send.as_ref().is_none_or(|b| b.bytes < need) {
+            self.send = None;
+            self.recv = None;
+            self.send = Some(DevBuf::alloc(need)?);
+            self.recv = Some(DevBuf::alloc(need)?);
+        }
+        if self.counter.is_none() {
+            self.counter = Some(DevBuf::alloc(8)?);
+        }
+        Ok(())
+    }
+
+    fn init(&mut self, op: &OpSpec, seed: u64) -> Result<(), EngineError> {
+        self.gpu.memset(self.base(Buf::Recv), op.span)?;
+        for b in layout::inputs(op) {
+            self.gpu.fill(
+                self.base(b.buf) + b.offset,
+                b.count,
+                b.start,
+                op.dtype,
+                b.fill,
+                seed,
+            )?;
+        }
+        Ok(())
+    }
+
+    fn group_start(&mut self) -> Result<(), EngineError> {
+        // SAFETY: plain NCCL call.
+        Ok(nccl(
+            unsafe { sys::ncclGroupStart() },
+            "ncclGroupStart",
+            std::ptr::null_mut(),
+        )?)
+    }
+
+    fn group_end(&mut self) -> Result<(), EngineError> {
+        // SAFETY: plain NCCL call.
+        Ok(nccl(
+            unsafe { sys::ncclGroupEnd() },
+            "ncclGroupEnd",
+            std::ptr::null_mut(),
+        )?)
+    }
+
+    fn launch(&mut self, op: &OpSpec, idx: u64) -> Result<(), EngineError> {
+        let comm = self.comm()?.raw();
+        let (sbuf, so, ro) = layout::pointers(op);
+        let rot = op.rotation(idx);
+        let send = (self.base(sbuf) + so + rot) as *const c_void;
+        let recv = (self.base(Buf::Recv) + ro + rot) as *mut c_void;
+        let stream = self.gpu.stream as sys::cudaStream_t;
+        let (t, c) = (dtype(op.dtype), op.counts.param as usize);
+        let e = op.dtype.size();
+        let (r, n) = (op.group_rank as i32, op.group_size as i32);
+        // SAFETY: pointers lie inside this rank's allocations (max span ≥ rotation + span);
+        // counts come from the same sizes.
+        let rc = unsafe {
+            match op.collective {
+                Collective::AllReduce => {
+                    sys::ncclAllReduce(send, recv, c, t, redop(op.op), comm, stream)
+                }
+                Collective::AllGather => sys::ncclAllGather(send, recv, c, t, comm, stream),
+                Collective::ReduceScatter => {
+                    sys::ncclReduceScatter(send, recv, c, t, redop(op.op), comm, stream)
+                }
+                Collective::Broadcast => {
+                    sys::ncclBroadcast(send, recv, c, t, op.root as i32, comm, stream)
+                }
+                Collective::Reduce => {
+                    sys::ncclReduce(send, recv, c, t, redop(op.op), op.root as i32, comm, stream)
+                }
+                Collective::AllToAll => match self.alltoall {
+                    Some(f) => f(send, recv, c, t, comm, stream),
+                    None => {
+                        let g = sys::ncclGroupStart();
+                        if g != sys::ncclResult_t::ncclSuccess {
+                            g
+                        } else {
+                            let mut rc = sys::ncclResult_t::ncclSuccess;
+                            for p in 0..n {
+                                let off = p as u64 * op.counts.param * e;
+                                let s = sys::ncclSend(
+                                    send.byte_add(off as usize),
+                                    c,
+                                    t,
+                                    p,
+                                    comm,
+                                    stream,
+                                );
+                                let q = sys::ncclRecv(
+                                    recv.byte_add(off as usize),
+                                    c,
+                                    t,
+                                    p,
+                                    comm,
+                                    stream,
+                                );
+                                if rc == sys::ncclResult_t::ncclSuccess {
+                                    rc = if s != sys::ncclResult_t::ncclSuccess {
+                                        s
+                                    } else {
+                                        q
+                                    };
+                                }
+                            }
+                            let end = sys::ncclGroupEnd();
+                            if rc == sys::ncclResult_t::ncclSuccess {
+                                end
+                            } else {
+                                rc
+                            }
+                        }
+                    }
+                },
+                Collective::SendRecv => {
+                    let g = sys::ncclGroupStart();
+                    if g != sys::ncclResult_t::ncclSuccess {
+                        g
+                    } else {
+                        let s = sys::ncclSend(send, c, t, (r + 1) % n, comm, stream);
+                        let q = sys::ncclRecv(recv, c, t, (r + n - 1) % n, comm, stream);
+                        let end = sys::ncclGroupEnd();
+                        if s != sys::ncclResult_t::ncclSuccess {
+                            s
+                        } else if q != sys::ncclResult_t::ncclSuccess {
+                            q
+                        } else {
+                            end
+                        }
+                    }
+                }
+            }
+        };
+        Ok(nccl(rc, op.collective.name(), comm)?)
+    }
+
+    fn wait(&mut self) -> Result<(), EngineError> {
+        let start = Instant::now();
+        loop {
+            if self.gpu.idle()? {
+                return Ok(());
+            }
+            if let Err(e) = self
+                .comm()
+                .and_then(|c| c.async_error().map_err(EngineError::from))
+            {
+                self.abort_all();
+                return Err(e);
+            }
+            if start.elapsed() > self.timeout {
+                self.abort_all();
+                return Err(EngineError::new(
+                    ErrorKind::Timeout,
+                    format!(
+                        "collective did not complete within {} (communicators aborted)",
+                        humantime::format_duration(self.timeout)
+                    ),
+                ));
+            }
+            std::thread::yield_now();
+        }
+    }
+
+    fn verify(&mut self, op: &OpSpec, seed: u64) -> Result<u64, EngineError> {
+        let counter = self.counter.as_ref().map_or(0, |c| c.ptr);
+        self.gpu.memset(counter, 8)?;
+        for b in layout::outputs(op, Semantics::Nccl) {
+            self.gpu.check(
+                self.base(b.buf) + b.offset,
+                b.count,
+                b.start,
+                op.dtype,
+                b.fill,
+                seed,
+                counter,
+            )?;
+        }
+        Ok(self.gpu.read_u64(counter)?)
+    }
+
+    fn flip_output_element(&mut self, op: &OpSpec) -> Result<(), EngineError> {
+        if let Some(b) = layout::outputs(op, Semantics::Nccl).first() {
+            self.gpu.xor_byte(self.base(b.buf) + b.offset, 0x5a)?;
+        }
+        Ok(())
+    }
+}

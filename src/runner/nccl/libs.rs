@@ -1,0 +1,126 @@
+//! Finding libcuda and libnccl before anything calls into them: cudarc panics on a missing
+//! library or symbol, so the run checks first and says what was searched and how to fix it.
+
+use std::ffi::c_int;
+
+/// Symbols baton calls; all must resolve before the first NCCL call.
+const NCCL_SYMBOLS: &[&str] = &[
+    "ncclGetVersion",
+    "ncclGetUniqueId",
+    "ncclCommInitRank",
+    "ncclCommSplit",
+    "ncclCommDestroy",
+    "ncclCommAbort",
+    "ncclCommGetAsyncError",
+    "ncclGetErrorString",
+    "ncclGetLastError",
+    "ncclGroupStart",
+    "ncclGroupEnd",
+    "ncclAllReduce",
+    "ncclAllGather",
+    "ncclReduceScatter",
+    "ncclBroadcast",
+    "ncclReduce",
+    "ncclSend",
+    "ncclRecv",
+    "ncclMemAlloc",
+    "ncclMemFree",
+];
+
+/// Why the GPU backend cannot run here.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{0}")]
+pub struct Unavailable(pub String);
+
+/// Library file names tried, in cudarc's order.
+fn candidates(lib: &str) -> Vec<String> {
+    cudarc::get_lib_name_candidates(lib)
+}
+
+fn open(lib: &str) -> Result<libloading::Library, Vec<String>> {
+    let names = candidates(lib);
+    for n in &names {
+        // SAFETY: loading a shared library runs its initialisers; these are the CUDA/NCCL
+        // libraries the backend exists to use.
+        if let Ok(l) = unsafe { libloading::Library::new(n) } {
+            return Ok(l);
+        }
+    }
+    Err(names)
+}
+
+/// Checks that the driver and NCCL load and export what baton uses; returns the NCCL version
+/// code (e.g. 22803).
+pub fn preflight() -> Result<i32, Unavailable> {
+    let cuda = open("cuda").map_err(|names| {
+        Unavailable(format!(
+            "no CUDA driver: none of {names:?} could be loaded. Is this a GPU node with the NVIDIA driver \
+             installed? (`nvidia-smi` should work)"
+        ))
+    })?;
+    drop(cuda);
+    let nccl = open("nccl").map_err(|names| {
+        let so2 = std::path::Path::new("/usr/lib/x86_64-linux-gnu/libnccl.so.2").exists();
+        Unavailable(format!(
+            "no NCCL library: none of {names:?} could be loaded{}. Install NCCL (libnccl2 and libnccl-dev), \
+             or put the directory holding libnccl.so on LD_LIBRARY_PATH",
+            if so2 { " (libnccl.so.2 exists but libnccl.so does not: install libnccl-dev or add a libnccl.so symlink)" } else { "" }
+        ))
+    })?;
+    for s in NCCL_SYMBOLS {
+        // SAFETY: only checks that the symbol exists; it is not called through this handle.
+        if unsafe { nccl.get::<*const ()>(s.as_bytes()) }.is_err() {
+            return Err(Unavailable(format!(
+                "the NCCL library lacks `{s}`; baton needs NCCL 2.24 or newer"
+            )));
+        }
+    }
+    let mut v: c_int = 0;
+    // SAFETY: symbol checked above; writes one int.
+    let rc = unsafe { cudarc::nccl::sys::ncclGetVersion(&mut v) };
+    if rc != cudarc::nccl::sys::ncclResult_t::ncclSuccess {
+        return Err(Unavailable(format!("ncclGetVersion failed ({rc:?})")));
+    }
+    if v < 22400 {
+        return Err(Unavailable(format!(
+            "NCCL {} is too old; baton needs NCCL 2.24 or newer",
+            version_text(v)
+        )));
+    }
+    Ok(v)
+}
+
+/// `22803` → `2.28.3`.
+pub fn version_text(code: i32) -> String {
+    format!("{}.{}.{}", code / 10000, (code / 100) % 100, code % 100)
+}
+
+/// `ncclAlltoAll`, which NCCL has from 2.28; older libraries get grouped send/recv instead.
+pub type AlltoAllFn = unsafe extern "C" fn(
+    *const std::ffi::c_void,
+    *mut std::ffi::c_void,
+    usize,
+    cudarc::nccl::sys::ncclDataType_t,
+    cudarc::nccl::sys::ncclComm_t,
+    cudarc::nccl::sys::cudaStream_t,
+) -> cudarc::nccl::sys::ncclResult_t;
+
+pub fn alltoall() -> Option<AlltoAllFn> {
+    let lib = open("nccl").ok()?;
+    // SAFETY: the signature is ncclAlltoAll's in nccl.h 2.28.
+    let f = unsafe { lib.get::<AlltoAllFn>(b"ncclAlltoAll") }
+        .ok()
+        .map(|s| *s);
+    // The library stays loaded: NCCL is loaded by cudarc for the life of the process.
+    std::mem::forget(lib);
+    f
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn version_codes() {
+        assert_eq!(super::version_text(22803), "2.28.3");
+        assert_eq!(super::version_text(22400), "2.24.0");
+    }
+}
