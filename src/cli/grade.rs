@@ -79,14 +79,14 @@ pub fn run(
         Err(exit) => return Ok(exit),
     };
     let input = ReportInput { grade: &g };
-    print!("{}", String::from_utf8_lossy(&TextExporter.export(&input)?));
+    baton::stdout::print(&String::from_utf8_lossy(&TextExporter.export(&input)?))?;
     if let Some(path) = junit {
         write_file(path, &JunitExporter.export(&input)?)?;
-        println!("junit: {}", path.display());
+        baton::stdout::print(&format!("junit: {}\n", path.display()))?;
     }
     if let Some(dir) = report {
         write_report(dir, &input)?;
-        println!("report: {}", dir.join("report.html").display());
+        baton::stdout::print(&format!("report: {}\n", dir.join("report.html").display()))?;
     }
     Ok(g.exit())
 }
@@ -103,7 +103,7 @@ pub fn report(
         Err(exit) => return Ok(exit),
     };
     for p in write_report(out, &ReportInput { grade: &g })? {
-        println!("{}", p.display());
+        baton::stdout::print(&format!("{}\n", p.display()))?;
     }
     Ok(Exit::Ok)
 }
