@@ -113,8 +113,69 @@ fn wrong_type_is_named() {
 }
 
 #[test]
-fn duplicate_key() {
-    one_error(&format!("{HEAD}name: u\ntests: []\n"), 3, "duplicate");
+fn duplicate_key_names_the_first_occurrence() {
+    let e = one_error(
+        &format!("{HEAD}name: u\ntests: []\n"),
+        3,
+        "duplicate key `name` (first set on line 2)",
+    );
+    assert!(!e.message.contains("DuplicateKeyPolicy"), "{}", e.message);
+    // Every duplicate at once, nested ones too.
+    let errs = errors(&test_body("    env: { A: 1, A: 2 }\n    sizes: [1M]\n"));
+    let msgs: Vec<(&str, u64)> = errs
+        .iter()
+        .map(|e| (e.message.as_str(), e.pos.unwrap().line))
+        .collect();
+    assert_eq!(
+        msgs,
+        [
+            ("duplicate key `A` (first set on line 7)", 7),
+            ("duplicate key `sizes` (first set on line 6)", 8)
+        ]
+    );
+}
+
+#[test]
+fn a_second_yaml_document() {
+    let e = one_error(
+        &format!("{}---\nversion: 1\n", test_body("")),
+        7,
+        "a plan is one YAML document; found a second one (`---`)",
+    );
+    assert_eq!(
+        e.message,
+        "a plan is one YAML document; found a second one (`---`)"
+    );
+}
+
+#[test]
+fn yaml_limits_are_plain_sentences() {
+    let deep = format!("{HEAD}tests: {}{}\n", "[".repeat(60), "]".repeat(60));
+    let e = one_error(&deep, 3, "the plan nests deeper than 48 levels");
+    assert!(!e.message.contains("budget"), "{}", e.message);
+    let mut block = String::from(HEAD);
+    for i in 0..60 {
+        block.push_str(&format!("{}k{i}:\n", " ".repeat(i)));
+    }
+    one_error(&block, 51, "the plan nests deeper than 48 levels");
+    let nodes = format!("{HEAD}tests: [{}]\n", vec!["1"; 200_001].join(","));
+    one_error(&nodes, 3, "the plan has more than 200000 YAML nodes");
+    let mut bomb = format!("{HEAD}a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+    for i in 1..8 {
+        let p = i - 1;
+        bomb.push_str(&format!(
+            "a{i}: &a{i} [{}]\n",
+            vec![format!("*a{p}"); 10].join(", ")
+        ));
+    }
+    one_error(&bomb, 7, "too many alias expansions (YAML alias bomb?)");
+    let many = format!("{HEAD}a: &a x\nl: [{}]\n", vec!["*a"; 1_001].join(", "));
+    one_error(&many, 4, "too many alias expansions (YAML alias bomb?)");
+    one_error(
+        &format!("{HEAD}tests: *nowhere\n"),
+        3,
+        "this alias names no anchor defined before it",
+    );
 }
 
 #[test]
