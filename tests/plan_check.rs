@@ -344,6 +344,22 @@ fn negative_or_zero_counts() {
 }
 
 #[test]
+fn counts_above_their_limit_name_the_limit() {
+    let e = one_error(
+        &test_body("    repeat: 1000001\n"),
+        7,
+        "`repeat` is 1000001; it must be at most 1000000",
+    );
+    assert_eq!(e.label.as_deref(), Some("must be at most 1000000"));
+    assert!(errors(&test_body("    repeat: 1000000\n")).is_empty());
+    one_error(
+        &test_body("    iters: 5000000000\n"),
+        7,
+        "`iters` is 5000000000; it must be at most 4294967295",
+    );
+}
+
+#[test]
 fn at_that_no_swept_size_reaches() {
     let e = one_error(
         &test_body("    expect:\n      - busbw: \">= 1 GB/s\"\n        at: 16G\n"),

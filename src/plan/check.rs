@@ -23,6 +23,9 @@ pub const MAX_SIZES_PER_TEST: u64 = 10_000;
 pub const MAX_JOBS: u64 = 2_000_000;
 /// Largest size a sweep may request: far above any GPU's memory, far below overflow.
 pub const MAX_SIZE: u64 = 1 << 44;
+/// Largest `repeat` count: it bounds how long one job runs and how many rows its results keep;
+/// a soak longer than this is written as a duration.
+pub const MAX_REPEAT: u32 = 1_000_000;
 /// Most plan ranks a layout may have (nodes × ranks per node × GPUs per rank).
 pub const MAX_RANKS: u64 = 1 << 20;
 
@@ -180,22 +183,44 @@ impl Checker {
 
     fn count(&mut self, v: &Option<Loc<i64>>, key: &str, min: i64) -> Option<u32> {
         let v = v.as_ref()?;
-        if v.value < min || v.value > u32::MAX as i64 {
-            let what = if min == 0 {
-                "zero or more"
-            } else {
-                "at least 1"
-            };
-            self.err(
-                Diagnostic::error(
-                    format!("`{key}` is {}; it must be {what}", v.value),
-                    Some(v.pos),
-                )
+        let min_word = if min == 0 {
+            "zero or more"
+        } else {
+            "at least 1"
+        };
+        self.in_range(
+            v.value.into(),
+            v.pos,
+            key,
+            min_word,
+            min.into(),
+            u32::MAX.into(),
+        )
+        .map(|n| n as u32)
+    }
+
+    /// `value` if it lies in `min..=max`; otherwise an error naming the bound it crosses.
+    fn in_range(
+        &mut self,
+        value: i128,
+        pos: Pos,
+        key: &str,
+        min_word: &str,
+        min: i128,
+        max: i128,
+    ) -> Option<i128> {
+        let what = if value < min {
+            min_word.to_string()
+        } else if value > max {
+            format!("at most {max}")
+        } else {
+            return Some(value);
+        };
+        self.err(
+            Diagnostic::error(format!("`{key}` is {value}; it must be {what}"), Some(pos))
                 .label(format!("must be {what}")),
-            );
-            return None;
-        }
-        Some(v.value as u32)
+        );
+        None
     }
 
     fn no_control(&mut self, v: &Loc<String>, key: &str) -> bool {
@@ -881,16 +906,10 @@ impl Checker {
         let repeat = match &t.repeat {
             None => Repeat::Times(1),
             Some(r) => match &r.value {
-                Node::Scalar(Scalar::Int(i)) if *i >= 1 && *i <= 1_000_000 => {
-                    Repeat::Times(*i as u32)
-                }
-                Node::Scalar(Scalar::Int(i)) => {
-                    self.err(Diagnostic::error(
-                        format!("`repeat` is {i}; it must be at least 1"),
-                        Some(r.pos),
-                    ));
-                    Repeat::Times(1)
-                }
+                Node::Scalar(Scalar::Int(i)) => Repeat::Times(
+                    self.in_range(*i, r.pos, "repeat", "at least 1", 1, MAX_REPEAT.into())
+                        .map_or(1, |n| n as u32),
+                ),
                 Node::Scalar(Scalar::Str(s)) => match parse_duration(s) {
                     Ok(d) => Repeat::For(d),
                     Err(e) => {
