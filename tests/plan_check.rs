@@ -103,6 +103,41 @@ fn missing_required_key_points_at_its_mapping() {
 }
 
 #[test]
+fn collective_is_given_exactly_once() {
+    // Neither: the error points at the test.
+    let e = one_error(
+        &format!("{HEAD}tests:\n  - sizes: [1M]\n    name: a\n"),
+        4,
+        "missing `collective` (or a `matrix.collective` axis)",
+    );
+    assert_eq!(e.pos.unwrap().col, 5);
+    // Both, whether the field is one name or a list: the error points at the axis.
+    let both = "collectives are given both in `collective` and in `matrix.collective`; keep one";
+    one_error(
+        &test_body("    matrix:\n      collective: [broadcast, reduce]\n"),
+        8,
+        both,
+    );
+    one_error(
+        &test_body("    matrix:\n      collective: [broadcast]\n")
+            .replace("collective: all_reduce", "collective: [all_reduce, reduce]"),
+        8,
+        both,
+    );
+    // The axis alone is the test's collectives, and names its jobs.
+    let y = format!(
+        "{HEAD}tests:\n  - name: a\n    sizes: [1M]\n    matrix:\n      collective: [broadcast, reduce]\n"
+    );
+    let plan = parse_str("plan.yaml", &y).unwrap().plan;
+    let ids: Vec<String> = baton::expand::expand(&plan)
+        .jobs
+        .into_iter()
+        .map(|j| j.id)
+        .collect();
+    assert_eq!(ids, ["a[collective=broadcast]", "a[collective=reduce]"]);
+}
+
+#[test]
 fn wrong_type_is_named() {
     one_error(
         &test_body("    iters: twenty\n"),

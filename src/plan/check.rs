@@ -125,16 +125,16 @@ impl Checker {
         let mut tests = Vec::new();
         let mut total_jobs: u64 = 0;
         for t in raw.tests.value {
-            if let Some(first) = names.get(&t.name.value) {
+            if let Some(first) = names.get(&t.value.name.value) {
                 self.err(
                     Diagnostic::error(
-                        format!("duplicate test name `{}`", t.name.value),
-                        Some(t.name.pos),
+                        format!("duplicate test name `{}`", t.value.name.value),
+                        Some(t.value.name.pos),
                     )
                     .label(format!("first used on line {}", first.line)),
                 );
             } else {
-                names.insert(t.name.value.clone(), t.name.pos);
+                names.insert(t.value.name.value.clone(), t.value.name.pos);
             }
             let test = self.test(t, &defaults, &env, &launch, backend, has_baseline);
             if let Some(test) = test {
@@ -767,13 +767,18 @@ impl Checker {
 
     fn test(
         &mut self,
-        t: RawTest,
+        t: Loc<RawTest>,
         defaults: &Settings,
         plan_env: &IndexMap<String, String>,
         launch: &Launch,
         backend: Backend,
         has_baseline: bool,
     ) -> Option<Test> {
+        // Where the test's mapping starts, for what is wrong with the test as a whole.
+        let Loc {
+            value: t,
+            pos: test_pos,
+        } = t;
         let errors_before = self.errors.len();
         if !valid_name(&t.name.value) {
             self.err(
@@ -791,30 +796,44 @@ impl Checker {
         let matrix = t.matrix.as_ref();
         let mut named: Vec<&'static str> = Vec::new();
 
-        // collective: the field and the matrix axis are the same axis; only one may list it.
-        let coll_items = self.string_list(&t.collective, "collective");
+        // `collective` and `matrix.collective` are one axis written in two places, so exactly one
+        // of them gives it: with both, one would silently replace the other.
         let mut collective: Vec<Collective> = Vec::new();
-        let coll_loc = Loc::new(coll_items, t.collective.pos);
-        if coll_loc.value.is_empty() {
-            self.err(Diagnostic::error(
-                "`collective` is an empty list",
-                Some(t.collective.pos),
-            ));
-        } else if let Some(v) = self.axis("collective", &coll_loc, |c, s| c.collective(s)) {
-            collective = v;
-        }
-        if collective.len() > 1 {
-            named.push("collective");
-        }
-        if let Some(m) = matrix.and_then(|m| m.collective.as_ref()) {
-            if matches!(t.collective.value, Node::Seq(_)) {
-                self.err(Diagnostic::error(
-                    "collectives are listed both in `collective` and in `matrix.collective`; keep one",
+        match (&t.collective, matrix.and_then(|m| m.collective.as_ref())) {
+            (None, None) => self.err(
+                Diagnostic::error(
+                    "missing `collective` (or a `matrix.collective` axis)",
+                    Some(test_pos),
+                )
+                .label("this test names no collective")
+                .help("e.g. `collective: all_reduce`, or `collective: [all_reduce, all_gather]` for a job of each"),
+            ),
+            (Some(_), Some(m)) => self.err(
+                Diagnostic::error(
+                    "collectives are given both in `collective` and in `matrix.collective`; keep one",
                     Some(m.pos),
-                ));
-            } else if let Some(v) = self.axis("collective", m, |c, s| c.collective(s)) {
-                collective = v;
-                named.push("collective");
+                )
+                .label("second list of collectives"),
+            ),
+            (Some(field), None) => {
+                let items = Loc::new(self.string_list(field, "collective"), field.pos);
+                if items.value.is_empty() {
+                    self.err(Diagnostic::error(
+                        "`collective` is an empty list",
+                        Some(field.pos),
+                    ));
+                } else if let Some(v) = self.axis("collective", &items, |c, s| c.collective(s)) {
+                    collective = v;
+                }
+                if collective.len() > 1 {
+                    named.push("collective");
+                }
+            }
+            (None, Some(m)) => {
+                if let Some(v) = self.axis("collective", m, |c, s| c.collective(s)) {
+                    collective = v;
+                    named.push("collective");
+                }
             }
         }
 
