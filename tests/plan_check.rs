@@ -476,6 +476,44 @@ fn criteria_that_could_never_be_graded() {
 }
 
 #[test]
+fn wrong_without_data_validation() {
+    one_error(
+        &test_body("    check: false\n    expect:\n      - wrong: 0\n"),
+        9,
+        "`wrong` needs data validation, but this test sets `check: false`",
+    );
+    // Inherited from `defaults` too, and a test may turn validation back on.
+    let y = test_body("    expect:\n      - wrong: 0\n")
+        .replace("name: t\n", "name: t\ndefaults: { check: false }\n");
+    one_error(&y, 9, "`wrong` needs data validation");
+    let y = test_body("    check: true\n    expect:\n      - wrong: 0\n")
+        .replace("name: t\n", "name: t\ndefaults: { check: false }\n");
+    assert!(errors(&y).is_empty());
+}
+
+#[test]
+fn cuda_graphs_need_the_nccl_backend() {
+    let mpi = |body: &str| test_body(body).replace("name: t\n", "name: t\nbackend: mpi\n");
+    one_error(
+        &mpi("    cuda_graph: 2\n"),
+        8,
+        "`cuda_graph: 2`: CUDA graphs need the nccl backend",
+    );
+    // Once where it is written, not once per test that inherits it.
+    let y = format!(
+        "{}  - name: b\n    collective: broadcast\n    sizes: [1M]\n",
+        mpi("")
+    )
+    .replace(
+        "backend: mpi\n",
+        "backend: mpi\ndefaults: { cuda_graph: 1 }\n",
+    );
+    one_error(&y, 4, "CUDA graphs need the nccl backend");
+    assert!(errors(&mpi("    cuda_graph: 0\n")).is_empty());
+    assert!(errors(&test_body("    cuda_graph: 2\n")).is_empty());
+}
+
+#[test]
 fn criterion_needs_exactly_one_metric() {
     one_error(
         &test_body("    expect:\n      - at: 1G\n"),

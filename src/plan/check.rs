@@ -111,6 +111,7 @@ impl Checker {
         };
         let raw_defaults = raw.defaults.unwrap_or_default();
         let defaults = self.settings(&Settings::default(), &SettingsRef::from(&raw_defaults));
+        self.graphs_need_nccl(raw_defaults.cuda_graph.as_ref(), backend);
         if raw.tests.value.is_empty() {
             self.err(
                 Diagnostic::error(
@@ -490,6 +491,27 @@ impl Checker {
         s
     }
 
+    /// A CUDA graph captures GPU work; the mpi backend runs in host memory and has none, so a
+    /// `cuda_graph` it would ignore is an error rather than a setting that silently does nothing.
+    /// Checked where the key is written (in `defaults` or on a test), once.
+    fn graphs_need_nccl(&mut self, cuda_graph: Option<&Loc<i64>>, backend: Backend) {
+        if let Some(g) = cuda_graph
+            && g.value > 0
+            && backend == Backend::Mpi
+        {
+            self.err(
+                Diagnostic::error(
+                    format!(
+                        "`cuda_graph: {}`: CUDA graphs need the nccl backend",
+                        g.value
+                    ),
+                    Some(g.pos),
+                )
+                .help("the mpi backend runs in host memory; remove `cuda_graph` or set it to 0"),
+            );
+        }
+    }
+
     fn in_place(&mut self, p: &Loc<String>) -> Option<InPlace> {
         match p.value.as_str() {
             "both" => Some(InPlace::Both),
@@ -793,6 +815,7 @@ impl Checker {
             );
         }
         let settings = self.settings(defaults, &SettingsRef::from(&t));
+        self.graphs_need_nccl(t.cuda_graph.as_ref(), backend);
         let matrix = t.matrix.as_ref();
         let mut named: Vec<&'static str> = Vec::new();
 
@@ -1183,6 +1206,17 @@ impl Checker {
                         Some(v.pos),
                     )
                     .help("only `wrong: 0` is allowed: any #wrong > 0 is data corruption"),
+                );
+                None
+            } else if !ctx.settings.check {
+                // Without validation nccl-tests prints no #wrong: the criterion could never see data.
+                self.err(
+                    Diagnostic::error(
+                        "`wrong` needs data validation, but this test sets `check: false`",
+                        Some(v.pos),
+                    )
+                    .label("never graded")
+                    .help("remove `check: false` (from the test or from `defaults`), or this criterion"),
                 );
                 None
             } else {
