@@ -582,6 +582,87 @@ fn matrix_conflicts() {
 }
 
 #[test]
+fn one_split_spelled_twice_in_a_matrix_is_a_duplicate() {
+    let e = one_error(
+        &test_body("    matrix:\n      split: [\"DIV 8\", \"div 8\"]\n"),
+        8,
+        "matrix axis `split` lists `div 8` twice (same as `DIV 8`)",
+    );
+    assert_eq!(
+        e.message,
+        "matrix axis `split` lists `div 8` twice (same as `DIV 8`)"
+    );
+    one_error(
+        &test_body("    matrix:\n      split: [\"DIV 8\", \"/8\"]\n"),
+        8,
+        "lists `/8` twice (same as `DIV 8`)",
+    );
+    one_error(
+        &test_body("    matrix:\n      split: [\"MOD 8\", \"MOD 010\"]\n"),
+        8,
+        "lists `MOD 010` twice (same as `MOD 8`)",
+    );
+    // Other axes name the first spelling too.
+    one_error(
+        &test_body("    matrix:\n      dtype: [float, fp32]\n"),
+        8,
+        "matrix axis `dtype` lists `fp32` twice (same as `float`)",
+    );
+    // Different expressions that happen to form the same groups stay two jobs.
+    assert!(
+        errors(&test_body(
+            "    matrix:\n      split: [\"MOD 8\", \"AND 7\"]\n"
+        ))
+        .is_empty()
+    );
+}
+
+#[test]
+fn job_ids_name_splits_in_canonical_form() {
+    let y = test_body("    matrix:\n      split: [\"div 8\", \"% 0x4\", \"or 1\"]\n");
+    let plan = parse_str("plan.yaml", &y).unwrap().plan;
+    let jobs = baton::expand::expand(&plan).jobs;
+    let ids: Vec<&str> = jobs.iter().map(|j| j.id.as_str()).collect();
+    assert_eq!(ids, ["a[split=DIV 8]", "a[split=MOD 4]", "a[split=OR 1]"]);
+    // Elsewhere the split keeps the text as written.
+    assert_eq!(jobs[1].split.as_deref(), Some("% 0x4"));
+}
+
+#[test]
+fn none_in_a_split_axis_compares_unsplit_and_split_jobs() {
+    let y = format!(
+        "{HEAD}launch: {{ nodes: 2, ranks_per_node: 8 }}\ntests:\n  - name: a\n    collective: all_reduce\n    sizes: [1G]\n    matrix:\n      split: [none, \"DIV 8\"]\n    expect:\n      - group_spread: \"<= 10%\"\n"
+    );
+    let loaded = parse_str("plan.yaml", &y).unwrap();
+    let w: Vec<&Diagnostic> = loaded.report.warnings().collect();
+    assert_eq!(w.len(), 1, "{w:#?}");
+    assert_eq!(
+        w[0].message,
+        "`group_spread` only applies to the jobs of this test that split"
+    );
+    assert_eq!(w[0].pos.unwrap().line, 11);
+    let e = baton::expand::expand(&loaded.plan);
+    let ids: Vec<&str> = e.jobs.iter().map(|j| j.id.as_str()).collect();
+    assert_eq!(ids, ["a[split=none]", "a[split=DIV 8]"]);
+    assert_eq!(e.jobs[0].split, None);
+    assert_eq!(e.jobs[0].groups.as_ref().unwrap().len(), 1);
+    assert_eq!(e.jobs[1].groups.as_ref().unwrap().len(), 2);
+    // `none` alone is no split at all, so `group_spread` could never be graded.
+    one_error(
+        &y.replace("[none, \"DIV 8\"]", "[none]"),
+        11,
+        "`group_spread` needs a split",
+    );
+    one_error(
+        &test_body("    matrix:\n      split: [none, NONE]\n"),
+        8,
+        "matrix axis `split` lists `NONE` twice (same as `none`)",
+    );
+    // On the test itself `none` is the same as leaving `split` out.
+    assert!(errors(&test_body("    split: none\n")).is_empty());
+}
+
+#[test]
 fn every_error_is_reported_in_one_pass() {
     let y = "version: 1\nname: t\ntests:\n  - name: a\n    collective: allreduce\n    dtype: flaot\n    sizes: { from: 8, to: 8G, factor: 1 }\n    split: XOR\n    expect:\n      - busbw: \">= 340\"\n";
     let errs = errors(y);

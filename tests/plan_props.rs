@@ -309,6 +309,7 @@ const TEST_OK: &[&str] = &[
     "env: { NCCL_PROTO: LL128 }",
     "matrix: { dtype: [float, bfloat16], env: [ { P: a }, { P: b } ] }",
     "matrix: { op: [sum, max], split: [\"DIV 2\", \"MOD 2\"] }",
+    "matrix: { split: [none, \"div 2\"] }",
 ];
 const TEST_BAD: &[&str] = &[
     "matrix: { collective: [broadcast, reduce] }",
@@ -619,7 +620,7 @@ proptest! {
 
 const DTYPES: &[&str] = &["float", "bfloat16", "half", "int8", "double"];
 const OPS: &[&str] = &["sum", "max", "min", "prod"];
-const SPLITS: &[&str] = &["DIV 2", "MOD 2", "OR 1", "AND 3", "DIV 4"];
+const SPLITS: &[&str] = &["DIV 2", "MOD 2", "OR 1", "AND 3", "DIV 4", "none"];
 
 /// A small random matrix: the collectives and how many values of each other axis (0 = absent).
 #[derive(Debug, Clone)]

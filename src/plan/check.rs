@@ -547,17 +547,22 @@ impl Checker {
         })
     }
 
-    fn split(&mut self, s: &Loc<String>) -> Option<SplitSpec> {
+    /// A split expression, or `none` for no split (`Some(None)`); `None` when it is invalid.
+    /// `none` is what lets one `matrix.split` axis compare unsplit and split runs.
+    fn split(&mut self, s: &Loc<String>) -> Option<Option<SplitSpec>> {
+        if s.value.trim().eq_ignore_ascii_case("none") {
+            return Some(None);
+        }
         match Split::parse(&s.value) {
-            Ok(split) => Some(SplitSpec {
+            Ok(split) => Some(Some(SplitSpec {
                 text: s.value.trim().to_string(),
                 split,
-            }),
+            })),
             Err(e) => {
                 self.err(
                     Diagnostic::error(e.to_string(), Some(s.pos))
                         .label("not a split expression")
-                        .help("NCCL_TESTS_SPLIT syntax: \"DIV 8\" (per node), \"MOD 8\" (per rail), \"OR 1\" (pairs), \"AND 0x7\""),
+                        .help("NCCL_TESTS_SPLIT syntax: \"DIV 8\" (per node), \"MOD 8\" (per rail), \"OR 1\" (pairs), \"AND 0x7\"; or none"),
                 );
                 None
             }
@@ -770,17 +775,31 @@ impl Checker {
             return None;
         }
         let mut out: Vec<T> = Vec::new();
+        // As written, beside `out`: a duplicate may be another spelling of the same value
+        // (`fp32` and `float`, `div 8` and `DIV 8`), and the message names both.
+        let mut written: Vec<&str> = Vec::new();
         let mut ok = true;
         for it in &items.value {
+            let text = it.value.trim();
             match parse(self, it) {
-                Some(v) if out.contains(&v) => {
-                    self.err(Diagnostic::error(
-                        format!("matrix axis `{name}` lists `{}` twice", it.value),
-                        Some(it.pos),
-                    ));
-                    ok = false;
-                }
-                Some(v) => out.push(v),
+                Some(v) => match out.iter().position(|o| *o == v) {
+                    Some(i) => {
+                        let same = if written[i] == text {
+                            String::new()
+                        } else {
+                            format!(" (same as `{}`)", written[i])
+                        };
+                        self.err(Diagnostic::error(
+                            format!("matrix axis `{name}` lists `{text}` twice{same}"),
+                            Some(it.pos),
+                        ));
+                        ok = false;
+                    }
+                    None => {
+                        out.push(v);
+                        written.push(text);
+                    }
+                },
                 None => ok = false,
             }
         }
@@ -898,14 +917,15 @@ impl Checker {
             }
         }
 
-        let mut split: Vec<Option<SplitSpec>> = vec![t.split.as_ref().and_then(|s| self.split(s))];
+        let mut split: Vec<Option<SplitSpec>> =
+            vec![t.split.as_ref().and_then(|s| self.split(s)).flatten()];
         if let Some(ms) = matrix.and_then(|m| m.split.as_ref()) {
             if let Some(ts) = &t.split {
                 self.err(Diagnostic::error(
                     "`split` is set on the test and as a matrix axis; keep one",
                     Some(ts.pos),
                 ));
-            } else if let Some(v) = self.axis("split", ms, |c, s| c.split(s).map(Some)) {
+            } else if let Some(v) = self.axis("split", ms, |c, s| c.split(s)) {
                 split = v;
                 named.push("split");
             }
@@ -1264,10 +1284,14 @@ impl Checker {
                     .help("add `split:` (e.g. \"DIV 8\") to the test"),
                 );
             } else if ctx.split.iter().any(Option::is_none) {
-                self.warn(Diagnostic::warning(
-                    "`group_spread` only applies to the jobs of this test that split",
-                    Some(v.pos),
-                ));
+                // A `none` in the matrix split axis: those jobs have one group, nothing to compare.
+                self.warn(
+                    Diagnostic::warning(
+                        "`group_spread` only applies to the jobs of this test that split",
+                        Some(v.pos),
+                    )
+                    .help("its jobs with `split=none` have a single group and skip this criterion"),
+                );
             }
             pct(self, v, "group_spread").map(Check::GroupSpread)
         } else {

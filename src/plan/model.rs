@@ -287,11 +287,19 @@ pub struct Axes {
 }
 
 /// A split as written and as parsed.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct SplitSpec {
     pub text: String,
     #[serde(skip)]
     pub split: Split,
+}
+
+/// The same split whatever its spelling: `DIV 8`, `div 8` and `/8` form the same groups, so a
+/// matrix listing two of them would run one job twice under two IDs.
+impl PartialEq for SplitSpec {
+    fn eq(&self, other: &Self) -> bool {
+        self.split == other.split
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
