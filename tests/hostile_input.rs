@@ -82,6 +82,31 @@ fn deeply_nested_document() {
 }
 
 #[test]
+fn nesting_at_the_limit_does_not_depend_on_the_callers_stack() {
+    // Parsing 48 levels takes about 2 MiB of stack in a debug build; a caller on a small thread
+    // still gets the diagnostic, not a stack overflow.
+    let mut y = String::new();
+    for i in 0..60 {
+        y.push_str(&format!("{}k{i}:\n", " ".repeat(i)));
+    }
+    let short = std::thread::Builder::new()
+        .stack_size(256 << 10)
+        .spawn(move || {
+            parse_bytes("deep.yaml", y.as_bytes())
+                .map(|_| ())
+                .map_err(|r| r.short())
+        })
+        .unwrap()
+        .join()
+        .unwrap()
+        .unwrap_err();
+    assert!(
+        short.contains("the plan nests deeper than 48 levels"),
+        "{short}"
+    );
+}
+
+#[test]
 fn binary_garbage() {
     let bytes: Vec<u8> = (0..4096u32)
         .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)

@@ -121,7 +121,7 @@ fn pos_of_byte(text: &[u8], at: usize) -> Pos {
     }
 }
 
-/// Parses and checks plan text. `file` names it in diagnostics.
+/// Parses and checks plan bytes (UTF-8 YAML). `file` names it in diagnostics.
 pub fn parse_bytes(file: &str, bytes: &[u8]) -> Result<Loaded, Report> {
     if bytes.len() > MAX_PLAN_BYTES {
         let mut r = Report::new(file, "");
@@ -152,7 +152,30 @@ pub fn parse_bytes(file: &str, bytes: &[u8]) -> Result<Loaded, Report> {
     parse_str(file, text)
 }
 
+/// Stack for parsing a plan. The YAML deserializer recurses once per nesting level, with frames
+/// of about 40 KiB in debug builds: a plan at the [`MAX_DEPTH`] limit needs about 2 MiB, all of a
+/// spawned thread's default stack (every `cargo test` thread), so a caller's stack must not decide
+/// whether hostile nesting ends in a diagnostic or in an abort.
+const PARSE_STACK_BYTES: usize = 16 << 20;
+
+/// Parses and checks plan text. `file` names it in diagnostics.
 pub fn parse_str(file: &str, text: &str) -> Result<Loaded, Report> {
+    std::thread::scope(|scope| {
+        let parse = std::thread::Builder::new()
+            .name("baton-plan-parse".into())
+            .stack_size(PARSE_STACK_BYTES)
+            .spawn_scoped(scope, || parse_on_this_stack(file, text));
+        match parse {
+            Ok(handle) => handle
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            // No thread to be had (a process at its thread limit): the caller's stack it is.
+            Err(_) => parse_on_this_stack(file, text),
+        }
+    })
+}
+
+fn parse_on_this_stack(file: &str, text: &str) -> Result<Loaded, Report> {
     let mut report = Report::new(file, text);
     if let Some(i) =
         text.find(|c: char| c == '\0' || (c.is_control() && !matches!(c, '\n' | '\r' | '\t')))
