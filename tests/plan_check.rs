@@ -718,6 +718,43 @@ fn env_values_keep_yaml_1_1_boolean_words_as_text() {
 }
 
 #[test]
+fn env_values_keep_numbers_and_booleans_as_written() {
+    let y = format!(
+        "{HEAD}env:\n  P: &p 1.50\ntests:\n  - name: a\n    collective: all_reduce\n    sizes: [1M]\n    env: {{ A: 1.10, B: 0x10, C: 007, D: 1e3, E: true, F: \"1.10\", G: 'x''y', H: *p, I: !!int \"5\" }}\n    matrix:\n      env: [ {{ M: 2.0 }}, {{ M: 0o17 }} ]\n"
+    );
+    let plan = parse_str("plan.yaml", &y).unwrap().plan;
+    let env: Vec<(&str, &str)> = plan.tests[0]
+        .env
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    assert_eq!(
+        env,
+        [
+            ("P", "1.50"),
+            ("A", "1.10"),
+            ("B", "0x10"),
+            ("C", "007"),
+            ("D", "1e3"),
+            ("E", "true"),
+            // Quoted strings keep their parsed content.
+            ("F", "1.10"),
+            ("G", "x'y"),
+            // Through an alias: the anchored value's text.
+            ("H", "1.50"),
+            // A tag on a quoted value: printed from the type it names.
+            ("I", "5"),
+        ]
+    );
+    let ids: Vec<String> = baton::expand::expand(&plan)
+        .jobs
+        .into_iter()
+        .map(|j| j.id)
+        .collect();
+    assert_eq!(ids, ["a[M=2.0]", "a[M=0o17]"]);
+}
+
+#[test]
 fn mpi_backend_refuses_types_and_ops_mpi_lacks() {
     let mpi = |body: &str| test_body(body).replace("name: t\n", "name: t\nbackend: mpi\n");
     one_error(

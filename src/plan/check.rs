@@ -31,8 +31,13 @@ pub const MAX_RANKS: u64 = 1 << 20;
 
 type Diags = Vec<Diagnostic>;
 
-pub fn check(raw: RawPlan) -> Result<(Plan, Diags), Diags> {
-    let mut c = Checker::default();
+/// Checks `raw`, parsed from `source` (the plan text, for values kept exactly as written).
+pub fn check(raw: RawPlan, source: &str) -> Result<(Plan, Diags), Diags> {
+    let mut c = Checker {
+        errors: Vec::new(),
+        warnings: Vec::new(),
+        source,
+    };
     let plan = c.plan(raw);
     if c.errors.is_empty() {
         Ok((plan, c.warnings))
@@ -42,10 +47,10 @@ pub fn check(raw: RawPlan) -> Result<(Plan, Diags), Diags> {
     }
 }
 
-#[derive(Default)]
-struct Checker {
+struct Checker<'s> {
     errors: Diags,
     warnings: Diags,
+    source: &'s str,
 }
 
 fn valid_name(s: &str) -> bool {
@@ -61,7 +66,7 @@ fn valid_env_key(s: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
-impl Checker {
+impl Checker<'_> {
     fn err(&mut self, d: Diagnostic) {
         self.errors.push(d);
     }
@@ -400,7 +405,8 @@ impl Checker {
                     ));
                     continue;
                 }
-                Node::Scalar(s) => s.text(),
+                Node::Scalar(Scalar::Str(s)) => s.clone(),
+                Node::Scalar(s) => self.as_written(v).map_or_else(|| s.text(), str::to_string),
                 other => {
                     self.err(Diagnostic::error(
                         format!(
@@ -431,6 +437,20 @@ impl Checker {
             out.insert(name, value);
         }
         out
+    }
+
+    /// A non-string scalar exactly as the plan writes it. An environment variable is text, and
+    /// the text the user wrote is what they mean: `1.10`, `0x10`, `007` and `1e3`, not the
+    /// numbers YAML reads from them (1.1, 16, 7, 1000). Through an alias this is the anchored
+    /// value's text. `None` when the span is unknown or is not one plain scalar (a tag with a
+    /// quoted value, `!!int "5"`); then the value is printed from its YAML type.
+    fn as_written(&self, v: &Loc<Node>) -> Option<&str> {
+        let start = v.defined.offset?;
+        let text = self.source.get(start..start.checked_add(v.defined.len)?)?;
+        let plain = !text.is_empty()
+            && !text.starts_with(['"', '\''])
+            && !text.contains(char::is_whitespace);
+        plain.then_some(text)
     }
 
     fn settings(&mut self, base: &Settings, raw: &SettingsRef<'_>) -> Settings {
@@ -819,6 +839,7 @@ impl Checker {
         let Loc {
             value: t,
             pos: test_pos,
+            ..
         } = t;
         let errors_before = self.errors.len();
         if !valid_name(&t.name.value) {

@@ -228,7 +228,7 @@ fn parse_on_this_stack(file: &str, text: &str) -> Result<Loaded, Report> {
             return Err(report);
         }
     };
-    match check::check(raw) {
+    match check::check(raw, text) {
         Ok((plan, warnings)) => {
             report.diagnostics = warnings;
             Ok(Loaded { plan, report })
