@@ -663,6 +663,28 @@ fn none_in_a_split_axis_compares_unsplit_and_split_jobs() {
 }
 
 #[test]
+fn job_limit_counts_ops_only_for_collectives_that_reduce() {
+    // 12 dtypes × 5 ops × 500 splits × 100 env entries: 3,000,000 jobs of a reducing collective,
+    // but 600,000 of one that does not reduce, which takes only the first op.
+    let splits: Vec<String> = (1..=500).map(|i| format!("\"DIV {i}\"")).collect();
+    let envs: Vec<String> = (0..100).map(|i| format!("{{ X: \"{i}\" }}")).collect();
+    let plan = |collective: &str| {
+        format!(
+            "{HEAD}tests:\n  - name: a\n    collective: {collective}\n    sizes: [1M]\n    matrix:\n      dtype: [int8, uint8, int32, uint32, int64, uint64, half, float, double, bfloat16, f8e4m3, f8e5m2]\n      op: [sum, prod, min, max, avg]\n      split: [{}]\n      env: [{}]\n",
+            splits.join(", "),
+            envs.join(", ")
+        )
+    };
+    let loaded = parse_str("plan.yaml", &plan("all_gather")).unwrap();
+    assert_eq!(loaded.plan.tests[0].axes.job_count(), 600_000);
+    one_error(
+        &plan("all_reduce"),
+        2,
+        "plan expands to 3000000 jobs; at most 2000000 are allowed",
+    );
+}
+
+#[test]
 fn every_error_is_reported_in_one_pass() {
     let y = "version: 1\nname: t\ntests:\n  - name: a\n    collective: allreduce\n    dtype: flaot\n    sizes: { from: 8, to: 8G, factor: 1 }\n    split: XOR\n    expect:\n      - busbw: \">= 340\"\n";
     let errs = errors(y);

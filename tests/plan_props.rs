@@ -713,6 +713,8 @@ proptest! {
             })
             .sum();
         prop_assert_eq!(e.total_jobs, expected, "plan:\n{}", text);
+        // The job limit is checked on the count, which must be the expansion's.
+        prop_assert_eq!(loaded.plan.tests[0].axes.job_count(), expected as u64);
         prop_assert_eq!(e.jobs.len(), expected);
         if m.collectives.iter().all(|c| c.reduces()) {
             let product = m.collectives.len() * per(m.dtype) * per(m.op) * per(m.split) * per(m.env);

@@ -71,12 +71,7 @@ pub fn expand(plan: &Plan) -> Expansion {
         let a = &t.axes;
         for &collective in &a.collective {
             for &dtype in &a.dtype {
-                let ops: &[RedOp] = if collective.reduces() {
-                    &a.op
-                } else {
-                    &a.op[..1]
-                };
-                for &op in ops {
+                for &op in a.ops(collective) {
                     for split in &a.split {
                         for env_entry in &a.env {
                             let parsed = split.as_ref().map(|s| s.split);

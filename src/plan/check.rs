@@ -144,12 +144,7 @@ impl Checker<'_> {
             }
             let test = self.test(t, &defaults, &env, &launch, backend, has_baseline);
             if let Some(test) = test {
-                let jobs = test.axes.collective.len() as u64
-                    * test.axes.dtype.len() as u64
-                    * test.axes.op.len() as u64
-                    * test.axes.split.len() as u64
-                    * test.axes.env.len() as u64;
-                total_jobs = total_jobs.saturating_add(jobs);
+                total_jobs = total_jobs.saturating_add(test.axes.job_count());
                 tests.push(test);
             }
         }
