@@ -109,6 +109,27 @@ fn expand_table_shows_groups_and_memory() {
 }
 
 #[test]
+fn expand_names_host_memory_for_the_mpi_backend() {
+    let (code, out, _) = baton(&["expand", &data("plans/full.yaml")]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("total_jobs: 5  largest GPU memory per rank: 24.0 GiB"),
+        "{out}"
+    );
+    let quickstart = format!(
+        "{}/plans/examples/quickstart.yaml",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let (code, out, _) = baton(&["expand", &quickstart]);
+    assert_eq!(code, 0);
+    let last = out.lines().last().unwrap();
+    assert_eq!(
+        last,
+        "total_jobs: 2  largest memory per rank (host): 3.0 MiB"
+    );
+}
+
+#[test]
 fn expand_of_invalid_plan_exits_2() {
     let p = tmp_plan("inv.yaml", "version: 1\nname: t\ntests: []\n");
     let (code, out, err) = baton(&["expand", &p]);
