@@ -13,4 +13,5 @@ pub mod report;
 pub mod results;
 pub mod runner;
 pub mod split;
+pub mod stdout;
 pub mod units;

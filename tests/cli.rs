@@ -109,10 +109,70 @@ fn expand_table_shows_groups_and_memory() {
 }
 
 #[test]
+fn expand_names_host_memory_for_the_mpi_backend() {
+    let (code, out, _) = baton(&["expand", &data("plans/full.yaml")]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("total_jobs: 5  largest GPU memory per rank: 24.0 GiB"),
+        "{out}"
+    );
+    let quickstart = format!(
+        "{}/plans/examples/quickstart.yaml",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let (code, out, _) = baton(&["expand", &quickstart]);
+    assert_eq!(code, 0);
+    let last = out.lines().last().unwrap();
+    assert_eq!(
+        last,
+        "total_jobs: 2  largest memory per rank (host): 3.0 MiB"
+    );
+}
+
+#[test]
 fn expand_of_invalid_plan_exits_2() {
     let p = tmp_plan("inv.yaml", "version: 1\nname: t\ntests: []\n");
     let (code, out, err) = baton(&["expand", &p]);
     assert_eq!(code, 2);
     assert!(out.is_empty());
     assert!(err.contains("`tests` is empty"), "{err}");
+}
+
+/// Runs baton with its stdout on a pipe whose reader is already gone, as `baton … | head -1` is
+/// once `head` has its line: every write fails with EPIPE.
+fn baton_into_closed_pipe(args: &[&str]) -> (i32, String) {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let out = Command::new(env!("CARGO_BIN_EXE_baton"))
+        .args(args)
+        .stdout(writer)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_closed_stdout_pipe_ends_quietly_with_the_commands_exit_code() {
+    let full = data("plans/full.yaml");
+    for args in [
+        vec!["check", full.as_str()],
+        vec!["expand", full.as_str()],
+        vec!["expand", full.as_str(), "--format", "json"],
+    ] {
+        let (code, err) = baton_into_closed_pipe(&args);
+        assert_eq!(code, 0, "{args:?}: {err}");
+        assert_eq!(err, "", "{args:?}");
+    }
+    // The exit code is still the command's own: an invalid plan among valid ones is exit 2.
+    let bad = tmp_plan("pipe-bad.yaml", "version: 1\n");
+    let (code, err) = baton_into_closed_pipe(&["check", &full, &bad, &full]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("missing required key `name`"), "{err}");
+    assert!(
+        !err.contains("panicked") && !err.contains("Broken pipe"),
+        "{err}"
+    );
 }

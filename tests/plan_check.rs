@@ -103,6 +103,41 @@ fn missing_required_key_points_at_its_mapping() {
 }
 
 #[test]
+fn collective_is_given_exactly_once() {
+    // Neither: the error points at the test.
+    let e = one_error(
+        &format!("{HEAD}tests:\n  - sizes: [1M]\n    name: a\n"),
+        4,
+        "missing `collective` (or a `matrix.collective` axis)",
+    );
+    assert_eq!(e.pos.unwrap().col, 5);
+    // Both, whether the field is one name or a list: the error points at the axis.
+    let both = "collectives are given both in `collective` and in `matrix.collective`; keep one";
+    one_error(
+        &test_body("    matrix:\n      collective: [broadcast, reduce]\n"),
+        8,
+        both,
+    );
+    one_error(
+        &test_body("    matrix:\n      collective: [broadcast]\n")
+            .replace("collective: all_reduce", "collective: [all_reduce, reduce]"),
+        8,
+        both,
+    );
+    // The axis alone is the test's collectives, and names its jobs.
+    let y = format!(
+        "{HEAD}tests:\n  - name: a\n    sizes: [1M]\n    matrix:\n      collective: [broadcast, reduce]\n"
+    );
+    let plan = parse_str("plan.yaml", &y).unwrap().plan;
+    let ids: Vec<String> = baton::expand::expand(&plan)
+        .jobs
+        .into_iter()
+        .map(|j| j.id)
+        .collect();
+    assert_eq!(ids, ["a[collective=broadcast]", "a[collective=reduce]"]);
+}
+
+#[test]
 fn wrong_type_is_named() {
     one_error(
         &test_body("    iters: twenty\n"),
@@ -113,8 +148,69 @@ fn wrong_type_is_named() {
 }
 
 #[test]
-fn duplicate_key() {
-    one_error(&format!("{HEAD}name: u\ntests: []\n"), 3, "duplicate");
+fn duplicate_key_names_the_first_occurrence() {
+    let e = one_error(
+        &format!("{HEAD}name: u\ntests: []\n"),
+        3,
+        "duplicate key `name` (first set on line 2)",
+    );
+    assert!(!e.message.contains("DuplicateKeyPolicy"), "{}", e.message);
+    // Every duplicate at once, nested ones too.
+    let errs = errors(&test_body("    env: { A: 1, A: 2 }\n    sizes: [1M]\n"));
+    let msgs: Vec<(&str, u64)> = errs
+        .iter()
+        .map(|e| (e.message.as_str(), e.pos.unwrap().line))
+        .collect();
+    assert_eq!(
+        msgs,
+        [
+            ("duplicate key `A` (first set on line 7)", 7),
+            ("duplicate key `sizes` (first set on line 6)", 8)
+        ]
+    );
+}
+
+#[test]
+fn a_second_yaml_document() {
+    let e = one_error(
+        &format!("{}---\nversion: 1\n", test_body("")),
+        7,
+        "a plan is one YAML document; found a second one (`---`)",
+    );
+    assert_eq!(
+        e.message,
+        "a plan is one YAML document; found a second one (`---`)"
+    );
+}
+
+#[test]
+fn yaml_limits_are_plain_sentences() {
+    let deep = format!("{HEAD}tests: {}{}\n", "[".repeat(60), "]".repeat(60));
+    let e = one_error(&deep, 3, "the plan nests deeper than 48 levels");
+    assert!(!e.message.contains("budget"), "{}", e.message);
+    let mut block = String::from(HEAD);
+    for i in 0..60 {
+        block.push_str(&format!("{}k{i}:\n", " ".repeat(i)));
+    }
+    one_error(&block, 51, "the plan nests deeper than 48 levels");
+    let nodes = format!("{HEAD}tests: [{}]\n", vec!["1"; 200_001].join(","));
+    one_error(&nodes, 3, "the plan has more than 200000 YAML nodes");
+    let mut bomb = format!("{HEAD}a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+    for i in 1..8 {
+        let p = i - 1;
+        bomb.push_str(&format!(
+            "a{i}: &a{i} [{}]\n",
+            vec![format!("*a{p}"); 10].join(", ")
+        ));
+    }
+    one_error(&bomb, 7, "too many alias expansions (YAML alias bomb?)");
+    let many = format!("{HEAD}a: &a x\nl: [{}]\n", vec!["*a"; 1_001].join(", "));
+    one_error(&many, 4, "too many alias expansions (YAML alias bomb?)");
+    one_error(
+        &format!("{HEAD}tests: *nowhere\n"),
+        3,
+        "this alias names no anchor defined before it",
+    );
 }
 
 #[test]
@@ -283,6 +379,22 @@ fn negative_or_zero_counts() {
 }
 
 #[test]
+fn counts_above_their_limit_name_the_limit() {
+    let e = one_error(
+        &test_body("    repeat: 1000001\n"),
+        7,
+        "`repeat` is 1000001; it must be at most 1000000",
+    );
+    assert_eq!(e.label.as_deref(), Some("must be at most 1000000"));
+    assert!(errors(&test_body("    repeat: 1000000\n")).is_empty());
+    one_error(
+        &test_body("    iters: 5000000000\n"),
+        7,
+        "`iters` is 5000000000; it must be at most 4294967295",
+    );
+}
+
+#[test]
 fn at_that_no_swept_size_reaches() {
     let e = one_error(
         &test_body("    expect:\n      - busbw: \">= 1 GB/s\"\n        at: 16G\n"),
@@ -364,6 +476,44 @@ fn criteria_that_could_never_be_graded() {
 }
 
 #[test]
+fn wrong_without_data_validation() {
+    one_error(
+        &test_body("    check: false\n    expect:\n      - wrong: 0\n"),
+        9,
+        "`wrong` needs data validation, but this test sets `check: false`",
+    );
+    // Inherited from `defaults` too, and a test may turn validation back on.
+    let y = test_body("    expect:\n      - wrong: 0\n")
+        .replace("name: t\n", "name: t\ndefaults: { check: false }\n");
+    one_error(&y, 9, "`wrong` needs data validation");
+    let y = test_body("    check: true\n    expect:\n      - wrong: 0\n")
+        .replace("name: t\n", "name: t\ndefaults: { check: false }\n");
+    assert!(errors(&y).is_empty());
+}
+
+#[test]
+fn cuda_graphs_need_the_nccl_backend() {
+    let mpi = |body: &str| test_body(body).replace("name: t\n", "name: t\nbackend: mpi\n");
+    one_error(
+        &mpi("    cuda_graph: 2\n"),
+        8,
+        "`cuda_graph: 2`: CUDA graphs need the nccl backend",
+    );
+    // Once where it is written, not once per test that inherits it.
+    let y = format!(
+        "{}  - name: b\n    collective: broadcast\n    sizes: [1M]\n",
+        mpi("")
+    )
+    .replace(
+        "backend: mpi\n",
+        "backend: mpi\ndefaults: { cuda_graph: 1 }\n",
+    );
+    one_error(&y, 4, "CUDA graphs need the nccl backend");
+    assert!(errors(&mpi("    cuda_graph: 0\n")).is_empty());
+    assert!(errors(&test_body("    cuda_graph: 2\n")).is_empty());
+}
+
+#[test]
 fn criterion_needs_exactly_one_metric() {
     one_error(
         &test_body("    expect:\n      - at: 1G\n"),
@@ -432,6 +582,109 @@ fn matrix_conflicts() {
 }
 
 #[test]
+fn one_split_spelled_twice_in_a_matrix_is_a_duplicate() {
+    let e = one_error(
+        &test_body("    matrix:\n      split: [\"DIV 8\", \"div 8\"]\n"),
+        8,
+        "matrix axis `split` lists `div 8` twice (same as `DIV 8`)",
+    );
+    assert_eq!(
+        e.message,
+        "matrix axis `split` lists `div 8` twice (same as `DIV 8`)"
+    );
+    one_error(
+        &test_body("    matrix:\n      split: [\"DIV 8\", \"/8\"]\n"),
+        8,
+        "lists `/8` twice (same as `DIV 8`)",
+    );
+    one_error(
+        &test_body("    matrix:\n      split: [\"MOD 8\", \"MOD 010\"]\n"),
+        8,
+        "lists `MOD 010` twice (same as `MOD 8`)",
+    );
+    // Other axes name the first spelling too.
+    one_error(
+        &test_body("    matrix:\n      dtype: [float, fp32]\n"),
+        8,
+        "matrix axis `dtype` lists `fp32` twice (same as `float`)",
+    );
+    // Different expressions that happen to form the same groups stay two jobs.
+    assert!(
+        errors(&test_body(
+            "    matrix:\n      split: [\"MOD 8\", \"AND 7\"]\n"
+        ))
+        .is_empty()
+    );
+}
+
+#[test]
+fn job_ids_name_splits_in_canonical_form() {
+    let y = test_body("    matrix:\n      split: [\"div 8\", \"% 0x4\", \"or 1\"]\n");
+    let plan = parse_str("plan.yaml", &y).unwrap().plan;
+    let jobs = baton::expand::expand(&plan).jobs;
+    let ids: Vec<&str> = jobs.iter().map(|j| j.id.as_str()).collect();
+    assert_eq!(ids, ["a[split=DIV 8]", "a[split=MOD 4]", "a[split=OR 1]"]);
+    // Elsewhere the split keeps the text as written.
+    assert_eq!(jobs[1].split.as_deref(), Some("% 0x4"));
+}
+
+#[test]
+fn none_in_a_split_axis_compares_unsplit_and_split_jobs() {
+    let y = format!(
+        "{HEAD}launch: {{ nodes: 2, ranks_per_node: 8 }}\ntests:\n  - name: a\n    collective: all_reduce\n    sizes: [1G]\n    matrix:\n      split: [none, \"DIV 8\"]\n    expect:\n      - group_spread: \"<= 10%\"\n"
+    );
+    let loaded = parse_str("plan.yaml", &y).unwrap();
+    let w: Vec<&Diagnostic> = loaded.report.warnings().collect();
+    assert_eq!(w.len(), 1, "{w:#?}");
+    assert_eq!(
+        w[0].message,
+        "`group_spread` only applies to the jobs of this test that split"
+    );
+    assert_eq!(w[0].pos.unwrap().line, 11);
+    let e = baton::expand::expand(&loaded.plan);
+    let ids: Vec<&str> = e.jobs.iter().map(|j| j.id.as_str()).collect();
+    assert_eq!(ids, ["a[split=none]", "a[split=DIV 8]"]);
+    assert_eq!(e.jobs[0].split, None);
+    assert_eq!(e.jobs[0].groups.as_ref().unwrap().len(), 1);
+    assert_eq!(e.jobs[1].groups.as_ref().unwrap().len(), 2);
+    // `none` alone is no split at all, so `group_spread` could never be graded.
+    one_error(
+        &y.replace("[none, \"DIV 8\"]", "[none]"),
+        11,
+        "`group_spread` needs a split",
+    );
+    one_error(
+        &test_body("    matrix:\n      split: [none, NONE]\n"),
+        8,
+        "matrix axis `split` lists `NONE` twice (same as `none`)",
+    );
+    // On the test itself `none` is the same as leaving `split` out.
+    assert!(errors(&test_body("    split: none\n")).is_empty());
+}
+
+#[test]
+fn job_limit_counts_ops_only_for_collectives_that_reduce() {
+    // 12 dtypes × 5 ops × 500 splits × 100 env entries: 3,000,000 jobs of a reducing collective,
+    // but 600,000 of one that does not reduce, which takes only the first op.
+    let splits: Vec<String> = (1..=500).map(|i| format!("\"DIV {i}\"")).collect();
+    let envs: Vec<String> = (0..100).map(|i| format!("{{ X: \"{i}\" }}")).collect();
+    let plan = |collective: &str| {
+        format!(
+            "{HEAD}tests:\n  - name: a\n    collective: {collective}\n    sizes: [1M]\n    matrix:\n      dtype: [int8, uint8, int32, uint32, int64, uint64, half, float, double, bfloat16, f8e4m3, f8e5m2]\n      op: [sum, prod, min, max, avg]\n      split: [{}]\n      env: [{}]\n",
+            splits.join(", "),
+            envs.join(", ")
+        )
+    };
+    let loaded = parse_str("plan.yaml", &plan("all_gather")).unwrap();
+    assert_eq!(loaded.plan.tests[0].axes.job_count(), 600_000);
+    one_error(
+        &plan("all_reduce"),
+        2,
+        "plan expands to 3000000 jobs; at most 2000000 are allowed",
+    );
+}
+
+#[test]
 fn every_error_is_reported_in_one_pass() {
     let y = "version: 1\nname: t\ntests:\n  - name: a\n    collective: allreduce\n    dtype: flaot\n    sizes: { from: 8, to: 8G, factor: 1 }\n    split: XOR\n    expect:\n      - busbw: \">= 340\"\n";
     let errs = errors(y);
@@ -484,6 +737,43 @@ fn env_values_keep_yaml_1_1_boolean_words_as_text() {
             ("D", "true")
         ]
     );
+}
+
+#[test]
+fn env_values_keep_numbers_and_booleans_as_written() {
+    let y = format!(
+        "{HEAD}env:\n  P: &p 1.50\ntests:\n  - name: a\n    collective: all_reduce\n    sizes: [1M]\n    env: {{ A: 1.10, B: 0x10, C: 007, D: 1e3, E: true, F: \"1.10\", G: 'x''y', H: *p, I: !!int \"5\" }}\n    matrix:\n      env: [ {{ M: 2.0 }}, {{ M: 0o17 }} ]\n"
+    );
+    let plan = parse_str("plan.yaml", &y).unwrap().plan;
+    let env: Vec<(&str, &str)> = plan.tests[0]
+        .env
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    assert_eq!(
+        env,
+        [
+            ("P", "1.50"),
+            ("A", "1.10"),
+            ("B", "0x10"),
+            ("C", "007"),
+            ("D", "1e3"),
+            ("E", "true"),
+            // Quoted strings keep their parsed content.
+            ("F", "1.10"),
+            ("G", "x'y"),
+            // Through an alias: the anchored value's text.
+            ("H", "1.50"),
+            // A tag on a quoted value: printed from the type it names.
+            ("I", "5"),
+        ]
+    );
+    let ids: Vec<String> = baton::expand::expand(&plan)
+        .jobs
+        .into_iter()
+        .map(|j| j.id)
+        .collect();
+    assert_eq!(ids, ["a[M=2.0]", "a[M=0o17]"]);
 }
 
 #[test]

@@ -309,9 +309,10 @@ const TEST_OK: &[&str] = &[
     "env: { NCCL_PROTO: LL128 }",
     "matrix: { dtype: [float, bfloat16], env: [ { P: a }, { P: b } ] }",
     "matrix: { op: [sum, max], split: [\"DIV 2\", \"MOD 2\"] }",
-    "matrix: { collective: [broadcast, reduce] }",
+    "matrix: { split: [none, \"div 2\"] }",
 ];
 const TEST_BAD: &[&str] = &[
+    "matrix: { collective: [broadcast, reduce] }",
     "root: 3",
     "split: \"/ 0\"",
     "split: \"XOR 1\"",
@@ -619,7 +620,7 @@ proptest! {
 
 const DTYPES: &[&str] = &["float", "bfloat16", "half", "int8", "double"];
 const OPS: &[&str] = &["sum", "max", "min", "prod"];
-const SPLITS: &[&str] = &["DIV 2", "MOD 2", "OR 1", "AND 3", "DIV 4"];
+const SPLITS: &[&str] = &["DIV 2", "MOD 2", "OR 1", "AND 3", "DIV 4", "none"];
 
 /// A small random matrix: the collectives and how many values of each other axis (0 = absent).
 #[derive(Debug, Clone)]
@@ -662,12 +663,12 @@ fn names<T: ToString>(items: &[T]) -> String {
 fn matrix_plan(m: &Matrix) -> String {
     let colls = names(&m.collectives);
     let mut axes: Vec<String> = Vec::new();
+    // The collectives go either in the matrix or on the test, never both.
     let collective_line = if m.in_matrix {
         axes.push(format!("collective: [{colls}]"));
-        // Required on the test; replaced by the axis.
-        "all_reduce".to_string()
+        String::new()
     } else {
-        format!("[{colls}]")
+        format!("    collective: [{colls}]\n")
     };
     if m.dtype > 0 {
         axes.push(format!("dtype: [{}]", names(&DTYPES[..m.dtype])));
@@ -682,9 +683,8 @@ fn matrix_plan(m: &Matrix) -> String {
         let entries: Vec<String> = (0..m.env).map(|i| format!("{{ V: \"{i}\" }}")).collect();
         axes.push(format!("env: [{}]", entries.join(", ")));
     }
-    let mut text = format!(
-        "version: 1\nname: m\ntests:\n  - name: t\n    collective: {collective_line}\n    sizes: [8, 1M]\n"
-    );
+    let mut text =
+        format!("version: 1\nname: m\ntests:\n  - name: t\n{collective_line}    sizes: [8, 1M]\n");
     if !axes.is_empty() {
         text.push_str("    matrix:\n");
         for a in axes {
@@ -713,6 +713,8 @@ proptest! {
             })
             .sum();
         prop_assert_eq!(e.total_jobs, expected, "plan:\n{}", text);
+        // The job limit is checked on the count, which must be the expansion's.
+        prop_assert_eq!(loaded.plan.tests[0].axes.job_count(), expected as u64);
         prop_assert_eq!(e.jobs.len(), expected);
         if m.collectives.iter().all(|c| c.reduces()) {
             let product = m.collectives.len() * per(m.dtype) * per(m.op) * per(m.split) * per(m.env);

@@ -60,11 +60,11 @@ pub fn save(results: &[PathBuf], out: &Path) -> anyhow::Result<Exit> {
         eprintln!("error: {e}");
         return Ok(Exit::Runtime);
     }
-    println!(
-        "{}: baseline of {} job(s)",
+    baton::stdout::print(&format!(
+        "{}: baseline of {} job(s)\n",
         out.display(),
         merged.jobs.len()
-    );
+    ))?;
     Ok(Exit::Ok)
 }
 
@@ -74,6 +74,6 @@ pub fn compare(old: &Path, new: &Path, markdown: bool) -> anyhow::Result<Exit> {
         Err(e) => return Ok(e),
     };
     let c = baton::grade::compare(&files[0].0, &files[0].1, &files[1].0, &files[1].1);
-    print!("{}", baton::report::render_comparison(&c, markdown));
+    baton::stdout::print(&baton::report::render_comparison(&c, markdown))?;
     Ok(Exit::Ok)
 }

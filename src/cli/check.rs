@@ -10,12 +10,12 @@ pub fn run(plans: &[PathBuf], format: CheckFormat, color: bool) -> anyhow::Resul
         match load_plan(p, color, format) {
             Some(loaded) => {
                 let jobs = baton::expand::expand(&loaded.plan).total_jobs;
-                println!(
-                    "{}: ok ({} tests, {} jobs)",
+                baton::stdout::print(&format!(
+                    "{}: ok ({} tests, {} jobs)\n",
                     p.display(),
                     loaded.plan.tests.len(),
                     jobs
-                );
+                ))?;
             }
             None => exit = Exit::Invalid,
         }

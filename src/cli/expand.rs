@@ -1,4 +1,3 @@
-use std::io::Write;
 use std::path::Path;
 
 use baton::exit::Exit;
@@ -15,16 +14,15 @@ pub fn run(
         return Ok(Exit::Invalid);
     };
     let expansion = baton::expand::expand(&loaded.plan);
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     match format {
         ExpandFormat::Table => {
-            out.write_all(baton::expand::table::render(&expansion, max_listed).as_bytes())?
+            baton::stdout::print(&baton::expand::table::render(&expansion, max_listed))?
         }
-        ExpandFormat::Json => {
-            serde_json::to_writer_pretty(&mut out, &expansion)?;
-            out.write_all(b"\n")?;
-        }
+        // Streamed: the JSON of a plan near the job limit is too big to build as one string.
+        ExpandFormat::Json => baton::stdout::write_with(|out| {
+            serde_json::to_writer_pretty(&mut *out, &expansion)?;
+            out.write_all(b"\n")
+        })?,
     }
-    out.flush()?;
     Ok(Exit::Ok)
 }

@@ -91,22 +91,23 @@ pub fn emit(
     if text_on_stderr {
         eprint!("{text}");
     } else {
-        print!("{text}");
+        baton::stdout::print(&text)?;
     }
-    let say = |line: String| {
+    let say = |line: String| -> std::io::Result<()> {
         if text_on_stderr {
             eprintln!("{line}");
+            Ok(())
         } else {
-            println!("{line}");
+            baton::stdout::print(&format!("{line}\n"))
         }
     };
     if let Some(path) = junit {
         write_file(path, &JunitExporter.export(&input)?)?;
-        say(format!("junit: {}", path.display()));
+        say(format!("junit: {}", path.display()))?;
     }
     if let Some(dir) = report {
         write_report(dir, &input)?;
-        say(format!("report: {}", dir.join("report.html").display()));
+        say(format!("report: {}", dir.join("report.html").display()))?;
     }
     Ok(())
 }
@@ -139,7 +140,7 @@ pub fn report(
         Err(exit) => return Ok(exit),
     };
     for p in write_report(out, &ReportInput { grade: &g })? {
-        println!("{}", p.display());
+        baton::stdout::print(&format!("{}\n", p.display()))?;
     }
     Ok(Exit::Ok)
 }

@@ -40,8 +40,8 @@ pub fn run(logs: &[PathBuf], out: &Path, job: Option<&str>) -> anyhow::Result<Ex
         .flat_map(|j| &j.repeats)
         .map(|r| r.rows.len())
         .sum();
-    println!(
-        "{}: {} job(s), {} row(s) from {} log(s){}",
+    baton::stdout::print(&format!(
+        "{}: {} job(s), {} row(s) from {} log(s){}\n",
         out.display(),
         ingested.results.jobs.len(),
         rows,
@@ -50,7 +50,7 @@ pub fn run(logs: &[PathBuf], out: &Path, job: Option<&str>) -> anyhow::Result<Ex
             0 => String::new(),
             n => format!(", {n} warning(s)"),
         }
-    );
+    ))?;
     Ok(Exit::Ok)
 }
 

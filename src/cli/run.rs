@@ -50,7 +50,7 @@ pub fn run(args: &Args, mpi: Option<MpiEntry>, color: bool) -> anyhow::Result<Ex
     match orchestrate::run(&loaded.plan, &jobs, &opts) {
         Ok(outcome) => {
             if args.format == RunFormat::Json {
-                println!("{}", serde_json::to_string_pretty(&outcome.results)?);
+                baton::stdout::print(&(serde_json::to_string_pretty(&outcome.results)? + "\n"))?;
             }
             summary(&outcome.results, &outcome.results_path);
             finish(

@@ -5,12 +5,14 @@
 use indexmap::IndexMap;
 
 use crate::collective::{Collective, Dtype, RedOp};
+use crate::split::Split;
 
 pub struct AxisValues<'a> {
     pub collective: Collective,
     pub dtype: Dtype,
     pub op: RedOp,
-    pub split: Option<&'a str>,
+    /// Named in its canonical form (`DIV 8`), so that an ID does not depend on the spelling.
+    pub split: Option<&'a Split>,
     pub env: &'a IndexMap<String, String>,
 }
 
@@ -21,7 +23,10 @@ pub fn job_id(test: &str, named: &[&str], v: &AxisValues<'_>) -> String {
             "collective" => parts.push(format!("collective={}", v.collective)),
             "dtype" => parts.push(format!("dtype={}", v.dtype)),
             "op" => parts.push(format!("op={}", v.op)),
-            "split" => parts.push(format!("split={}", v.split.unwrap_or("none"))),
+            "split" => parts.push(match v.split {
+                Some(s) => format!("split={s}"),
+                None => "split=none".to_string(),
+            }),
             "env" => parts.extend(v.env.iter().map(|(k, val)| format!("{k}={val}"))),
             _ => {}
         }

@@ -16,6 +16,7 @@ pub use layout::{Group, Scope, groups};
 
 use crate::collective::{Collective, Dtype, RedOp};
 use crate::plan::{Backend, Criterion, Plan, Repeat, Settings};
+use crate::split::Split;
 
 /// One job: a single collective sweep with fixed dtype, op, split and environment.
 #[derive(Debug, Clone, Serialize)]
@@ -28,6 +29,7 @@ pub struct Job {
     pub op: Option<RedOp>,
     /// `None` for rootless collectives.
     pub root: Option<u32>,
+    /// The split as written in the plan; the job ID names it in canonical form (`DIV 8`).
     pub split: Option<String>,
     /// Plan env, then test env, then the matrix env entry.
     pub env: IndexMap<String, String>,
@@ -59,7 +61,7 @@ pub struct Expansion {
 pub fn expand(plan: &Plan) -> Expansion {
     let ranks = plan.launch.total_ranks();
     let per_node = plan.launch.ranks_per_node_total().unwrap_or(1);
-    let mut group_cache: HashMap<Option<String>, Arc<Vec<Group>>> = HashMap::new();
+    let mut group_cache: HashMap<Option<Split>, Arc<Vec<Group>>> = HashMap::new();
     let mut jobs = Vec::new();
     let mut seen: HashSet<String> = HashSet::new();
     for t in &plan.tests {
@@ -69,20 +71,15 @@ pub fn expand(plan: &Plan) -> Expansion {
         let a = &t.axes;
         for &collective in &a.collective {
             for &dtype in &a.dtype {
-                let ops: &[RedOp] = if collective.reduces() {
-                    &a.op
-                } else {
-                    &a.op[..1]
-                };
-                for &op in ops {
+                for &op in a.ops(collective) {
                     for split in &a.split {
                         for env_entry in &a.env {
-                            let split_text = split.as_ref().map(|s| s.text.as_str());
+                            let parsed = split.as_ref().map(|s| s.split);
                             let values = id::AxisValues {
                                 collective,
                                 dtype,
                                 op,
-                                split: split_text,
+                                split: parsed.as_ref(),
                                 env: env_entry,
                             };
                             let mut named: Vec<&str> = a.named.clone();
@@ -101,10 +98,8 @@ pub fn expand(plan: &Plan) -> Expansion {
                             env.extend(env_entry.iter().map(|(k, v)| (k.clone(), v.clone())));
                             let groups = ranks.map(|n| {
                                 group_cache
-                                    .entry(split_text.map(str::to_string))
-                                    .or_insert_with(|| {
-                                        groups(split.as_ref().map(|s| &s.split), n, per_node)
-                                    })
+                                    .entry(parsed)
+                                    .or_insert_with(|| groups(parsed.as_ref(), n, per_node))
                                     .clone()
                             });
                             let comm_size = groups
@@ -118,7 +113,7 @@ pub fn expand(plan: &Plan) -> Expansion {
                                 dtype,
                                 op: collective.reduces().then_some(op),
                                 root: collective.rooted().then_some(t.root),
-                                split: split_text.map(str::to_string),
+                                split: split.as_ref().map(|s| s.text.clone()),
                                 env,
                                 sizes: sizes.clone(),
                                 settings: Settings {

@@ -146,9 +146,14 @@ pub fn render(e: &Expansion, max_jobs: usize) -> String {
     if e.jobs.len() > max_jobs {
         let _ = writeln!(out, "… {} more jobs not listed", e.jobs.len() - max_jobs);
     }
+    // The mpi backend's buffers are in host memory; "GPU" would send readers to the wrong limit.
+    let memory = match e.backend {
+        crate::plan::Backend::Nccl => "largest GPU memory per rank",
+        crate::plan::Backend::Mpi => "largest memory per rank (host)",
+    };
     let _ = writeln!(
         out,
-        "total_jobs: {}  largest GPU memory per rank: {}",
+        "total_jobs: {}  {memory}: {}",
         e.total_jobs,
         human_bytes(e.max_memory_per_rank)
     );

@@ -23,13 +23,21 @@ pub const MAX_SIZES_PER_TEST: u64 = 10_000;
 pub const MAX_JOBS: u64 = 2_000_000;
 /// Largest size a sweep may request: far above any GPU's memory, far below overflow.
 pub const MAX_SIZE: u64 = 1 << 44;
+/// Largest `repeat` count: it bounds how long one job runs and how many rows its results keep;
+/// a soak longer than this is written as a duration.
+pub const MAX_REPEAT: u32 = 1_000_000;
 /// Most plan ranks a layout may have (nodes × ranks per node × GPUs per rank).
 pub const MAX_RANKS: u64 = 1 << 20;
 
 type Diags = Vec<Diagnostic>;
 
-pub fn check(raw: RawPlan) -> Result<(Plan, Diags), Diags> {
-    let mut c = Checker::default();
+/// Checks `raw`, parsed from `source` (the plan text, for values kept exactly as written).
+pub fn check(raw: RawPlan, source: &str) -> Result<(Plan, Diags), Diags> {
+    let mut c = Checker {
+        errors: Vec::new(),
+        warnings: Vec::new(),
+        source,
+    };
     let plan = c.plan(raw);
     if c.errors.is_empty() {
         Ok((plan, c.warnings))
@@ -39,10 +47,10 @@ pub fn check(raw: RawPlan) -> Result<(Plan, Diags), Diags> {
     }
 }
 
-#[derive(Default)]
-struct Checker {
+struct Checker<'s> {
     errors: Diags,
     warnings: Diags,
+    source: &'s str,
 }
 
 fn valid_name(s: &str) -> bool {
@@ -58,7 +66,7 @@ fn valid_env_key(s: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
-impl Checker {
+impl Checker<'_> {
     fn err(&mut self, d: Diagnostic) {
         self.errors.push(d);
     }
@@ -108,6 +116,7 @@ impl Checker {
         };
         let raw_defaults = raw.defaults.unwrap_or_default();
         let defaults = self.settings(&Settings::default(), &SettingsRef::from(&raw_defaults));
+        self.graphs_need_nccl(raw_defaults.cuda_graph.as_ref(), backend);
         if raw.tests.value.is_empty() {
             self.err(
                 Diagnostic::error(
@@ -122,25 +131,20 @@ impl Checker {
         let mut tests = Vec::new();
         let mut total_jobs: u64 = 0;
         for t in raw.tests.value {
-            if let Some(first) = names.get(&t.name.value) {
+            if let Some(first) = names.get(&t.value.name.value) {
                 self.err(
                     Diagnostic::error(
-                        format!("duplicate test name `{}`", t.name.value),
-                        Some(t.name.pos),
+                        format!("duplicate test name `{}`", t.value.name.value),
+                        Some(t.value.name.pos),
                     )
                     .label(format!("first used on line {}", first.line)),
                 );
             } else {
-                names.insert(t.name.value.clone(), t.name.pos);
+                names.insert(t.value.name.value.clone(), t.value.name.pos);
             }
             let test = self.test(t, &defaults, &env, &launch, backend, has_baseline);
             if let Some(test) = test {
-                let jobs = test.axes.collective.len() as u64
-                    * test.axes.dtype.len() as u64
-                    * test.axes.op.len() as u64
-                    * test.axes.split.len() as u64
-                    * test.axes.env.len() as u64;
-                total_jobs = total_jobs.saturating_add(jobs);
+                total_jobs = total_jobs.saturating_add(test.axes.job_count());
                 tests.push(test);
             }
         }
@@ -180,22 +184,44 @@ impl Checker {
 
     fn count(&mut self, v: &Option<Loc<i64>>, key: &str, min: i64) -> Option<u32> {
         let v = v.as_ref()?;
-        if v.value < min || v.value > u32::MAX as i64 {
-            let what = if min == 0 {
-                "zero or more"
-            } else {
-                "at least 1"
-            };
-            self.err(
-                Diagnostic::error(
-                    format!("`{key}` is {}; it must be {what}", v.value),
-                    Some(v.pos),
-                )
+        let min_word = if min == 0 {
+            "zero or more"
+        } else {
+            "at least 1"
+        };
+        self.in_range(
+            v.value.into(),
+            v.pos,
+            key,
+            min_word,
+            min.into(),
+            u32::MAX.into(),
+        )
+        .map(|n| n as u32)
+    }
+
+    /// `value` if it lies in `min..=max`; otherwise an error naming the bound it crosses.
+    fn in_range(
+        &mut self,
+        value: i128,
+        pos: Pos,
+        key: &str,
+        min_word: &str,
+        min: i128,
+        max: i128,
+    ) -> Option<i128> {
+        let what = if value < min {
+            min_word.to_string()
+        } else if value > max {
+            format!("at most {max}")
+        } else {
+            return Some(value);
+        };
+        self.err(
+            Diagnostic::error(format!("`{key}` is {value}; it must be {what}"), Some(pos))
                 .label(format!("must be {what}")),
-            );
-            return None;
-        }
-        Some(v.value as u32)
+        );
+        None
     }
 
     fn no_control(&mut self, v: &Loc<String>, key: &str) -> bool {
@@ -374,7 +400,8 @@ impl Checker {
                     ));
                     continue;
                 }
-                Node::Scalar(s) => s.text(),
+                Node::Scalar(Scalar::Str(s)) => s.clone(),
+                Node::Scalar(s) => self.as_written(v).map_or_else(|| s.text(), str::to_string),
                 other => {
                     self.err(Diagnostic::error(
                         format!(
@@ -405,6 +432,20 @@ impl Checker {
             out.insert(name, value);
         }
         out
+    }
+
+    /// A non-string scalar exactly as the plan writes it. An environment variable is text, and
+    /// the text the user wrote is what they mean: `1.10`, `0x10`, `007` and `1e3`, not the
+    /// numbers YAML reads from them (1.1, 16, 7, 1000). Through an alias this is the anchored
+    /// value's text. `None` when the span is unknown or is not one plain scalar (a tag with a
+    /// quoted value, `!!int "5"`); then the value is printed from its YAML type.
+    fn as_written(&self, v: &Loc<Node>) -> Option<&str> {
+        let start = v.defined.offset?;
+        let text = self.source.get(start..start.checked_add(v.defined.len)?)?;
+        let plain = !text.is_empty()
+            && !text.starts_with(['"', '\''])
+            && !text.contains(char::is_whitespace);
+        plain.then_some(text)
     }
 
     fn settings(&mut self, base: &Settings, raw: &SettingsRef<'_>) -> Settings {
@@ -465,6 +506,27 @@ impl Checker {
         s
     }
 
+    /// A CUDA graph captures GPU work; the mpi backend runs in host memory and has none, so a
+    /// `cuda_graph` it would ignore is an error rather than a setting that silently does nothing.
+    /// Checked where the key is written (in `defaults` or on a test), once.
+    fn graphs_need_nccl(&mut self, cuda_graph: Option<&Loc<i64>>, backend: Backend) {
+        if let Some(g) = cuda_graph
+            && g.value > 0
+            && backend == Backend::Mpi
+        {
+            self.err(
+                Diagnostic::error(
+                    format!(
+                        "`cuda_graph: {}`: CUDA graphs need the nccl backend",
+                        g.value
+                    ),
+                    Some(g.pos),
+                )
+                .help("the mpi backend runs in host memory; remove `cuda_graph` or set it to 0"),
+            );
+        }
+    }
+
     fn in_place(&mut self, p: &Loc<String>) -> Option<InPlace> {
         match p.value.as_str() {
             "both" => Some(InPlace::Both),
@@ -500,17 +562,22 @@ impl Checker {
         })
     }
 
-    fn split(&mut self, s: &Loc<String>) -> Option<SplitSpec> {
+    /// A split expression, or `none` for no split (`Some(None)`); `None` when it is invalid.
+    /// `none` is what lets one `matrix.split` axis compare unsplit and split runs.
+    fn split(&mut self, s: &Loc<String>) -> Option<Option<SplitSpec>> {
+        if s.value.trim().eq_ignore_ascii_case("none") {
+            return Some(None);
+        }
         match Split::parse(&s.value) {
-            Ok(split) => Some(SplitSpec {
+            Ok(split) => Some(Some(SplitSpec {
                 text: s.value.trim().to_string(),
                 split,
-            }),
+            })),
             Err(e) => {
                 self.err(
                     Diagnostic::error(e.to_string(), Some(s.pos))
                         .label("not a split expression")
-                        .help("NCCL_TESTS_SPLIT syntax: \"DIV 8\" (per node), \"MOD 8\" (per rail), \"OR 1\" (pairs), \"AND 0x7\""),
+                        .help("NCCL_TESTS_SPLIT syntax: \"DIV 8\" (per node), \"MOD 8\" (per rail), \"OR 1\" (pairs), \"AND 0x7\"; or none"),
                 );
                 None
             }
@@ -723,17 +790,31 @@ impl Checker {
             return None;
         }
         let mut out: Vec<T> = Vec::new();
+        // As written, beside `out`: a duplicate may be another spelling of the same value
+        // (`fp32` and `float`, `div 8` and `DIV 8`), and the message names both.
+        let mut written: Vec<&str> = Vec::new();
         let mut ok = true;
         for it in &items.value {
+            let text = it.value.trim();
             match parse(self, it) {
-                Some(v) if out.contains(&v) => {
-                    self.err(Diagnostic::error(
-                        format!("matrix axis `{name}` lists `{}` twice", it.value),
-                        Some(it.pos),
-                    ));
-                    ok = false;
-                }
-                Some(v) => out.push(v),
+                Some(v) => match out.iter().position(|o| *o == v) {
+                    Some(i) => {
+                        let same = if written[i] == text {
+                            String::new()
+                        } else {
+                            format!(" (same as `{}`)", written[i])
+                        };
+                        self.err(Diagnostic::error(
+                            format!("matrix axis `{name}` lists `{text}` twice{same}"),
+                            Some(it.pos),
+                        ));
+                        ok = false;
+                    }
+                    None => {
+                        out.push(v);
+                        written.push(text);
+                    }
+                },
                 None => ok = false,
             }
         }
@@ -742,13 +823,19 @@ impl Checker {
 
     fn test(
         &mut self,
-        t: RawTest,
+        t: Loc<RawTest>,
         defaults: &Settings,
         plan_env: &IndexMap<String, String>,
         launch: &Launch,
         backend: Backend,
         has_baseline: bool,
     ) -> Option<Test> {
+        // Where the test's mapping starts, for what is wrong with the test as a whole.
+        let Loc {
+            value: t,
+            pos: test_pos,
+            ..
+        } = t;
         let errors_before = self.errors.len();
         if !valid_name(&t.name.value) {
             self.err(
@@ -763,33 +850,48 @@ impl Checker {
             );
         }
         let settings = self.settings(defaults, &SettingsRef::from(&t));
+        self.graphs_need_nccl(t.cuda_graph.as_ref(), backend);
         let matrix = t.matrix.as_ref();
         let mut named: Vec<&'static str> = Vec::new();
 
-        // collective: the field and the matrix axis are the same axis; only one may list it.
-        let coll_items = self.string_list(&t.collective, "collective");
+        // `collective` and `matrix.collective` are one axis written in two places, so exactly one
+        // of them gives it: with both, one would silently replace the other.
         let mut collective: Vec<Collective> = Vec::new();
-        let coll_loc = Loc::new(coll_items, t.collective.pos);
-        if coll_loc.value.is_empty() {
-            self.err(Diagnostic::error(
-                "`collective` is an empty list",
-                Some(t.collective.pos),
-            ));
-        } else if let Some(v) = self.axis("collective", &coll_loc, |c, s| c.collective(s)) {
-            collective = v;
-        }
-        if collective.len() > 1 {
-            named.push("collective");
-        }
-        if let Some(m) = matrix.and_then(|m| m.collective.as_ref()) {
-            if matches!(t.collective.value, Node::Seq(_)) {
-                self.err(Diagnostic::error(
-                    "collectives are listed both in `collective` and in `matrix.collective`; keep one",
+        match (&t.collective, matrix.and_then(|m| m.collective.as_ref())) {
+            (None, None) => self.err(
+                Diagnostic::error(
+                    "missing `collective` (or a `matrix.collective` axis)",
+                    Some(test_pos),
+                )
+                .label("this test names no collective")
+                .help("e.g. `collective: all_reduce`, or `collective: [all_reduce, all_gather]` for a job of each"),
+            ),
+            (Some(_), Some(m)) => self.err(
+                Diagnostic::error(
+                    "collectives are given both in `collective` and in `matrix.collective`; keep one",
                     Some(m.pos),
-                ));
-            } else if let Some(v) = self.axis("collective", m, |c, s| c.collective(s)) {
-                collective = v;
-                named.push("collective");
+                )
+                .label("second list of collectives"),
+            ),
+            (Some(field), None) => {
+                let items = Loc::new(self.string_list(field, "collective"), field.pos);
+                if items.value.is_empty() {
+                    self.err(Diagnostic::error(
+                        "`collective` is an empty list",
+                        Some(field.pos),
+                    ));
+                } else if let Some(v) = self.axis("collective", &items, |c, s| c.collective(s)) {
+                    collective = v;
+                }
+                if collective.len() > 1 {
+                    named.push("collective");
+                }
+            }
+            (None, Some(m)) => {
+                if let Some(v) = self.axis("collective", m, |c, s| c.collective(s)) {
+                    collective = v;
+                    named.push("collective");
+                }
             }
         }
 
@@ -831,14 +933,15 @@ impl Checker {
             }
         }
 
-        let mut split: Vec<Option<SplitSpec>> = vec![t.split.as_ref().and_then(|s| self.split(s))];
+        let mut split: Vec<Option<SplitSpec>> =
+            vec![t.split.as_ref().and_then(|s| self.split(s)).flatten()];
         if let Some(ms) = matrix.and_then(|m| m.split.as_ref()) {
             if let Some(ts) = &t.split {
                 self.err(Diagnostic::error(
                     "`split` is set on the test and as a matrix axis; keep one",
                     Some(ts.pos),
                 ));
-            } else if let Some(v) = self.axis("split", ms, |c, s| c.split(s).map(Some)) {
+            } else if let Some(v) = self.axis("split", ms, |c, s| c.split(s)) {
                 split = v;
                 named.push("split");
             }
@@ -881,16 +984,10 @@ impl Checker {
         let repeat = match &t.repeat {
             None => Repeat::Times(1),
             Some(r) => match &r.value {
-                Node::Scalar(Scalar::Int(i)) if *i >= 1 && *i <= 1_000_000 => {
-                    Repeat::Times(*i as u32)
-                }
-                Node::Scalar(Scalar::Int(i)) => {
-                    self.err(Diagnostic::error(
-                        format!("`repeat` is {i}; it must be at least 1"),
-                        Some(r.pos),
-                    ));
-                    Repeat::Times(1)
-                }
+                Node::Scalar(Scalar::Int(i)) => Repeat::Times(
+                    self.in_range(*i, r.pos, "repeat", "at least 1", 1, MAX_REPEAT.into())
+                        .map_or(1, |n| n as u32),
+                ),
                 Node::Scalar(Scalar::Str(s)) => match parse_duration(s) {
                     Ok(d) => Repeat::For(d),
                     Err(e) => {
@@ -1147,6 +1244,17 @@ impl Checker {
                     .help("only `wrong: 0` is allowed: any #wrong > 0 is data corruption"),
                 );
                 None
+            } else if !ctx.settings.check {
+                // Without validation nccl-tests prints no #wrong: the criterion could never see data.
+                self.err(
+                    Diagnostic::error(
+                        "`wrong` needs data validation, but this test sets `check: false`",
+                        Some(v.pos),
+                    )
+                    .label("never graded")
+                    .help("remove `check: false` (from the test or from `defaults`), or this criterion"),
+                );
+                None
             } else {
                 Some(Check::Wrong(0))
             }
@@ -1192,10 +1300,14 @@ impl Checker {
                     .help("add `split:` (e.g. \"DIV 8\") to the test"),
                 );
             } else if ctx.split.iter().any(Option::is_none) {
-                self.warn(Diagnostic::warning(
-                    "`group_spread` only applies to the jobs of this test that split",
-                    Some(v.pos),
-                ));
+                // A `none` in the matrix split axis: those jobs have one group, nothing to compare.
+                self.warn(
+                    Diagnostic::warning(
+                        "`group_spread` only applies to the jobs of this test that split",
+                        Some(v.pos),
+                    )
+                    .help("its jobs with `split=none` have a single group and skip this criterion"),
+                );
             }
             pct(self, v, "group_spread").map(Check::GroupSpread)
         } else {

@@ -72,21 +72,33 @@ fn schema() -> &'static Value {
     S.get_or_init(plan_schema)
 }
 
-fn options() -> serde_saphyr::Options {
+/// Deepest nesting of YAML lists and mappings; real plans use about six levels.
+const MAX_DEPTH: usize = 48;
+/// Most YAML nodes (scalars, lists, mappings) in one plan.
+const MAX_NODES: usize = 200_000;
+/// Most aliases (`*name`) in one plan.
+const MAX_ALIASES: usize = 1_000;
+/// Most YAML events that aliases may replay in total.
+const MAX_REPLAYED_EVENTS: usize = 100_000;
+
+/// `duplicates` is `PassThrough` for the located tree, so that the structural pass reports every
+/// duplicate key with the line of its first occurrence, and `Error` for the typed pass.
+fn options(duplicates: serde_saphyr::DuplicateKeyPolicy) -> serde_saphyr::Options {
     let mut o = serde_saphyr::Options::default();
     let mut b = serde_saphyr::Budget::default();
-    b.max_depth = 48;
-    b.max_nodes = 200_000;
-    b.max_aliases = 1_000;
+    b.max_depth = MAX_DEPTH;
+    b.flow_nesting_limit = MAX_DEPTH;
+    b.max_nodes = MAX_NODES;
+    b.max_aliases = MAX_ALIASES;
     b.max_total_scalar_bytes = MAX_PLAN_BYTES;
     b.max_documents = 1;
     o.budget = Some(b);
-    o.duplicate_keys = serde_saphyr::DuplicateKeyPolicy::Error;
+    o.duplicate_keys = duplicates;
     // YAML 1.2 booleans only: `NCCL_IB_DISABLE: no` or `P: y` must stay the text the user wrote.
     o.strict_booleans = true;
     // Aliases are legitimate (shared criteria), but a plan never needs more than this many
     // replayed events; an alias bomb stops here instead of expanding exponentially.
-    o.alias_limits.max_total_replayed_events = 100_000;
+    o.alias_limits.max_total_replayed_events = MAX_REPLAYED_EVENTS;
     o
 }
 
@@ -109,7 +121,7 @@ fn pos_of_byte(text: &[u8], at: usize) -> Pos {
     }
 }
 
-/// Parses and checks plan text. `file` names it in diagnostics.
+/// Parses and checks plan bytes (UTF-8 YAML). `file` names it in diagnostics.
 pub fn parse_bytes(file: &str, bytes: &[u8]) -> Result<Loaded, Report> {
     if bytes.len() > MAX_PLAN_BYTES {
         let mut r = Report::new(file, "");
@@ -140,7 +152,30 @@ pub fn parse_bytes(file: &str, bytes: &[u8]) -> Result<Loaded, Report> {
     parse_str(file, text)
 }
 
+/// Stack for parsing a plan. The YAML deserializer recurses once per nesting level, with frames
+/// of about 40 KiB in debug builds: a plan at the [`MAX_DEPTH`] limit needs about 2 MiB, all of a
+/// spawned thread's default stack (every `cargo test` thread), so a caller's stack must not decide
+/// whether hostile nesting ends in a diagnostic or in an abort.
+const PARSE_STACK_BYTES: usize = 16 << 20;
+
+/// Parses and checks plan text. `file` names it in diagnostics.
 pub fn parse_str(file: &str, text: &str) -> Result<Loaded, Report> {
+    std::thread::scope(|scope| {
+        let parse = std::thread::Builder::new()
+            .name("baton-plan-parse".into())
+            .stack_size(PARSE_STACK_BYTES)
+            .spawn_scoped(scope, || parse_on_this_stack(file, text));
+        match parse {
+            Ok(handle) => handle
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            // No thread to be had (a process at its thread limit): the caller's stack it is.
+            Err(_) => parse_on_this_stack(file, text),
+        }
+    })
+}
+
+fn parse_on_this_stack(file: &str, text: &str) -> Result<Loaded, Report> {
     let mut report = Report::new(file, text);
     if let Some(i) =
         text.find(|c: char| c == '\0' || (c.is_control() && !matches!(c, '\n' | '\r' | '\t')))
@@ -160,7 +195,10 @@ pub fn parse_str(file: &str, text: &str) -> Result<Loaded, Report> {
         );
         return Err(report);
     }
-    let node: Loc<Node> = match serde_saphyr::from_str_with_options(text, options()) {
+    let node: Loc<Node> = match serde_saphyr::from_str_with_options(
+        text,
+        options(serde_saphyr::DuplicateKeyPolicy::PassThrough),
+    ) {
         Ok(n) => n,
         Err(e) => {
             report.push(yaml_error(&e));
@@ -180,14 +218,17 @@ pub fn parse_str(file: &str, text: &str) -> Result<Loaded, Report> {
         report.diagnostics = diags;
         return Err(report);
     }
-    let raw: RawPlan = match serde_saphyr::from_str_with_options(text, options()) {
+    let raw: RawPlan = match serde_saphyr::from_str_with_options(
+        text,
+        options(serde_saphyr::DuplicateKeyPolicy::Error),
+    ) {
         Ok(r) => r,
         Err(e) => {
             report.push(yaml_error(&e));
             return Err(report);
         }
     };
-    match check::check(raw) {
+    match check::check(raw, text) {
         Ok((plan, warnings)) => {
             report.diagnostics = warnings;
             Ok(Loaded { plan, report })
@@ -199,13 +240,94 @@ pub fn parse_str(file: &str, text: &str) -> Result<Loaded, Report> {
     }
 }
 
+/// serde-saphyr words some errors for the developer who configures it ("budget breached:
+/// Depth { depth: 49 }", "set DuplicateKeyPolicy in Options"); the ones a plan's author can meet
+/// become a plain sentence about the plan. The rest take the library's user-facing wording.
 fn yaml_error(e: &serde_saphyr::Error) -> Diagnostic {
-    let msg = e.without_snippet().to_string();
-    // The library prefixes its own location; ours is shown separately.
-    let msg = msg
-        .split_once(" at line ")
-        .map_or(msg.as_str(), |(m, _)| m)
-        .trim()
-        .to_string();
-    Diagnostic::error(format!("invalid YAML: {msg}"), Pos::from_error(e))
+    use serde_saphyr::Error as E;
+    use serde_saphyr::budget::BudgetBreach as B;
+    let alias_bomb = || {
+        (
+            "too many alias expansions (YAML alias bomb?)".to_string(),
+            Some(format!(
+                "a plan may use at most {MAX_ALIASES} aliases (`*name`), expanding to at most \
+                 {MAX_REPLAYED_EVENTS} YAML nodes in all"
+            )),
+        )
+    };
+    let depth = || {
+        (
+            format!("the plan nests deeper than {MAX_DEPTH} levels"),
+            Some("plans nest a few levels deep; look for unclosed `[` or `{`".to_string()),
+        )
+    };
+    let (message, help) = match innermost(e) {
+        E::Budget {
+            breach: B::Documents { .. },
+            ..
+        }
+        | E::MultipleDocuments { .. } => (
+            "a plan is one YAML document; found a second one (`---`)".to_string(),
+            Some(
+                "remove the `---` line and what follows it, or move that into its own plan file"
+                    .to_string(),
+            ),
+        ),
+        E::Budget {
+            breach: B::Depth { .. },
+            ..
+        } => depth(),
+        // The scanner's own limit on nested `[`/`{`, which it reports before the budget sees them.
+        E::ExternalMessage { msg, .. } if msg.contains("recursion limit exceeded") => depth(),
+        E::Budget {
+            breach: B::Nodes { .. },
+            ..
+        } => (
+            format!("the plan has more than {MAX_NODES} YAML nodes"),
+            Some("a plan is a short YAML file; check that this is the file you meant".to_string()),
+        ),
+        E::Budget {
+            breach: B::Aliases { .. } | B::AliasAnchorRatio { .. },
+            ..
+        }
+        | E::AliasReplayLimitExceeded { .. }
+        | E::AliasExpansionLimitExceeded { .. }
+        | E::AliasReplayStackDepthExceeded { .. } => alias_bomb(),
+        E::Budget { .. } => (
+            "the plan is too large or too complex for a plan file".to_string(),
+            Some("a plan is a short YAML file; check that this is the file you meant".to_string()),
+        ),
+        E::UnknownAnchor { .. } => (
+            "this alias names no anchor defined before it; write `&name` on a value before using `*name`".to_string(),
+            None,
+        ),
+        E::DuplicateMappingKey { key: Some(k), .. } => (format!("duplicate key `{k}`"), None),
+        E::DuplicateMappingKey { key: None, .. } => ("duplicate key".to_string(), None),
+        other => (
+            format!(
+                "invalid YAML: {}",
+                serde_saphyr::MessageFormatter::format_message(
+                    &serde_saphyr::UserMessageFormatter,
+                    other
+                )
+            ),
+            None,
+        ),
+    };
+    let d = Diagnostic::error(message, Pos::from_error(e));
+    match help {
+        Some(h) => d.help(h),
+        None => d,
+    }
+}
+
+/// The error itself, without the snippet and alias wrappers that carry no message of their own.
+fn innermost(mut e: &serde_saphyr::Error) -> &serde_saphyr::Error {
+    loop {
+        match e {
+            serde_saphyr::Error::WithSnippet { error, .. }
+            | serde_saphyr::Error::AliasError { error, .. } => e = error,
+            other => return other,
+        }
+    }
 }

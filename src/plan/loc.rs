@@ -42,12 +42,20 @@ impl Pos {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Loc<T> {
     pub value: T,
+    /// Where the value is used, which diagnostics point at: an alias (`*name`) is its own place.
     pub pos: Pos,
+    /// Where the value itself is written: the anchored value for an alias (or a merge key),
+    /// otherwise `pos`. Its span is the text the user typed, for values kept as written.
+    pub defined: Pos,
 }
 
 impl<T> Loc<T> {
     pub fn new(value: T, pos: Pos) -> Self {
-        Loc { value, pos }
+        Loc {
+            value,
+            pos,
+            defined: pos,
+        }
     }
 }
 
@@ -57,6 +65,7 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Loc<T> {
         Ok(Loc {
             value: s.value,
             pos: Pos::from_location(s.referenced),
+            defined: Pos::from_location(s.defined),
         })
     }
 }

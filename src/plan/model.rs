@@ -286,12 +286,44 @@ pub struct Axes {
     pub named: Vec<&'static str>,
 }
 
+impl Axes {
+    /// The ops the jobs of collective `c` take. The op axis only multiplies collectives that
+    /// reduce; the others take its first value, which they ignore.
+    pub fn ops(&self, c: Collective) -> &[RedOp] {
+        if c.reduces() {
+            &self.op
+        } else {
+            &self.op[..self.op.len().min(1)]
+        }
+    }
+
+    /// How many jobs the test expands to, counted the way `expand` builds them, without building
+    /// them (the plan's job limit is checked on this).
+    pub fn job_count(&self) -> u64 {
+        let rest = [self.dtype.len(), self.split.len(), self.env.len()]
+            .iter()
+            .fold(1u64, |n, len| n.saturating_mul(*len as u64));
+        self.collective
+            .iter()
+            .map(|c| rest.saturating_mul(self.ops(*c).len() as u64))
+            .fold(0u64, u64::saturating_add)
+    }
+}
+
 /// A split as written and as parsed.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct SplitSpec {
     pub text: String,
     #[serde(skip)]
     pub split: Split,
+}
+
+/// The same split whatever its spelling: `DIV 8`, `div 8` and `/8` form the same groups, so a
+/// matrix listing two of them would run one job twice under two IDs.
+impl PartialEq for SplitSpec {
+    fn eq(&self, other: &Self) -> bool {
+        self.split == other.split
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -75,7 +75,7 @@ pub struct RawPlan {
     pub defaults: Option<RawSettings>,
     /// The tests; names must be unique.
     #[schemars(length(min = 1))]
-    pub tests: Loc<Vec<RawTest>>,
+    pub tests: Loc<Vec<Loc<RawTest>>>,
     /// Results file that `regression` criteria compare against (grade/run may override it).
     pub baseline: Option<Loc<String>>,
 }
@@ -141,9 +141,9 @@ with_settings! {
         /// Unique test name: letters, digits, `.`, `_`, `-`.
         #[schemars(regex(pattern = r"^[A-Za-z0-9._-]+$"))]
         pub name: Loc<String>,
-        /// One collective or a list of them.
-        #[schemars(with = "CollectiveField")]
-        pub collective: Loc<Node>,
+        /// One collective or a list of them (one job each). Give this or `matrix.collective`.
+        #[schemars(with = "Option<CollectiveField>")]
+        pub collective: Option<Loc<Node>>,
         /// Requested sizes: `{from, to, factor}`, `{from, to, step}`, or a list.
         #[schemars(with = "SizesField")]
         pub sizes: Loc<Node>,
@@ -169,6 +169,7 @@ with_settings! {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawMatrix {
+    /// Collectives, one job each; instead of the test's `collective`, not with it.
     #[schemars(with = "Option<Vec<Collective>>")]
     pub collective: Option<Loc<Vec<Loc<String>>>>,
     #[schemars(with = "Option<Vec<Dtype>>")]

@@ -93,7 +93,9 @@ impl<'a> Walker<'a> {
         let known: Vec<&str> = props
             .map(|p| p.keys().map(String::as_str).collect())
             .unwrap_or_default();
-        let mut seen: Vec<String> = Vec::new();
+        // Keys with where each was first set: the located tree keeps duplicates (see
+        // `load::options`) so that each one can name the line of the key it repeats.
+        let mut seen: Vec<(String, u64)> = Vec::new();
         for (k, v) in entries {
             let key = k.value.text();
             let child = if path.is_empty() {
@@ -101,14 +103,18 @@ impl<'a> Walker<'a> {
             } else {
                 format!("{path}.{key}")
             };
-            if seen.contains(&key) {
+            if let Some((_, first)) = seen.iter().find(|(s, _)| *s == key) {
                 out.push(
-                    Diagnostic::error(format!("duplicate key `{key}`"), Some(k.pos))
-                        .label("already set above"),
+                    Diagnostic::error(
+                        format!("duplicate key `{key}` (first set on line {first})"),
+                        Some(k.pos),
+                    )
+                    .label("already set above")
+                    .help("a key may appear once per mapping; keep one of them"),
                 );
                 continue;
             }
-            seen.push(key.clone());
+            seen.push((key.clone(), k.pos.line));
             if let Some(ps) = props.and_then(|p| p.get(&key)) {
                 self.walk(ps, v, &child, out);
             } else if let Some(ap) = additional.filter(|a| a.is_object()) {
@@ -130,7 +136,7 @@ impl<'a> Walker<'a> {
         }
         if let Some(req) = schema.get("required").and_then(Value::as_array) {
             for r in req.iter().filter_map(Value::as_str) {
-                if !seen.iter().any(|s| s == r) {
+                if !seen.iter().any(|(s, _)| s == r) {
                     out.push(
                         Diagnostic::error(
                             format!("missing required key `{r}`{}", in_path(path)),

@@ -2,7 +2,6 @@
 //! Rank 0 keeps the results, prints the live nccl-tests table and persists after every row, so a
 //! crash or kill loses nothing measured.
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -346,11 +345,11 @@ pub fn run_jobs<W: World, E: Engine>(
                 } else {
                     all_cells.iter().map(|c| c.0).sum::<f64>() / all_cells.len() as f64
                 };
-                print!(
-                    "{}",
-                    table::footer(failing, avg, &job.collective.nccl_tests_binary())
-                );
-                let _ = std::io::stdout().flush();
+                table_out(&table::footer(
+                    failing,
+                    avg,
+                    &job.collective.nccl_tests_binary(),
+                ));
             }
         }
     }
@@ -448,8 +447,10 @@ impl SweepHooks for Hooks<'_> {
             eprintln!("baton: cannot persist results: {e}");
         }
         if self.print {
-            println!("{}", table::row(row, self.dtype, self.redop, self.root));
-            let _ = std::io::stdout().flush();
+            table_out(&format!(
+                "{}\n",
+                table::row(row, self.dtype, self.redop, self.root)
+            ));
         }
     }
 }
@@ -505,8 +506,13 @@ fn print_header(
         out.push_str(h);
         out.push('\n');
     }
-    print!("{out}");
-    let _ = std::io::stdout().flush();
+    table_out(&out);
+}
+
+/// Prints part of the live table. The table only mirrors what the results file keeps, so a
+/// reader that went away (`baton run PLAN | head`) or a full disk must not stop the run.
+fn table_out(text: &str) {
+    let _ = crate::stdout::print(text);
 }
 
 /// This machine's host name (nccl-tests prints it up to the first dot).
