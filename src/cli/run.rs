@@ -11,6 +11,7 @@ pub struct Args {
     pub only: Option<String>,
     pub resume: bool,
     pub format: RunFormat,
+    pub env_set: Option<usize>,
 }
 
 pub fn run(args: &Args, mpi: Option<MpiEntry>, color: bool) -> anyhow::Result<Exit> {
@@ -18,7 +19,7 @@ pub fn run(args: &Args, mpi: Option<MpiEntry>, color: bool) -> anyhow::Result<Ex
         return Ok(Exit::Invalid);
     };
     let expansion = baton::expand::expand(&loaded.plan);
-    let jobs: Vec<_> = expansion
+    let mut jobs: Vec<_> = expansion
         .jobs
         .into_iter()
         .filter(|j| args.only.as_deref().is_none_or(|p| j.id.contains(p)))
@@ -30,6 +31,18 @@ pub fn run(args: &Args, mpi: Option<MpiEntry>, color: bool) -> anyhow::Result<Ex
             args.only.as_deref().unwrap_or("")
         );
         return Ok(Exit::Invalid);
+    }
+    if let Some(k) = args.env_set {
+        jobs = match baton::runner::launch::env_set_jobs(&jobs, k) {
+            Ok(set) => set,
+            Err(n) => {
+                eprintln!(
+                    "baton: --env-set {k}: the selected jobs of {} form {n} environment set(s), numbered from 0",
+                    args.plan.display()
+                );
+                return Ok(Exit::Invalid);
+            }
+        };
     }
     if baton::runner::launch::detect_launcher().is_some() {
         return match mpi {

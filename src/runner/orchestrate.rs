@@ -135,7 +135,12 @@ pub fn run(plan: &Plan, jobs: &[Job], opts: &RunOptions) -> Result<RunOutcome, R
                         .into(),
                 )
             })?;
-            (worker, plan.launch.ranks_per_node.unwrap_or(2))
+            (
+                worker,
+                plan.launch
+                    .ranks_per_node
+                    .unwrap_or(launch::DEFAULT_MPI_RANKS_PER_NODE),
+            )
         }
         Backend::Nccl => {
             return Err(RunError::Unavailable(
