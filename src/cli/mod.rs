@@ -82,6 +82,14 @@ enum Command {
         /// Print the scripts instead of writing them.
         #[arg(long)]
         dry_run: bool,
+        /// Submit the slurm script with sbatch from the current directory (where the job's
+        /// output and results land). Exit 3 when sbatch rejects it.
+        #[arg(long, conflicts_with = "dry_run")]
+        submit: bool,
+        /// With --submit: wait for the job and exit with its status (0 passed, 1 a criterion
+        /// failed, 3 runtime failure, 4 timeout).
+        #[arg(long, requires = "submit")]
+        wait: bool,
     },
     /// One rank's share of a run (started by `baton run` through mpirun).
     #[command(name = "__worker", hide = true)]
@@ -263,6 +271,8 @@ pub fn main(mpi: Option<MpiEntry>) -> i32 {
             templates,
             baton,
             dry_run,
+            submit,
+            wait,
         } => render::run(
             &render::Args {
                 plan,
@@ -278,6 +288,7 @@ pub fn main(mpi: Option<MpiEntry>) -> i32 {
                 templates,
                 baton,
                 dry_run,
+                submit: submit.then_some(render::Submit { wait }),
             },
             color,
         ),

@@ -15,6 +15,12 @@ pub struct Args {
     pub templates: Option<PathBuf>,
     pub baton: Option<PathBuf>,
     pub dry_run: bool,
+    pub submit: Option<Submit>,
+}
+
+/// `--submit [--wait]`.
+pub struct Submit {
+    pub wait: bool,
 }
 
 /// `baton-mpi` for a given `baton`: beside it, or the binary itself when it is `baton-mpi` (which
@@ -28,6 +34,10 @@ fn baton_mpi_for(baton: &Path) -> PathBuf {
 }
 
 pub fn run(args: &Args, color: bool) -> anyhow::Result<Exit> {
+    if args.submit.is_some() && !args.targets.contains(&Target::Slurm) {
+        eprintln!("error: --submit submits the slurm script: add `--target slurm`");
+        return Ok(Exit::Invalid);
+    }
     let Some((loaded, text)) = load_plan_source(&args.plan, color) else {
         return Ok(Exit::Invalid);
     };
@@ -65,6 +75,7 @@ pub fn run(args: &Args, color: bool) -> anyhow::Result<Exit> {
     };
     let sets = baton::runner::launch::env_sets(&jobs).len();
     let mut stdout = std::io::stdout().lock();
+    let mut batch_script = None;
     for s in &scripts {
         let path = args.out.join(&s.file_name);
         if args.dry_run {
@@ -79,6 +90,9 @@ pub fn run(args: &Args, color: bool) -> anyhow::Result<Exit> {
             write_script(&path, &s.text)?;
             writeln!(stdout, "wrote {} ({})", path.display(), s.target.name())?;
         }
+        if s.target == Target::Slurm {
+            batch_script = Some(path);
+        }
     }
     writeln!(
         stdout,
@@ -91,7 +105,42 @@ pub fn run(args: &Args, color: bool) -> anyhow::Result<Exit> {
             ""
         }
     )?;
-    Ok(Exit::Ok)
+    drop(stdout);
+    match (&args.submit, batch_script) {
+        (Some(submit), Some(script)) => submit_script(&script, submit.wait, &loaded.plan.name),
+        _ => Ok(Exit::Ok),
+    }
+}
+
+/// Submits `script`; with `wait`, the job's exit status becomes baton's.
+fn submit_script(script: &Path, wait: bool, name: &str) -> anyhow::Result<Exit> {
+    let submitted = match baton::render::submit::sbatch(script, wait) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(Exit::Runtime);
+        }
+    };
+    if !submitted.stderr.is_empty() {
+        eprintln!("{}", submitted.stderr);
+    }
+    let id = &submitted.job_id;
+    let here = std::env::current_dir().context("cannot read the current directory")?;
+    println!(
+        "submitted batch job {id}: output {}, results in {}",
+        here.join(format!("{name}-{id}.out")).display(),
+        here.join(format!("{name}-{id}")).display()
+    );
+    Ok(match submitted.exit {
+        None | Some(0) => Exit::Ok,
+        Some(code) => {
+            eprintln!("baton: batch job {id} ended with exit status {code}");
+            [Exit::Failed, Exit::Invalid, Exit::Runtime, Exit::Timeout]
+                .into_iter()
+                .find(|e| e.code() == code)
+                .unwrap_or(Exit::Runtime)
+        }
+    })
 }
 
 fn write_script(path: &Path, text: &str) -> anyhow::Result<()> {

@@ -11,6 +11,7 @@
 
 mod context;
 mod quote;
+pub mod submit;
 
 use std::path::{Path, PathBuf};
 
@@ -221,8 +222,21 @@ fn template_error(name: &str, e: &Error) -> RenderError {
     }
 }
 
+/// Strict undefined in filters too: minijinja hands an undefined value to a filter as a value.
+fn defined(value: &Value) -> Result<(), Error> {
+    if value.is_undefined() {
+        Err(Error::new(
+            ErrorKind::UndefinedError,
+            "a filter was given a variable that does not exist",
+        ))
+    } else {
+        Ok(())
+    }
+}
+
 /// `{{ x | shell_quote }}`: one literal shell word; a list becomes its words, each quoted.
 fn shell_quote_filter(value: &Value) -> Result<Value, Error> {
+    defined(value)?;
     let quoted = match value.kind() {
         ValueKind::String | ValueKind::Number => shell_quote(&value.to_string()),
         ValueKind::Seq => value
@@ -242,6 +256,7 @@ fn shell_quote_filter(value: &Value) -> Result<Value, Error> {
 
 /// `{{ x | sbatch }}`: a value checked and quoted for an `#SBATCH` line.
 fn sbatch_filter(value: &Value) -> Result<Value, Error> {
+    defined(value)?;
     let s = match value.kind() {
         ValueKind::String | ValueKind::Number => value.to_string(),
         other => {
@@ -262,6 +277,7 @@ fn sbatch_filter(value: &Value) -> Result<Value, Error> {
 
 /// `{{ x | comment }}`: text for a `#` comment, which must stay on its line.
 fn comment_filter(value: &Value) -> Result<Value, Error> {
+    defined(value)?;
     let s = value.to_string();
     if s.chars().any(char::is_control) {
         return Err(Error::new(
@@ -281,5 +297,114 @@ fn env_name_filter(value: &str) -> Result<Value, Error> {
             ErrorKind::InvalidOperation,
             format!("{value:?} is not an environment variable name"),
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PLAN: &str = "version: 1\nname: p\nbackend: mpi\nlaunch: { nodes: 1, ranks_per_node: 2 }\ntests:\n  - name: t\n    collective: all_reduce\n    sizes: [8]\n";
+
+    fn with_plan<T>(edit: impl FnOnce(&mut crate::plan::Plan), f: impl FnOnce(&Input) -> T) -> T {
+        let mut plan = crate::plan::parse_str("p.yaml", PLAN).unwrap().plan;
+        edit(&mut plan);
+        let jobs = crate::expand::expand(&plan).jobs;
+        f(&Input {
+            plan: &plan,
+            plan_text: PLAN,
+            plan_path: Path::new("/plans/p.yaml"),
+            jobs: &jobs,
+            baton: Path::new("/opt/baton/bin/baton"),
+            baton_mpi: Path::new("/opt/baton/bin/baton-mpi"),
+        })
+    }
+
+    #[test]
+    fn sbatch_values_are_validated_before_any_template_runs() {
+        // The plan checker refuses these too; the renderer does not rely on it.
+        let err = with_plan(
+            |p| p.launch.slurm.partition = Some("gpu\n#SBATCH --account=other".into()),
+            |i| Context::new(i).unwrap_err(),
+        );
+        assert!(
+            matches!(&err, RenderError::SbatchValue { key, .. } if key == "launch.slurm.partition"),
+            "{err}"
+        );
+        let err = with_plan(
+            |p| p.launch.slurm.extra = vec!["--qos=a\rb".into()],
+            |i| Context::new(i).unwrap_err(),
+        );
+        assert!(err.to_string().contains("launch.slurm.extra"), "{err}");
+    }
+
+    #[test]
+    fn every_target_renders_with_the_shipped_templates() {
+        let scripts = with_plan(|_| {}, |i| render(i, &Target::ALL, None)).unwrap();
+        let names: Vec<&str> = scripts.iter().map(|s| s.file_name.as_str()).collect();
+        assert_eq!(names, ["p.sbatch", "p-srun.sh", "p-mpirun.sh"]);
+        for s in &scripts {
+            assert!(s.text.starts_with("#!/bin/bash\n"), "{}", s.text);
+            assert!(
+                s.text
+                    .contains("\"$baton_mpi\" run \"$plan\" --env-set 0 -o \"$out/set-0\""),
+                "{}",
+                s.text
+            );
+            assert!(
+                s.text.contains("baton_mpi='/opt/baton/bin/baton-mpi'\n"),
+                "{}",
+                s.text
+            );
+        }
+    }
+
+    #[test]
+    fn relative_baseline_and_hostfile_resolve_beside_the_plan() {
+        let s = with_plan(
+            |p| {
+                p.baseline = Some("base/line.json".into());
+                p.launch.mpirun.hostfile = Some("hosts".into());
+            },
+            |i| render(i, &[Target::Mpirun], None),
+        )
+        .unwrap();
+        assert!(s[0].text.contains("baseline='/plans/base/line.json'\n"));
+        assert!(s[0].text.contains("    '/plans/hosts' >\"$out/hostfile\""));
+    }
+
+    #[test]
+    fn filters_refuse_what_they_cannot_quote() {
+        let t = Templates::load(None).unwrap();
+        let env = &t.env;
+        let err = env
+            .render_str(
+                "#SBATCH --comment={{ x | sbatch }}",
+                minijinja::context! { x => "a\nb" },
+            )
+            .unwrap_err();
+        assert!(err.to_string().contains("control character"), "{err}");
+        let err = env
+            .render_str(
+                "export {{ x | env_name }}=1",
+                minijinja::context! { x => "A;B" },
+            )
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("not an environment variable name"),
+            "{err}"
+        );
+        let err = env
+            .render_str("echo {{ x }}", minijinja::context! { x => "$(id)" })
+            .unwrap_err();
+        assert!(err.to_string().contains("without quoting"), "{err}");
+        assert_eq!(
+            env.render_str(
+                "echo {{ x | shell_quote }} {{ n }}",
+                minijinja::context! { x => ["a b", "it's"], n => 3 }
+            )
+            .unwrap(),
+            "echo 'a b' 'it'\\''s' 3"
+        );
     }
 }
