@@ -86,6 +86,9 @@ pub fn run(args: &Args, color: bool) -> anyhow::Result<Exit> {
                 s.target.name()
             )?;
             stdout.write_all(s.text.as_bytes())?;
+            if !s.text.ends_with('\n') {
+                writeln!(stdout)?;
+            }
         } else {
             write_script(&path, &s.text)?;
             writeln!(stdout, "wrote {} ({})", path.display(), s.target.name())?;
