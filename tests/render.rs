@@ -415,6 +415,59 @@ fn render_exit_codes() {
     assert_eq!(code(&o), 3, "{}", show(&o));
 }
 
+/// Every target, with every plan option that changes the script, passes shellcheck.
+#[test]
+fn rendered_scripts_pass_shellcheck() {
+    if std::process::Command::new("shellcheck")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("SKIPPED: no shellcheck (scripts/install-deps installs it)");
+        return;
+    }
+    let d = tmp("render-shellcheck");
+    let plan = write(
+        &d,
+        "plan.yaml",
+        "version: 1
+name: lint
+backend: mpi
+launch:
+  nodes: 2
+  ranks_per_node: 2
+  slurm:
+    partition: p
+    account: a
+    time: \"10:00\"
+    exclusive: true
+    extra: [\"--qos=x\"]
+    container_image: \"nvcr.io#nvidia/pytorch:24.05-py3\"
+    container_mounts: /data:/data
+  mpirun: { hostfile: hosts, extra: [\"--bind-to\", \"none\"] }
+baseline: base.json
+env: { NCCL_A: \"1\" }
+tests:
+  - name: t
+    collective: all_reduce
+    sizes: [8]
+    matrix:
+      env: [ { B: x }, { B: y } ]
+",
+    );
+    let out = d.join("scripts");
+    let o = baton(&["render", p(&plan), "-t", "slurm,srun,mpirun", "-o", p(&out)]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    for f in ["lint.sbatch", "lint-srun.sh", "lint-mpirun.sh"] {
+        let r = std::process::Command::new("shellcheck")
+            .args(["-s", "bash"])
+            .arg(out.join(f))
+            .output()
+            .unwrap();
+        assert_eq!(code(&r), 0, "{f}: {}", show(&r));
+    }
+}
+
 #[test]
 fn run_env_set_out_of_range_is_bad_input() {
     let d = tmp("render-env-set-range");

@@ -19,7 +19,7 @@ use minijinja::value::{Value, ValueKind};
 use minijinja::{AutoEscape, Environment, Error, ErrorKind, UndefinedBehavior};
 
 pub use context::{Context, Input};
-pub use quote::{sbatch_problem, sbatch_quote, shell_quote};
+use quote::{sbatch_problem, sbatch_quote, shell_quote};
 
 /// The shipped templates, by the names a `--templates` directory overrides.
 const EMBEDDED: &[(&str, &str)] = &[
