@@ -65,6 +65,7 @@ enum Command {
     /// Write job scripts for sbatch, srun or mpirun: one launcher step per environment set, then
     /// `baton grade`.
     Render {
+        /// Plan file; its text is carried inside the scripts.
         plan: PathBuf,
         /// slurm (an sbatch script), srun, mpirun; several separated by commas.
         #[arg(long, short = 't', value_enum, value_delimiter = ',', required = true)]
