@@ -53,17 +53,32 @@ fn write_plan(dir: &Path, text: &str) -> String {
 fn every_collective_dtype_op_and_placement_verifies() {
     need_gpus!();
     let d = scratch("smoke");
-    let plan = format!("{}/tests/data/plans/gpu-smoke.yaml", env!("CARGO_MANIFEST_DIR"));
+    let plan = format!(
+        "{}/tests/data/plans/gpu-smoke.yaml",
+        env!("CARGO_MANIFEST_DIR")
+    );
     let out = d.join("out");
     let o = baton(&["run", &plan, "-o", out.to_str().unwrap()], &[]);
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let r = results::read(&out.join("results.json")).unwrap();
     assert_eq!(r.jobs.len(), 179);
     let mut checked = 0;
     for j in &r.jobs {
         assert_eq!(j.status, JobStatus::Completed, "{}", j.id);
         for (_, row, p, c) in j.cells() {
-            assert!(c.wrong.is_none_or(|w| w == 0), "{} {} {:?}: {:?} wrong", j.id, row.requested, p, c.wrong);
+            assert!(
+                c.wrong.is_none_or(|w| w == 0),
+                "{} {} {:?}: {:?} wrong",
+                j.id,
+                row.requested,
+                p,
+                c.wrong
+            );
             checked += c.wrong.is_some() as u32;
         }
     }
@@ -77,9 +92,15 @@ fn every_collective_dtype_op_and_placement_verifies() {
 fn injected_corruption_shows_in_wrong() {
     need_gpus!();
     let d = scratch("corrupt");
-    let p = write_plan(&d, "version: 1\nname: c\nbackend: nccl\ntests:\n  - name: ar\n    collective: all_reduce\n    sizes: [1M]\n    dtype: bfloat16\n");
+    let p = write_plan(
+        &d,
+        "version: 1\nname: c\nbackend: nccl\ntests:\n  - name: ar\n    collective: all_reduce\n    sizes: [1M]\n    dtype: bfloat16\n",
+    );
     let out = d.join("out");
-    let o = baton(&["run", &p, "-o", out.to_str().unwrap()], &[("BATON_FAULT", "corrupt:rank=1")]);
+    let o = baton(
+        &["run", &p, "-o", out.to_str().unwrap()],
+        &[("BATON_FAULT", "corrupt:rank=1")],
+    );
     assert_eq!(o.status.code(), Some(1));
     let r = results::read(&out.join("results.json")).unwrap();
     let cell = r.jobs[0].repeats[0].rows[0].out_of_place.as_ref().unwrap();
@@ -96,22 +117,46 @@ fn a_stalled_rank_is_aborted_at_the_timeout_and_the_next_job_gets_fresh_communic
     );
     let out = d.join("out");
     let t = std::time::Instant::now();
-    let o = baton(&["run", &p, "-o", out.to_str().unwrap()], &[("BATON_FAULT", "stall:rank=1:job=hangs")]);
+    let o = baton(
+        &["run", &p, "-o", out.to_str().unwrap()],
+        &[("BATON_FAULT", "stall:rank=1:job=hangs")],
+    );
     let took = t.elapsed();
     let r = results::read(&out.join("results.json")).unwrap();
-    assert_eq!(o.status.code(), Some(4), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(4),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     assert!(took.as_secs() < 60, "took {took:?}");
-    assert_eq!(r.jobs[0].status, JobStatus::Timeout, "{:?}", r.jobs[0].errors);
-    assert_eq!(r.jobs[1].status, JobStatus::Completed, "{:?}", r.jobs[1].errors);
+    assert_eq!(
+        r.jobs[0].status,
+        JobStatus::Timeout,
+        "{:?}",
+        r.jobs[0].errors
+    );
+    assert_eq!(
+        r.jobs[1].status,
+        JobStatus::Completed,
+        "{:?}",
+        r.jobs[1].errors
+    );
 }
 
 #[test]
 fn failed_init_errors_that_job() {
     need_gpus!();
     let d = scratch("init");
-    let p = write_plan(&d, "version: 1\nname: i\nbackend: nccl\ntests:\n  - name: broken\n    collective: all_reduce\n    sizes: [1M]\n  - name: fine\n    collective: broadcast\n    sizes: [1M]\n");
+    let p = write_plan(
+        &d,
+        "version: 1\nname: i\nbackend: nccl\ntests:\n  - name: broken\n    collective: all_reduce\n    sizes: [1M]\n  - name: fine\n    collective: broadcast\n    sizes: [1M]\n",
+    );
     let out = d.join("out");
-    let o = baton(&["run", &p, "-o", out.to_str().unwrap()], &[("BATON_FAULT", "init-fail:rank=0:job=broken")]);
+    let o = baton(
+        &["run", &p, "-o", out.to_str().unwrap()],
+        &[("BATON_FAULT", "init-fail:rank=0:job=broken")],
+    );
     assert_eq!(o.status.code(), Some(3));
     let r = results::read(&out.join("results.json")).unwrap();
     assert_eq!(r.jobs[0].status, JobStatus::Error);
@@ -122,10 +167,18 @@ fn failed_init_errors_that_job() {
 fn split_groups_are_measured_separately() {
     need_gpus!();
     let d = scratch("split");
-    let p = write_plan(&d, "version: 1\nname: g\nbackend: nccl\ntests:\n  - name: pairs\n    collective: sendrecv\n    sizes: [1M, 64M]\n    split: \"MOD 2\"\n    average: max\n");
+    let p = write_plan(
+        &d,
+        "version: 1\nname: g\nbackend: nccl\ntests:\n  - name: pairs\n    collective: sendrecv\n    sizes: [1M, 64M]\n    split: \"MOD 2\"\n    average: max\n",
+    );
     let out = d.join("out");
     let o = baton(&["run", &p, "-o", out.to_str().unwrap()], &[]);
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let r = results::read(&out.join("results.json")).unwrap();
     let j = &r.jobs[0];
     assert_eq!(j.groups.len(), 2);
@@ -140,13 +193,27 @@ fn split_groups_are_measured_separately() {
 fn no_gpu_message_when_libraries_are_missing() {
     // Runs everywhere: with the driver hidden, `run` must explain and exit 3, never panic.
     let d = scratch("nolib");
-    let p = write_plan(&d, "version: 1\nname: n\nbackend: nccl\ntests:\n  - name: t\n    collective: all_reduce\n    sizes: [1M]\n");
+    let p = write_plan(
+        &d,
+        "version: 1\nname: n\nbackend: nccl\ntests:\n  - name: t\n    collective: all_reduce\n    sizes: [1M]\n",
+    );
     let out = d.join("out");
-    let o = baton(&["run", &p, "-o", out.to_str().unwrap()], &[("LD_LIBRARY_PATH", "/nonexistent"), ("BATON_HIDE_GPU_LIBS", "1")]);
+    let o = baton(
+        &["run", &p, "-o", out.to_str().unwrap()],
+        &[
+            ("LD_LIBRARY_PATH", "/nonexistent"),
+            ("BATON_HIDE_GPU_LIBS", "1"),
+        ],
+    );
     let err = String::from_utf8_lossy(&o.stderr);
     if no_gpu().is_some() {
         assert_eq!(o.status.code(), Some(3), "{err}");
-        assert!(err.contains("no CUDA driver") || err.contains("no NCCL library") || err.contains("no GPU"), "{err}");
+        assert!(
+            err.contains("no CUDA driver")
+                || err.contains("no NCCL library")
+                || err.contains("no GPU"),
+            "{err}"
+        );
         assert!(!err.contains("panicked"), "{err}");
     } else {
         eprintln!("SKIPPED: GPU libraries are present; the no-GPU path is covered on CPU machines");

@@ -11,6 +11,7 @@ mod expand;
 pub mod gpu;
 pub mod grade;
 mod ingest;
+mod render;
 pub mod run;
 
 /// Version-controlled acceptance plans for GPU clusters: expand, run, grade.
@@ -60,6 +61,40 @@ enum Command {
         /// Results file for `regression` criteria (default: the plan's `baseline:`).
         #[arg(long)]
         baseline: Option<PathBuf>,
+        /// Only the jobs of environment set K (numbered from 0 over the selected jobs, as
+        /// `render` numbers its launcher steps).
+        #[arg(long, value_name = "K")]
+        env_set: Option<usize>,
+    },
+    /// Write job scripts for sbatch, srun or mpirun: one launcher step per environment set, then
+    /// `baton grade`.
+    Render {
+        /// Plan file; its text is carried inside the scripts.
+        plan: PathBuf,
+        /// slurm (an sbatch script), srun, mpirun; several separated by commas.
+        #[arg(long, short = 't', value_enum, value_delimiter = ',', required = true)]
+        target: Vec<RenderTarget>,
+        /// Directory to write the scripts into.
+        #[arg(long, short = 'o', default_value = ".")]
+        out: PathBuf,
+        /// Directory of templates (`*.j2`) that replace the built-in ones by name.
+        #[arg(long, value_name = "DIR")]
+        templates: Option<PathBuf>,
+        /// The `baton` the scripts call, as a path on the machines that run them; `baton-mpi`
+        /// is expected beside it. Default: this binary.
+        #[arg(long, value_name = "PATH")]
+        baton: Option<PathBuf>,
+        /// Print the scripts instead of writing them.
+        #[arg(long)]
+        dry_run: bool,
+        /// Submit the slurm script with sbatch from the current directory (where the job's
+        /// output and results land). Exit 3 when sbatch rejects it.
+        #[arg(long, conflicts_with = "dry_run")]
+        submit: bool,
+        /// With --submit: wait for the job and exit with its status (0 passed, 1 a criterion
+        /// failed, 3 runtime failure, 4 timeout).
+        #[arg(long, requires = "submit")]
+        wait: bool,
     },
     /// One rank's share of a run (started by `baton run` through mpirun).
     #[command(name = "__worker", hide = true)]
@@ -166,6 +201,13 @@ enum CheckFormat {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum RenderTarget {
+    Slurm,
+    Srun,
+    Mpirun,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum RunFormat {
     Table,
     Json,
@@ -218,6 +260,7 @@ pub fn main(mpi: Option<MpiEntry>) -> i32 {
             resume,
             format,
             baseline,
+            env_set,
         } => run::run(
             &run::Args {
                 plan,
@@ -226,8 +269,37 @@ pub fn main(mpi: Option<MpiEntry>) -> i32 {
                 resume,
                 format,
                 baseline,
+                env_set,
             },
             mpi,
+            color,
+        ),
+        Command::Render {
+            plan,
+            target,
+            out,
+            templates,
+            baton,
+            dry_run,
+            submit,
+            wait,
+        } => render::run(
+            &render::Args {
+                plan,
+                targets: target
+                    .into_iter()
+                    .map(|t| match t {
+                        RenderTarget::Slurm => baton::render::Target::Slurm,
+                        RenderTarget::Srun => baton::render::Target::Srun,
+                        RenderTarget::Mpirun => baton::render::Target::Mpirun,
+                    })
+                    .collect(),
+                out,
+                templates,
+                baton,
+                dry_run,
+                submit: submit.then_some(render::Submit { wait }),
+            },
             color,
         ),
         Command::Worker {
@@ -307,12 +379,12 @@ fn load_plan(
     match baton::plan::load_file(path) {
         Ok(loaded) => {
             if !loaded.report.diagnostics.is_empty() {
-                eprint!("{}", render(&loaded.report, color, format));
+                eprint!("{}", diagnostics(&loaded.report, color, format));
             }
             Some(loaded)
         }
         Err(baton::plan::LoadError::Invalid(report)) => {
-            eprint!("{}", render(&report, color, format));
+            eprint!("{}", diagnostics(&report, color, format));
             None
         }
         Err(e) => {
@@ -322,7 +394,32 @@ fn load_plan(
     }
 }
 
-fn render(report: &baton::plan::Report, color: bool, format: CheckFormat) -> String {
+/// Loads a plan like [`load_plan`] and also returns the text it was checked from, for commands
+/// that carry the plan elsewhere (`render` puts it inside scripts).
+fn load_plan_source(path: &std::path::Path, color: bool) -> Option<(baton::plan::Loaded, String)> {
+    let too_big =
+        std::fs::metadata(path).is_ok_and(|m| m.len() > baton::plan::MAX_PLAN_BYTES as u64);
+    let bytes = match std::fs::read(path) {
+        Ok(b) if !too_big => b,
+        // Unreadable or oversized: loading the file again reports why, exactly as `check` does.
+        _ => return load_plan(path, color, CheckFormat::Human).and(None),
+    };
+    match baton::plan::parse_bytes(&path.display().to_string(), &bytes) {
+        Ok(loaded) => {
+            if !loaded.report.diagnostics.is_empty() {
+                eprint!("{}", diagnostics(&loaded.report, color, CheckFormat::Human));
+            }
+            let text = String::from_utf8(bytes).ok()?;
+            Some((loaded, text))
+        }
+        Err(report) => {
+            eprint!("{}", diagnostics(&report, color, CheckFormat::Human));
+            None
+        }
+    }
+}
+
+fn diagnostics(report: &baton::plan::Report, color: bool, format: CheckFormat) -> String {
     match format {
         CheckFormat::Human => report.render(color),
         CheckFormat::Short => report.short(),

@@ -12,6 +12,7 @@ pub struct Args {
     pub resume: bool,
     pub format: RunFormat,
     pub baseline: Option<PathBuf>,
+    pub env_set: Option<usize>,
 }
 
 pub fn run(args: &Args, mpi: Option<MpiEntry>, color: bool) -> anyhow::Result<Exit> {
@@ -19,7 +20,7 @@ pub fn run(args: &Args, mpi: Option<MpiEntry>, color: bool) -> anyhow::Result<Ex
         return Ok(Exit::Invalid);
     };
     let expansion = baton::expand::expand(&loaded.plan);
-    let jobs: Vec<_> = expansion
+    let mut jobs: Vec<_> = expansion
         .jobs
         .into_iter()
         .filter(|j| args.only.as_deref().is_none_or(|p| j.id.contains(p)))
@@ -31,6 +32,18 @@ pub fn run(args: &Args, mpi: Option<MpiEntry>, color: bool) -> anyhow::Result<Ex
             args.only.as_deref().unwrap_or("")
         );
         return Ok(Exit::Invalid);
+    }
+    if let Some(k) = args.env_set {
+        jobs = match baton::runner::launch::env_set_jobs(&jobs, k) {
+            Ok(set) => set,
+            Err(n) => {
+                eprintln!(
+                    "baton: --env-set {k}: the selected jobs of {} form {n} environment set(s), numbered from 0",
+                    args.plan.display()
+                );
+                return Ok(Exit::Invalid);
+            }
+        };
     }
     if baton::runner::launch::detect_launcher().is_some() {
         return match mpi {
@@ -56,6 +69,7 @@ pub fn run(args: &Args, mpi: Option<MpiEntry>, color: bool) -> anyhow::Result<Ex
             finish(
                 args,
                 &loaded.plan,
+                &jobs,
                 &outcome.results,
                 &outcome.results_path,
                 outcome.exit,
@@ -73,6 +87,7 @@ pub fn run(args: &Args, mpi: Option<MpiEntry>, color: bool) -> anyhow::Result<Ex
 pub fn finish(
     args: &Args,
     plan: &baton::plan::Plan,
+    jobs: &[baton::expand::Job],
     results: &baton::results::Results,
     results_path: &std::path::Path,
     run_exit: Exit,
@@ -82,13 +97,14 @@ pub fn finish(
         Err(exit) => return Ok(exit),
     };
     let files = vec![(results_path.display().to_string(), results.clone())];
+    let ran: Vec<String> = jobs.iter().map(|j| j.id.clone()).collect();
     let plan_file = args.plan.display().to_string();
     let g = baton::grade::grade(&baton::grade::GradeInput {
         plan,
         plan_file: Some(&plan_file),
         results: &files,
         baseline: &base,
-        only: args.only.as_deref(),
+        only: Some(&ran),
     });
     let dir = results_path.parent().unwrap_or(std::path::Path::new("."));
     super::grade::emit(

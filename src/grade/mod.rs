@@ -53,15 +53,15 @@ pub struct GradeInput<'a> {
     /// Results files: (name, contents).
     pub results: &'a [(String, Results)],
     pub baseline: &'a Baseline,
-    /// Grade only jobs whose ID contains this text (what `run --only` ran); `None` = all.
-    pub only: Option<&'a str>,
+    /// Grade only these job IDs (what `run --only` / `--env-set` ran); `None` = every job.
+    pub only: Option<&'a [String]>,
 }
 
 /// Grades every job of the plan.
 pub fn grade(input: &GradeInput<'_>) -> Grade {
     let mut expansion = expand(input.plan);
     if let Some(only) = input.only {
-        expansion.jobs.retain(|j| j.id.contains(only));
+        expansion.jobs.retain(|j| only.contains(&j.id));
     }
     let (found, unmatched) = assign(&expansion.jobs, input.results);
     let base_found: Vec<Result<Found, String>> = match input.baseline {

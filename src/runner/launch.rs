@@ -36,6 +36,10 @@ fn detect_from(get: impl Fn(&str) -> Option<String>) -> Option<Launcher> {
     None
 }
 
+/// Processes per node of an mpi-backend plan that leaves `launch.ranks_per_node` open: two is
+/// the fewest that exercise a collective, and runs on any machine.
+pub const DEFAULT_MPI_RANKS_PER_NODE: u32 = 2;
+
 /// Jobs that share one environment, in plan order of their first job.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EnvSet {
@@ -57,6 +61,16 @@ pub fn env_sets(jobs: &[Job]) -> Vec<EnvSet> {
         }
     }
     sets
+}
+
+/// The jobs of environment set `k`, numbered as [`env_sets`] numbers them over `jobs`, in job
+/// order: what one launcher step of a rendered script runs. `Err(n)` when there are only `n` sets.
+pub fn env_set_jobs(jobs: &[Job], k: usize) -> Result<Vec<Job>, usize> {
+    let sets = env_sets(jobs);
+    match sets.get(k) {
+        Some(set) => Ok(set.jobs.iter().map(|&i| jobs[i].clone()).collect()),
+        None => Err(sets.len()),
+    }
 }
 
 /// Looks for a sibling executable (e.g. `baton-mpi` next to `baton`), then on PATH.
@@ -162,6 +176,23 @@ mod tests {
         assert_eq!(sets[0].jobs, vec![0, 2, 4]);
         assert_eq!(sets[1].jobs, vec![1, 3]);
         assert_eq!(sets[1].env.get("P").map(String::as_str), Some("y"));
+    }
+
+    #[test]
+    fn env_set_jobs_selects_one_set_in_job_order() {
+        let y = "version: 1\nname: e\ntests:\n  - name: t\n    collective: [all_reduce, broadcast]\n    sizes: [1M]\n    matrix:\n      env: [ { P: x }, { P: y } ]\n";
+        let plan = crate::plan::parse_str("e.yaml", y).unwrap().plan;
+        let jobs = crate::expand::expand(&plan).jobs;
+        let ids = |k| {
+            env_set_jobs(&jobs, k)
+                .unwrap()
+                .into_iter()
+                .map(|j| j.id)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(ids(0), [jobs[0].id.clone(), jobs[2].id.clone()]);
+        assert_eq!(ids(1), [jobs[1].id.clone(), jobs[3].id.clone()]);
+        assert_eq!(env_set_jobs(&jobs, 2).unwrap_err(), 2);
     }
 
     #[test]

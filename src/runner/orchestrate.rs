@@ -141,7 +141,10 @@ pub fn run(plan: &Plan, jobs: &[Job], opts: &RunOptions) -> Result<RunOutcome, R
             Launcher::Mpirun {
                 mpirun,
                 worker,
-                np: plan.launch.ranks_per_node.unwrap_or(2),
+                np: plan
+                    .launch
+                    .ranks_per_node
+                    .unwrap_or(launch::DEFAULT_MPI_RANKS_PER_NODE),
             }
         }
         Backend::Nccl => {

@@ -1,0 +1,156 @@
+use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use baton::exit::Exit;
+use baton::render::{Input, Target};
+
+use super::load_plan_source;
+
+pub struct Args {
+    pub plan: PathBuf,
+    pub targets: Vec<Target>,
+    pub out: PathBuf,
+    pub templates: Option<PathBuf>,
+    pub baton: Option<PathBuf>,
+    pub dry_run: bool,
+    pub submit: Option<Submit>,
+}
+
+/// `--submit [--wait]`.
+pub struct Submit {
+    pub wait: bool,
+}
+
+/// `baton-mpi` for a given `baton`: beside it, or the binary itself when it is `baton-mpi` (which
+/// has the whole command line too).
+fn baton_mpi_for(baton: &Path) -> PathBuf {
+    if baton.file_name().is_some_and(|n| n == "baton-mpi") {
+        baton.to_path_buf()
+    } else {
+        baton.with_file_name("baton-mpi")
+    }
+}
+
+pub fn run(args: &Args, color: bool) -> anyhow::Result<Exit> {
+    if args.submit.is_some() && !args.targets.contains(&Target::Slurm) {
+        eprintln!("error: --submit submits the slurm script: add `--target slurm`");
+        return Ok(Exit::Invalid);
+    }
+    let Some((loaded, text)) = load_plan_source(&args.plan, color) else {
+        return Ok(Exit::Invalid);
+    };
+    let plan_path = std::path::absolute(&args.plan)
+        .with_context(|| format!("cannot resolve {}", args.plan.display()))?;
+    // Scripts start in other directories and on other machines: every path in them is absolute.
+    let baton = match &args.baton {
+        Some(p) => std::path::absolute(p)
+            .with_context(|| format!("cannot resolve --baton {}", p.display()))?,
+        None => std::env::current_exe().context("cannot find this baton's own path")?,
+    };
+    let baton_mpi = baton_mpi_for(&baton);
+    if !baton_mpi.is_file() {
+        eprintln!(
+            "warning: {} does not exist here; the scripts run it on every node \
+             (build it with `cargo build --release --features mpi`, or name the installed baton with --baton)",
+            baton_mpi.display()
+        );
+    }
+    let jobs = baton::expand::expand(&loaded.plan).jobs;
+    let input = Input {
+        plan: &loaded.plan,
+        plan_text: &text,
+        plan_path: &plan_path,
+        jobs: &jobs,
+        baton: &baton,
+        baton_mpi: &baton_mpi,
+    };
+    let scripts = match baton::render::render(&input, &args.targets, args.templates.as_deref()) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {}: {e}", args.plan.display());
+            return Ok(Exit::Invalid);
+        }
+    };
+    let sets = baton::runner::launch::env_sets(&jobs).len();
+    let mut stdout = std::io::stdout().lock();
+    let mut batch_script = None;
+    for s in &scripts {
+        let path = args.out.join(&s.file_name);
+        if args.dry_run {
+            writeln!(
+                stdout,
+                "# ---- {} ({}) ----",
+                path.display(),
+                s.target.name()
+            )?;
+            stdout.write_all(s.text.as_bytes())?;
+            if !s.text.ends_with('\n') {
+                writeln!(stdout)?;
+            }
+        } else {
+            write_script(&path, &s.text)?;
+            writeln!(stdout, "wrote {} ({})", path.display(), s.target.name())?;
+        }
+        if s.target == Target::Slurm {
+            batch_script = Some(path);
+        }
+    }
+    writeln!(
+        stdout,
+        "{}: {} job(s) in {sets} environment set(s), one launcher step each{}",
+        loaded.plan.name,
+        jobs.len(),
+        if args.dry_run {
+            "; dry run, nothing written"
+        } else {
+            ""
+        }
+    )?;
+    drop(stdout);
+    match (&args.submit, batch_script) {
+        (Some(submit), Some(script)) => submit_script(&script, submit.wait, &loaded.plan.name),
+        _ => Ok(Exit::Ok),
+    }
+}
+
+/// Submits `script`; with `wait`, the job's exit status becomes baton's.
+fn submit_script(script: &Path, wait: bool, name: &str) -> anyhow::Result<Exit> {
+    let submitted = match baton::render::submit::sbatch(script, wait) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(Exit::Runtime);
+        }
+    };
+    if !submitted.stderr.is_empty() {
+        eprintln!("{}", submitted.stderr);
+    }
+    let id = &submitted.job_id;
+    let here = std::env::current_dir().context("cannot read the current directory")?;
+    println!(
+        "submitted batch job {id}: output {}, results in {}",
+        here.join(format!("{name}-{id}.out")).display(),
+        here.join(format!("{name}-{id}")).display()
+    );
+    Ok(match submitted.exit {
+        None | Some(0) => Exit::Ok,
+        Some(code) => {
+            eprintln!("baton: batch job {id} ended with exit status {code}");
+            [Exit::Failed, Exit::Invalid, Exit::Runtime, Exit::Timeout]
+                .into_iter()
+                .find(|e| e.code() == code)
+                .unwrap_or(Exit::Runtime)
+        }
+    })
+}
+
+fn write_script(path: &Path, text: &str) -> anyhow::Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))
+        .with_context(|| format!("cannot make {} executable", path.display()))
+}
