@@ -21,7 +21,9 @@ fn no_gpu() -> Option<String> {
 macro_rules! need_gpus {
     () => {
         if let Some(why) = no_gpu() {
-            eprintln!("SKIPPED: no GPU: {why}");
+            // Straight to the file descriptor: the test harness captures eprintln! of passing tests.
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr(), "SKIPPED: no GPU: {why}");
             return;
         }
     };
@@ -82,7 +84,9 @@ fn every_collective_dtype_op_and_placement_verifies() {
             checked += c.wrong.is_some() as u32;
         }
     }
-    assert!(checked > 2000, "only {checked} cells verified");
+    // 7 collectives × 8 dtypes × 6 sizes × 2 placements, less unchecked in-place alltoall and
+    // sendrecv (576); 3 × 8 dtypes × 5 ops × 3 sizes × 2 (720); roots 8; aggregated repeats 8.
+    assert_eq!(checked, 1312);
     assert!(r.environment.nccl_version.is_some() && r.environment.driver_version.is_some());
     assert_eq!(r.environment.hosts[0].gpus.len(), 2);
     assert!(r.jobs[0].layout.ranks.iter().all(|k| k.gpu_uuid.is_some()));

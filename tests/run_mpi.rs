@@ -157,7 +157,7 @@ fn a_hung_rank_times_out_and_keeps_earlier_results() {
     let d = scratch("stall");
     let p = plan(
         &d,
-        "version: 1\nname: s\nbackend: mpi\nlaunch: { nodes: 1, ranks_per_node: 2 }\ndefaults: { timeout: 3s }\ntests:\n  - name: first\n    collective: all_reduce\n    sizes: [1K]\n  - name: second\n    collective: broadcast\n    sizes: [1K, 2K]\n",
+        "version: 1\nname: s\nbackend: mpi\nlaunch: { nodes: 1, ranks_per_node: 2 }\ndefaults: { timeout: 3s }\ntests:\n  - name: first\n    collective: all_reduce\n    sizes: [1K]\n  - name: second\n    collective: all_gather\n    sizes: [1K, 2K]\n",
     );
     let out = d.join("out");
     let (o, took) = run(

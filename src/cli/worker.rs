@@ -139,5 +139,12 @@ pub fn run_under_launcher(args: &Args, plan: &Plan, jobs: &[Job]) -> anyhow::Res
     results.finished = Some(baton::results::now_rfc3339());
     baton::results::write_atomic(&out, &results)?;
     eprintln!("baton: results in {}", out.display());
-    crate::cli::run::finish(args, plan, jobs, &results, &out, orchestrate::exit_for(&results))
+    crate::cli::run::finish(
+        args,
+        plan,
+        jobs,
+        &results,
+        &out,
+        orchestrate::exit_for(&results),
+    )
 }

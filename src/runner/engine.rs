@@ -84,6 +84,9 @@ pub trait Engine {
     fn wait(&mut self) -> Result<(), EngineError>;
     /// Wrong elements of this rank's output after the check op, against `seed`'s expected data.
     fn verify(&mut self, op: &OpSpec, seed: u64) -> Result<u64, EngineError>;
+    /// Drops communicators after a failure elsewhere (a peer timed out or hit an NCCL error):
+    /// the next `prepare` builds fresh ones on every rank.
+    fn reset(&mut self) {}
     /// Flips bits of the first output element of `op` (fault injection only).
     fn flip_output_element(&mut self, op: &OpSpec) -> Result<(), EngineError>;
 }

@@ -3,7 +3,8 @@
 //!
 //! - `corrupt:rank=1` flips bits of one output element after the check op, before the real
 //!   verification (must show in `#wrong`);
-//! - `stall:rank=1` stops that rank before its first timed op (must hit the timeout);
+//! - `stall:rank=1` makes that rank stop joining collectives at its first timed op, so its peers
+//!   hang inside the op (must hit the timeout);
 //! - `crash:rank=1` kills that rank there (the others must end, results so far kept);
 //! - `init-fail:rank=0` fails communicator set-up.
 //!
@@ -66,11 +67,16 @@ impl Fault {
 pub struct Faulty<'e, E: Engine> {
     pub inner: &'e mut E,
     pub fault: Option<FaultKind>,
+    stalled: bool,
 }
 
 impl<'e, E: Engine> Faulty<'e, E> {
     pub fn new(inner: &'e mut E, fault: Option<FaultKind>) -> Self {
-        Faulty { inner, fault }
+        Faulty {
+            inner,
+            fault,
+            stalled: false,
+        }
     }
 }
 
@@ -111,9 +117,12 @@ impl<E: Engine> Engine for Faulty<'_, E> {
             std::process::abort();
         }
         if self.fault == Some(FaultKind::Stall) && idx > 0 {
-            loop {
-                std::thread::sleep(std::time::Duration::from_secs(3600));
-            }
+            // This rank stops joining collectives: its peers hang inside the op, as they do
+            // when a rank dies or wedges.
+            self.stalled = true;
+        }
+        if self.stalled {
+            return Ok(());
         }
         self.inner.launch(op, idx)
     }
@@ -128,6 +137,9 @@ impl<E: Engine> Engine for Faulty<'_, E> {
     }
     fn flip_output_element(&mut self, op: &OpSpec) -> Result<(), EngineError> {
         self.inner.flip_output_element(op)
+    }
+    fn reset(&mut self) {
+        self.inner.reset()
     }
 }
 

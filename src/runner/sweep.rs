@@ -125,7 +125,7 @@ pub fn sweep<W: World, E: Engine>(
     // Set-up can hang too (a rank that never joins the communicator): it is watched like a size.
     hooks.before(None);
     let prepared = engine.prepare(job.split, my_group, max_bytes, s.check);
-    consensus(world, prepared.as_ref().err(), Vec::new())?;
+    consensus(world, engine, prepared.as_ref().err(), Vec::new())?;
 
     // Warm-up sweep: doubling from the smallest size, out-of-place, `warmup` ops each.
     hooks.before(None);
@@ -136,7 +136,7 @@ pub fn sweep<W: World, E: Engine>(
         let r = (0..s.warmup as u64)
             .try_for_each(|i| engine.launch(&spec, i))
             .and_then(|_| engine.wait());
-        consensus(world, r.as_ref().err(), Vec::new())?;
+        consensus(world, engine, r.as_ref().err(), Vec::new())?;
         w = match w.checked_mul(2) {
             Some(n) => n,
             None => break,
@@ -180,8 +180,11 @@ pub fn sweep<W: World, E: Engine>(
 }
 
 /// All ranks agree whether any rank failed; a failure ends the job everywhere.
-fn consensus<W: World>(
+/// A hang or a library error can leave communicators unusable on every rank, not only where it
+/// was seen, so all ranks reset their backend then.
+fn consensus<W: World, E: Engine>(
     world: &W,
+    engine: &mut E,
     err: Option<&EngineError>,
     rows: Vec<Row>,
 ) -> Result<(), SweepError> {
@@ -189,8 +192,14 @@ fn consensus<W: World>(
     if let Some((rank, flag)) = flags.iter().enumerate().find(|(_, f)| **f != 0) {
         let (kind, message) = match err {
             Some(e) => (e.kind, e.message.clone()),
-            None => (kind_of(*flag - 1), format!("rank {rank} failed")),
+            None => (
+                kind_of(*flag - 1),
+                format!("rank {rank} failed ({:?})", kind_of(*flag - 1)),
+            ),
         };
+        if matches!(kind, ErrorKind::Timeout | ErrorKind::Nccl | ErrorKind::Cuda) {
+            engine.reset();
+        }
         return Err(SweepError {
             kind,
             message,
@@ -246,7 +255,7 @@ fn measure<W: World, E: Engine>(
         engine.wait()?;
         Ok(t0.elapsed().as_secs_f64() * 1e6 / (s.iters as u64 * m) as f64)
     })();
-    consensus(world, timed.as_ref().err(), rows.clone())?;
+    consensus(world, engine, timed.as_ref().err(), rows.clone())?;
     let times = world.all_gather_f64(timed.unwrap_or(f64::NAN));
     world.barrier();
 
@@ -258,7 +267,7 @@ fn measure<W: World, E: Engine>(
             .and_then(|_| engine.launch(spec, 0))
             .and_then(|_| engine.wait())
             .and_then(|_| engine.verify(spec, check_seed));
-        consensus(world, w.as_ref().err(), rows)?;
+        consensus(world, engine, w.as_ref().err(), rows)?;
         Some(world.all_gather_u64(w.unwrap_or(0)))
     } else {
         None

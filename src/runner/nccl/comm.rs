@@ -11,6 +11,63 @@ pub struct Comm {
     raw: ncclComm_t,
 }
 
+/// `ncclConfig_t` as nccl.h 2.28 lays it out. nccl-tests built against 2.28 headers creates its
+/// communicators with `nvlinkCentricSched = 1` (semantics §2.10); baton does the same so small
+/// messages are scheduled the same way and the numbers compare.
+#[repr(C)]
+struct Config2800 {
+    size: usize,
+    magic: u32,
+    version: u32,
+    blocking: i32,
+    cga_cluster_size: i32,
+    min_ctas: i32,
+    max_ctas: i32,
+    net_name: *const std::ffi::c_char,
+    split_share: i32,
+    traffic_class: i32,
+    comm_name: *const std::ffi::c_char,
+    collnet_enable: i32,
+    cta_policy: i32,
+    shrink_share: i32,
+    nvls_ctas: i32,
+    n_channels_per_net_peer: i32,
+    nvlink_centric_sched: i32,
+}
+
+impl Config2800 {
+    fn nccl_tests() -> Self {
+        const UNDEF: i32 = i32::MIN;
+        Config2800 {
+            size: std::mem::size_of::<Config2800>(),
+            magic: 0xcafe_beef,
+            version: 22800,
+            blocking: UNDEF,
+            cga_cluster_size: UNDEF,
+            min_ctas: UNDEF,
+            max_ctas: UNDEF,
+            net_name: std::ptr::null(),
+            split_share: UNDEF,
+            traffic_class: UNDEF,
+            comm_name: std::ptr::null(),
+            collnet_enable: UNDEF,
+            cta_policy: UNDEF,
+            shrink_share: UNDEF,
+            nvls_ctas: UNDEF,
+            n_channels_per_net_peer: UNDEF,
+            nvlink_centric_sched: 1,
+        }
+    }
+}
+
+/// Whether the loaded NCCL reads the 2.28 config (and so `nvlinkCentricSched`).
+fn config_2800() -> Option<Config2800> {
+    let mut v = 0;
+    // SAFETY: writes one int.
+    let ok = unsafe { sys::ncclGetVersion(&mut v) } == sys::ncclResult_t::ncclSuccess;
+    (ok && v >= 22800).then(Config2800::nccl_tests)
+}
+
 // SAFETY: an NCCL communicator may be used from the thread that owns it; ownership moves with
 // the rank's engine, never shared.
 unsafe impl Send for Comm {}
@@ -25,11 +82,26 @@ impl Comm {
         Ok(unsafe { id.assume_init() })
     }
 
-    /// `ncclCommInitRank`; every rank of the communicator calls it at once.
+    /// `ncclCommInitRankConfig` (with nccl-tests' config on NCCL ≥ 2.28, else plain
+    /// `ncclCommInitRank`); every rank of the communicator calls it at once.
     pub fn init(nranks: usize, id: ncclUniqueId, rank: usize) -> Result<Comm, GpuError> {
         let mut raw: ncclComm_t = std::ptr::null_mut();
-        // SAFETY: NCCL writes the communicator handle.
-        let rc = unsafe { sys::ncclCommInitRank(&mut raw, nranks as i32, id, rank as i32) };
+        let rc = match (config_2800(), super::libs::init_rank_config()) {
+            (Some(mut cfg), Some(f)) => {
+                // SAFETY: cfg has the 2.28 layout its version field announces.
+                unsafe {
+                    f(
+                        &mut raw,
+                        nranks as i32,
+                        id,
+                        rank as i32,
+                        (&mut cfg as *mut Config2800).cast(),
+                    )
+                }
+            }
+            // SAFETY: NCCL writes the communicator handle.
+            _ => unsafe { sys::ncclCommInitRank(&mut raw, nranks as i32, id, rank as i32) },
+        };
         nccl(rc, "ncclCommInitRank", raw)?;
         Ok(Comm { raw })
     }

@@ -328,6 +328,10 @@ impl<W: World> Engine for NcclEngine<'_, W> {
         Ok(self.gpu.read_u64(counter)?)
     }
 
+    fn reset(&mut self) {
+        self.abort_all();
+    }
+
     fn flip_output_element(&mut self, op: &OpSpec) -> Result<(), EngineError> {
         if let Some(b) = layout::outputs(op, Semantics::Nccl).first() {
             self.gpu.xor_byte(self.base(b.buf) + b.offset, 0x5a)?;

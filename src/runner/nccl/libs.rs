@@ -105,6 +105,26 @@ pub type AlltoAllFn = unsafe extern "C" fn(
     cudarc::nccl::sys::cudaStream_t,
 ) -> cudarc::nccl::sys::ncclResult_t;
 
+/// `ncclCommInitRankConfig`, taking the config as an untyped pointer so baton can pass the
+/// layout of the NCCL it runs with rather than the one its bindings were generated from.
+pub type InitRankConfigFn = unsafe extern "C" fn(
+    *mut cudarc::nccl::sys::ncclComm_t,
+    c_int,
+    cudarc::nccl::sys::ncclUniqueId,
+    c_int,
+    *mut std::ffi::c_void,
+) -> cudarc::nccl::sys::ncclResult_t;
+
+pub fn init_rank_config() -> Option<InitRankConfigFn> {
+    let lib = open("nccl").ok()?;
+    // SAFETY: the signature matches nccl.h with the config passed by pointer.
+    let f = unsafe { lib.get::<InitRankConfigFn>(b"ncclCommInitRankConfig") }
+        .ok()
+        .map(|s| *s);
+    std::mem::forget(lib);
+    f
+}
+
 pub fn alltoall() -> Option<AlltoAllFn> {
     let lib = open("nccl").ok()?;
     // SAFETY: the signature is ncclAlltoAll's in nccl.h 2.28.
