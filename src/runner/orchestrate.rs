@@ -204,6 +204,30 @@ enum Launcher {
     Threads { baton: PathBuf, gpus: usize },
 }
 
+/// The workers saw the hosts, GPUs and library versions; the run's results keep what they saw.
+fn merge_environment(into: &mut results::Environment, from: results::Environment) {
+    for h in from.hosts {
+        match into.hosts.iter_mut().find(|x| x.hostname == h.hostname) {
+            Some(x) => {
+                for g in h.gpus {
+                    if !x.gpus.iter().any(|y| y.index == g.index) {
+                        x.gpus.push(g);
+                    }
+                }
+            }
+            None => into.hosts.push(h),
+        }
+    }
+    into.driver_version = into.driver_version.take().or(from.driver_version);
+    into.cuda_version = into.cuda_version.take().or(from.cuda_version);
+    into.nccl_version = into.nccl_version.take().or(from.nccl_version);
+    into.mpi_version = into.mpi_version.take().or(from.mpi_version);
+    into.topology = into.topology.take().or(from.topology);
+    for (k, v) in from.variables {
+        into.variables.entry(k).or_insert(v);
+    }
+}
+
 fn job_backend(l: &Launcher) -> Backend {
     match l {
         Launcher::Mpirun { .. } => Backend::Mpi,
@@ -262,7 +286,13 @@ fn run_set(
     } else {
         None
     };
-    let mut got: Vec<JobResult> = part_results.map(|r| r.jobs).unwrap_or_default();
+    let mut got: Vec<JobResult> = match part_results {
+        Some(r) => {
+            merge_environment(&mut results.environment, r.environment);
+            r.jobs
+        }
+        None => Vec::new(),
+    };
     let describe = if status.code() == Some(Exit::Timeout.code()) {
         "a collective hung and was aborted at its timeout".to_string()
     } else {

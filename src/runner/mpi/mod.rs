@@ -35,7 +35,8 @@ impl MpiWorld {
     /// `MPI_Get_library_version`, first line.
     pub fn library_version() -> Option<String> {
         mpi::environment::library_version().ok().map(|v| {
-            v.lines()
+            v.replace('\0', "")
+                .lines()
                 .next()
                 .unwrap_or("")
                 .trim()
