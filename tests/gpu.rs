@@ -223,3 +223,31 @@ fn no_gpu_message_when_libraries_are_missing() {
         eprintln!("SKIPPED: GPU libraries are present; the no-GPU path is covered on CPU machines");
     }
 }
+
+#[test]
+fn a_p2p_to_shm_downgrade_fails_the_transport_criterion() {
+    need_gpus!();
+    let d = scratch("transport");
+    let plan = |env: &str| {
+        format!(
+            "version: 1\nname: t\nbackend: nccl\n{env}tests:\n  - name: ar\n    collective: all_reduce\n    sizes: [64M]\n    expect:\n      - transport: P2P\n      - wrong: 0\n"
+        )
+    };
+    let healthy = write_plan(&d, &plan(""));
+    let out = d.join("healthy");
+    let o = baton(&["run", &healthy, "-o", out.to_str().unwrap()], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
+    let r = results::read(&out.join("results.json")).unwrap();
+    let links = &r.jobs[0].transports;
+    assert!(!links.is_empty() && links.iter().all(|l| l.transport == "P2P"), "{links:?}");
+
+    let d2 = scratch("transport-shm");
+    let degraded = write_plan(&d2, &plan("env: { NCCL_P2P_DISABLE: \"1\" }\n"));
+    let out = d2.join("shm");
+    let o = baton(&["run", &degraded, "-o", out.to_str().unwrap()], &[]);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("SHM"), "the verdict names the transport seen: {stdout}");
+    let junit = std::fs::read_to_string(out.join("junit.xml")).unwrap();
+    assert!(junit.contains("SHM"), "{junit}");
+}

@@ -61,6 +61,10 @@ enum Command {
         /// Results file for `regression` criteria (default: the plan's `baseline:`).
         #[arg(long)]
         baseline: Option<PathBuf>,
+        /// Record NCCL's transport per channel and peer for every job (always on for jobs with
+        /// a `transport` criterion).
+        #[arg(long)]
+        capture_transport: bool,
         /// Only the jobs of environment set K (numbered from 0 over the selected jobs, as
         /// `render` numbers its launcher steps).
         #[arg(long, value_name = "K")]
@@ -261,6 +265,7 @@ pub fn main(mpi: Option<MpiEntry>) -> i32 {
             format,
             baseline,
             env_set,
+            capture_transport,
         } => run::run(
             &run::Args {
                 plan,
@@ -270,6 +275,7 @@ pub fn main(mpi: Option<MpiEntry>) -> i32 {
                 format,
                 baseline,
                 env_set,
+                capture_transport,
             },
             mpi,
             color,

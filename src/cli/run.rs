@@ -13,6 +13,7 @@ pub struct Args {
     pub format: RunFormat,
     pub baseline: Option<PathBuf>,
     pub env_set: Option<usize>,
+    pub capture_transport: bool,
 }
 
 pub fn run(args: &Args, mpi: Option<MpiEntry>, color: bool) -> anyhow::Result<Exit> {
@@ -59,6 +60,7 @@ pub fn run(args: &Args, mpi: Option<MpiEntry>, color: bool) -> anyhow::Result<Ex
         out_dir: args.out.clone(),
         resume: args.resume,
         print_table: args.format == RunFormat::Table,
+        capture_transport: args.capture_transport,
     };
     match orchestrate::run(&loaded.plan, &jobs, &opts) {
         Ok(outcome) => {

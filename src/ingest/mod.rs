@@ -6,7 +6,7 @@
 //! lines adds its transports to the one run it is ingested with.
 
 mod build;
-mod debug;
+pub mod debug;
 mod json;
 mod log;
 mod sweep;

@@ -16,5 +16,6 @@ pub mod mpi;
 pub mod nccl;
 pub mod orchestrate;
 pub mod telemetry;
+pub mod transport;
 pub mod watchdog;
 pub mod worker;

@@ -16,6 +16,8 @@ pub struct RunOptions {
     pub out_dir: PathBuf,
     pub resume: bool,
     pub print_table: bool,
+    /// Record NCCL transports for every job, not only those with a `transport` criterion.
+    pub capture_transport: bool,
 }
 
 pub struct RunOutcome {
@@ -263,6 +265,24 @@ fn run_set(
     if opts.print_table {
         args.push("--table".into());
     }
+    let wants_transport = opts.capture_transport
+        || set.jobs.iter().any(|i| {
+            jobs[*i]
+                .expect
+                .iter()
+                .any(|c| matches!(c.check, crate::plan::Check::Transport(_)))
+        });
+    let capture = (wants_transport && matches!(launcher, Launcher::Threads { .. }))
+        .then(|| super::transport::plan(&parts, k, &set.env))
+        .flatten();
+    let mut env = set.env.clone();
+    if let Some(c) = &capture {
+        env.extend(c.env.clone());
+    }
+    let set = &EnvSet {
+        env,
+        jobs: set.jobs.clone(),
+    };
     let (mut cmd, what) = match launcher {
         Launcher::Mpirun { mpirun, worker, np } => (
             launch::mpirun_command(mpirun, *np, &set.env, worker, &args),
@@ -293,6 +313,12 @@ fn run_set(
         }
         None => Vec::new(),
     };
+    if let Some(c) = &capture {
+        let links = c.collect();
+        for j in got.iter_mut().filter(|j| j.transports.is_empty()) {
+            j.transports = links.clone();
+        }
+    }
     let describe = if status.code() == Some(Exit::Timeout.code()) {
         "a collective hung and was aborted at its timeout".to_string()
     } else {

@@ -1,0 +1,168 @@
+//! Transport capture: NCCL tells which transport each channel and peer pair uses only in its
+//! INFO log (`Channel 00/0 : 0[0] -> 1[1] via P2P/direct pointer`). When a plan asks (a
+//! `transport` criterion, or `run --capture-transport`), workers log NCCL's INIT lines to
+//! per-process files, and the run records the links for every job of that environment set
+//! (they share its communicators). A user's own NCCL_DEBUG output still reaches them.
+
+use std::path::{Path, PathBuf};
+
+use indexmap::IndexMap;
+
+use crate::ingest::debug::{DebugLine, parse_line};
+use crate::results::TransportLink;
+
+/// File name prefix of the per-process NCCL logs in the parts directory.
+const PREFIX: &str = "nccl-debug";
+
+/// What capture adds to an env set's environment, and whether the user asked for NCCL output.
+pub struct Capture {
+    pub env: IndexMap<String, String>,
+    /// The user set NCCL_DEBUG themselves: show them the log afterwards.
+    pub echo: bool,
+    dir: PathBuf,
+    set: usize,
+}
+
+/// Variables for set `k` writing into `dir`, given the set's own environment. `None` when the
+/// user already directs NCCL's log to a file of their own (their file is left alone).
+pub fn plan(dir: &Path, k: usize, set_env: &IndexMap<String, String>) -> Option<Capture> {
+    let user = |name: &str| {
+        set_env
+            .get(name)
+            .cloned()
+            .or_else(|| std::env::var(name).ok())
+    };
+    if user("NCCL_DEBUG_FILE").is_some() {
+        return None;
+    }
+    let level = user("NCCL_DEBUG");
+    let mut env = IndexMap::new();
+    let echo = level
+        .as_deref()
+        .is_some_and(|l| !l.eq_ignore_ascii_case("WARN") && !l.eq_ignore_ascii_case("VERSION"));
+    if !echo {
+        env.insert("NCCL_DEBUG".to_string(), "INFO".to_string());
+        env.insert("NCCL_DEBUG_SUBSYS".to_string(), "INIT".to_string());
+    } else if let Some(sub) = user("NCCL_DEBUG_SUBSYS")
+        && !sub.to_ascii_uppercase().contains("INIT")
+        && !sub.to_ascii_uppercase().contains("ALL")
+    {
+        env.insert("NCCL_DEBUG_SUBSYS".to_string(), format!("{sub},INIT"));
+    }
+    env.insert(
+        "NCCL_DEBUG_FILE".to_string(),
+        dir.join(format!("{PREFIX}.set{k}.%h.%p.log"))
+            .display()
+            .to_string(),
+    );
+    Some(Capture {
+        env,
+        echo,
+        dir: dir.to_path_buf(),
+        set: k,
+    })
+}
+
+impl Capture {
+    fn files(&self) -> Vec<PathBuf> {
+        let head = format!("{PREFIX}.set{}.", self.set);
+        let mut v: Vec<PathBuf> = std::fs::read_dir(&self.dir)
+            .map(|d| {
+                d.filter_map(Result::ok)
+                    .map(|e| e.path())
+                    .filter(|p| {
+                        p.file_name()
+                            .and_then(|n| n.to_str())
+                            .is_some_and(|n| n.starts_with(&head))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        v.sort();
+        v
+    }
+
+    /// Every distinct link in the set's logs; echoes the logs to stderr when the user asked for
+    /// NCCL output.
+    pub fn collect(&self) -> Vec<TransportLink> {
+        let mut links: Vec<TransportLink> = Vec::new();
+        for f in self.files() {
+            let Ok(text) = std::fs::read_to_string(&f) else {
+                continue;
+            };
+            if self.echo {
+                eprint!("{text}");
+            }
+            links.extend(links_in(&text));
+        }
+        dedupe(links)
+    }
+}
+
+/// Transport links in NCCL_DEBUG text.
+pub fn links_in(text: &str) -> Vec<TransportLink> {
+    text.lines()
+        .filter_map(|l| match parse_line(l) {
+            Some(DebugLine::Transport(origin, mut link)) => {
+                link.host.get_or_insert(origin.host);
+                Some(link)
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+fn dedupe(mut v: Vec<TransportLink>) -> Vec<TransportLink> {
+    v.sort_by(|a, b| {
+        (a.channel, a.from_rank, a.to_rank, &a.detail).cmp(&(
+            b.channel,
+            b.from_rank,
+            b.to_rank,
+            &b.detail,
+        ))
+    });
+    v.dedup_by(|a, b| {
+        a.channel == b.channel
+            && a.from_rank == b.from_rank
+            && a.to_rank == b.to_rank
+            && a.detail == b.detail
+    });
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn links_from_the_healthy_fixture() {
+        let text = include_str!("../../tests/data/nccl-tests/h200x2/debug_healthy.txt");
+        let links = links_in(text);
+        assert!(!links.is_empty());
+        assert!(links.iter().all(|l| l.transport == "P2P"), "{links:?}");
+        let socket = links_in(include_str!(
+            "../../tests/data/nccl-tests/h200x2/debug_socket.txt"
+        ));
+        assert!(
+            socket.iter().any(|l| l.transport.starts_with("NET")),
+            "{socket:?}"
+        );
+    }
+
+    #[test]
+    fn capture_env_respects_the_users_settings() {
+        let dir = Path::new("/tmp/x");
+        let quiet = plan(dir, 0, &IndexMap::new()).unwrap();
+        assert_eq!(quiet.env["NCCL_DEBUG"], "INFO");
+        assert!(!quiet.echo);
+        assert!(quiet.env["NCCL_DEBUG_FILE"].ends_with("nccl-debug.set0.%h.%p.log"));
+        let mut user = IndexMap::new();
+        user.insert("NCCL_DEBUG".to_string(), "INFO".to_string());
+        user.insert("NCCL_DEBUG_SUBSYS".to_string(), "NET".to_string());
+        let loud = plan(dir, 1, &user).unwrap();
+        assert!(loud.echo && !loud.env.contains_key("NCCL_DEBUG"));
+        assert_eq!(loud.env["NCCL_DEBUG_SUBSYS"], "NET,INIT");
+        user.insert("NCCL_DEBUG_FILE".to_string(), "/var/log/n.%p".to_string());
+        assert!(plan(dir, 2, &user).is_none());
+    }
+}
