@@ -176,3 +176,14 @@ fn a_closed_stdout_pipe_ends_quietly_with_the_commands_exit_code() {
         "{err}"
     );
 }
+
+#[test]
+fn the_readme_plan_is_valid() {
+    let readme =
+        std::fs::read_to_string(format!("{}/README.md", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let start = readme.find("```yaml\n").expect("README has a plan") + 8;
+    let end = start + readme[start..].find("```").unwrap();
+    let loaded = baton::plan::parse_str("README.md", &readme[start..end])
+        .unwrap_or_else(|r| panic!("{}", r.short()));
+    assert_eq!(baton::expand::expand(&loaded.plan).total_jobs, 2);
+}

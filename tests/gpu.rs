@@ -236,10 +236,18 @@ fn a_p2p_to_shm_downgrade_fails_the_transport_criterion() {
     let healthy = write_plan(&d, &plan(""));
     let out = d.join("healthy");
     let o = baton(&["run", &healthy, "-o", out.to_str().unwrap()], &[]);
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
     let r = results::read(&out.join("results.json")).unwrap();
     let links = &r.jobs[0].transports;
-    assert!(!links.is_empty() && links.iter().all(|l| l.transport == "P2P"), "{links:?}");
+    assert!(
+        !links.is_empty() && links.iter().all(|l| l.transport == "P2P"),
+        "{links:?}"
+    );
 
     let d2 = scratch("transport-shm");
     let degraded = write_plan(&d2, &plan("env: { NCCL_P2P_DISABLE: \"1\" }\n"));
@@ -247,7 +255,10 @@ fn a_p2p_to_shm_downgrade_fails_the_transport_criterion() {
     let o = baton(&["run", &degraded, "-o", out.to_str().unwrap()], &[]);
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert_eq!(o.status.code(), Some(1), "{stdout}");
-    assert!(stdout.contains("SHM"), "the verdict names the transport seen: {stdout}");
+    assert!(
+        stdout.contains("SHM"),
+        "the verdict names the transport seen: {stdout}"
+    );
     let junit = std::fs::read_to_string(out.join("junit.xml")).unwrap();
     assert!(junit.contains("SHM"), "{junit}");
 }
