@@ -224,7 +224,17 @@ impl ChartExporter {
                 .configure_mesh()
                 .x_labels(span as usize + 2)
                 .x_label_formatter(&fmt)
-                .y_label_formatter(&|v: &f64| format!("{v:.0}"))
+                .y_label_formatter(&|v: &f64| {
+                    // Whole GB/s once the axis is tall enough; otherwise keep the fraction that
+                    // tells the ticks apart.
+                    if ymax >= 20.0 {
+                        format!("{v:.0}")
+                    } else if ymax >= 2.0 {
+                        format!("{v:.1}")
+                    } else {
+                        format!("{v:.2}")
+                    }
+                })
                 .y_desc("busbw (GB/s)")
                 .x_desc("requested size (log scale)")
                 .max_light_lines(0)

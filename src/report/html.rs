@@ -271,7 +271,10 @@ fn transports(o: &mut String, j: &JobVerdict) {
     }
     let rows = tables::transports(j);
     if rows.is_empty() {
-        o.push_str("<p class=\"meta\">Transports: not captured (run with NCCL_DEBUG=INFO).</p>");
+        o.push_str(&format!(
+            "<p class=\"meta\">{}</p>",
+            tables::no_transports(j)
+        ));
         return;
     }
     let comm = rows.iter().any(|t| !t.comm.is_empty());

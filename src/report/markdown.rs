@@ -188,7 +188,7 @@ fn job(o: &mut String, i: usize, j: &JobVerdict) {
     }
     let links = tables::transports(j);
     if links.is_empty() {
-        let _ = writeln!(o, "\nTransports: not captured (run with NCCL_DEBUG=INFO).");
+        let _ = writeln!(o, "\n{}", tables::no_transports(j));
     } else {
         let _ = writeln!(
             o,

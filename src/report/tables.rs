@@ -276,6 +276,19 @@ pub struct TransportRow {
 }
 
 /// Links grouped by communicator, peer pair and transport, channels compressed (`00-23`).
+/// What to say when a job has no transport rows: the host backend has none to report; a GPU
+/// run or log just did not record them.
+pub fn no_transports(j: &JobVerdict) -> &'static str {
+    match j.source.as_ref().map(|s| s.result.backend) {
+        Some(crate::plan::Backend::Mpi) => {
+            "Transports: none (the mpi backend moves data with MPI, not NCCL)."
+        }
+        _ => {
+            "Transports: not captured (use `baton run --capture-transport`, or ingest logs taken with NCCL_DEBUG=INFO)."
+        }
+    }
+}
+
 pub fn transports(j: &JobVerdict) -> Vec<TransportRow> {
     let Some(src) = &j.source else {
         return Vec::new();
