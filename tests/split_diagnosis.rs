@@ -136,7 +136,7 @@ fn healthy_run_times_every_group_of_every_split() {
 fn a_slowed_pair_started_apart_is_named_by_its_or_1_group() {
     let d = scratch("mpmd");
     let out = d.join("out");
-    // 2000 us per op against the ~tens to hundreds of us an oversubscribed CPU op takes here.
+    // 2 ms per op against the ~0.1-0.5 ms an oversubscribed CPU op takes here (measured).
     let o = mpirun(&out, Some((2, "slow:us=2000")));
     let (stdout, stderr) = (
         String::from_utf8_lossy(&o.stdout),
