@@ -6,8 +6,14 @@
 //! - `stall:rank=1` makes that rank stop joining collectives at its first timed op, so its peers
 //!   hang inside the op (must hit the timeout);
 //! - `crash:rank=1` kills that rank there (the others must end, results so far kept);
-//! - `init-fail:rank=0` fails communicator set-up.
+//! - `init-fail:rank=0` fails communicator set-up;
+//! - `slow:us=300` sleeps that many microseconds (default 200) before every launch, so the
+//!   collectives of any group with such a rank run slower but still correctly — the CPU stand-in
+//!   for a GPU pair with a degraded path (`NCCL_P2P_DISABLE=1`).
 //!
+//! `:rank=R` picks the rank (default 0). `slow` without `rank=` hits every rank of the process it
+//! is set in: under mpirun's MPMD syntax (`-np 6 baton-mpi … : -np 2 -x BATON_FAULT=slow …`)
+//! exactly the ranks of the second app context, as a per-process environment difference would.
 //! `:job=SUBSTRING` limits a fault to jobs whose ID contains it.
 
 use super::engine::{Engine, EngineError, OpSpec};
@@ -19,12 +25,21 @@ pub enum FaultKind {
     Stall,
     InitFail,
     Crash,
+    /// Delay before each launch, in microseconds.
+    Slow {
+        us: u64,
+    },
 }
+
+/// Delay of `slow` when `us=` is not given: large against the ~tens of µs a small CPU
+/// collective takes, so the slowed group stands out.
+const SLOW_DEFAULT_US: u64 = 200;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Fault {
     pub kind: FaultKind,
-    pub rank: usize,
+    /// `None`: every rank of this process.
+    pub rank: Option<usize>,
     pub job: Option<String>,
 }
 
@@ -41,17 +56,26 @@ impl Fault {
             "stall" => FaultKind::Stall,
             "init-fail" => FaultKind::InitFail,
             "crash" => FaultKind::Crash,
+            "slow" => FaultKind::Slow {
+                us: SLOW_DEFAULT_US,
+            },
             _ => return None,
+        };
+        // A slowdown is set per process (MPMD); the other faults pick one rank, rank 0 by default.
+        let rank = match kind {
+            FaultKind::Slow { .. } => None,
+            _ => Some(0),
         };
         let mut f = Fault {
             kind,
-            rank: 0,
+            rank,
             job: None,
         };
         for p in parts {
-            match p.split_once('=')? {
-                ("rank", r) => f.rank = r.parse().ok()?,
-                ("job", j) => f.job = Some(j.to_string()),
+            match (p.split_once('=')?, &mut f.kind) {
+                (("rank", r), _) => f.rank = Some(r.parse().ok()?),
+                (("job", j), _) => f.job = Some(j.to_string()),
+                (("us", n), FaultKind::Slow { us }) => *us = n.parse().ok()?,
                 _ => return None,
             }
         }
@@ -59,7 +83,8 @@ impl Fault {
     }
 
     pub fn applies(&self, rank: usize, job_id: &str) -> bool {
-        self.rank == rank && self.job.as_deref().is_none_or(|j| job_id.contains(j))
+        self.rank.is_none_or(|r| r == rank)
+            && self.job.as_deref().is_none_or(|j| job_id.contains(j))
     }
 }
 
@@ -112,6 +137,12 @@ impl<E: Engine> Engine for Faulty<'_, E> {
         self.inner.group_end()
     }
     fn launch(&mut self, op: &OpSpec, idx: u64) -> Result<(), EngineError> {
+        if let Some(FaultKind::Slow { us }) = self.fault {
+            // Sleeping, not spinning: with ranks oversubscribed on a few cores a busy wait takes
+            // the CPU the other groups need and slows them as much (measured: the slowed pair then
+            // stood out from the rest by under 75%); a slow link does not slow its neighbours.
+            std::thread::sleep(std::time::Duration::from_micros(us));
+        }
         if self.fault == Some(FaultKind::Crash) && idx > 0 {
             eprintln!("baton: injected fault: this rank dies now");
             std::process::abort();
@@ -153,14 +184,37 @@ mod tests {
             Fault::parse("stall:rank=1:job=bcast"),
             Some(Fault {
                 kind: FaultKind::Stall,
-                rank: 1,
+                rank: Some(1),
                 job: Some("bcast".into())
             })
         );
-        assert_eq!(Fault::parse("corrupt").unwrap().rank, 0);
+        assert_eq!(Fault::parse("corrupt").unwrap().rank, Some(0));
         assert_eq!(Fault::parse("explode"), None);
         assert_eq!(Fault::parse("corrupt:rank=x"), None);
         let f = Fault::parse("corrupt:rank=1:job=ar").unwrap();
         assert!(f.applies(1, "ar[dtype=float]") && !f.applies(0, "ar") && !f.applies(1, "bcast"));
+    }
+
+    #[test]
+    fn slow_hits_every_rank_of_its_process_unless_told() {
+        let f = Fault::parse("slow").unwrap();
+        assert_eq!(f.kind, FaultKind::Slow { us: 200 });
+        assert_eq!(f.rank, None);
+        assert!(f.applies(0, "x") && f.applies(7, "x"));
+        let f = Fault::parse("slow:us=300:rank=6:job=or").unwrap();
+        assert_eq!(f.kind, FaultKind::Slow { us: 300 });
+        assert!(f.applies(6, "ar[split=or 1]") && !f.applies(7, "ar[split=or 1]"));
+        assert!(!f.applies(6, "ar[split=div 4]"));
+        // Strict: a typo or a field another fault does not take must not fake a fault.
+        for bad in [
+            "slow:us=",
+            "slow:us=-5",
+            "slow:us=fast",
+            "slow:ms=3",
+            "stall:us=300",
+            "slow:us",
+        ] {
+            assert_eq!(Fault::parse(bad), None, "{bad}");
+        }
     }
 }
