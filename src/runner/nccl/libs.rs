@@ -34,7 +34,10 @@ pub struct Unavailable(pub String);
 
 /// Library file names tried, in cudarc's order.
 fn candidates(lib: &str) -> Vec<String> {
-    cudarc::get_lib_name_candidates(lib)
+    let mut names = cudarc::get_lib_name_candidates(lib);
+    let mut seen = std::collections::HashSet::new();
+    names.retain(|n| seen.insert(n.clone()));
+    names
 }
 
 fn open(lib: &str) -> Result<libloading::Library, Vec<String>> {
