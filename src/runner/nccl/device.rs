@@ -217,21 +217,7 @@ impl Gpu {
         fill: Fill,
         seed: u64,
     ) -> Result<(), GpuError> {
-        let (kind, op, rank, n) = kernel_kind(fill);
-        let (mut p, mut c, mut s, mut t, mut k, mut o, mut sd, mut r, mut nn) =
-            (ptr, count, start, dtype as i32, kind, op, seed, rank, n);
-        let mut params: [*mut c_void; 9] = [
-            (&mut p as *mut u64).cast(),
-            (&mut c as *mut u64).cast(),
-            (&mut s as *mut u64).cast(),
-            (&mut t as *mut i32).cast(),
-            (&mut k as *mut i32).cast(),
-            (&mut o as *mut i32).cast(),
-            (&mut sd as *mut u64).cast(),
-            (&mut r as *mut u64).cast(),
-            (&mut nn as *mut u64).cast(),
-        ];
-        self.launch(self.fill, &mut params, count)
+        self.pattern(self.fill, ptr, count, start, dtype, fill, seed, None)
     }
 
     /// Adds to the counter at `wrong` the elements at `ptr` that differ from `fill`.
@@ -246,20 +232,36 @@ impl Gpu {
         seed: u64,
         wrong: CUdeviceptr,
     ) -> Result<(), GpuError> {
-        let (kind, op, rank, n) = kernel_kind(fill);
-        let (mut p, mut c, mut s, mut t, mut k, mut o, mut sd, mut r, mut nn, mut w) = (
+        self.pattern(
+            self.check,
             ptr,
             count,
             start,
-            dtype as i32,
-            kind,
-            op,
+            dtype,
+            fill,
             seed,
-            rank,
-            n,
-            wrong,
-        );
-        let mut params: [*mut c_void; 10] = [
+            Some(wrong),
+        )
+    }
+
+    /// Launches `baton_fill` or `baton_check` (which takes the extra counter pointer).
+    #[allow(clippy::too_many_arguments)]
+    fn pattern(
+        &self,
+        f: CUfunction,
+        ptr: CUdeviceptr,
+        count: u64,
+        start: u64,
+        dtype: Dtype,
+        fill: Fill,
+        seed: u64,
+        wrong: Option<CUdeviceptr>,
+    ) -> Result<(), GpuError> {
+        let (kind, op, rank, n) = kernel_kind(fill);
+        let (mut p, mut c, mut s, mut t, mut k, mut o, mut sd, mut r, mut nn) =
+            (ptr, count, start, dtype as i32, kind, op, seed, rank, n);
+        let mut w = wrong.unwrap_or(0);
+        let mut params: Vec<*mut c_void> = vec![
             (&mut p as *mut u64).cast(),
             (&mut c as *mut u64).cast(),
             (&mut s as *mut u64).cast(),
@@ -269,9 +271,11 @@ impl Gpu {
             (&mut sd as *mut u64).cast(),
             (&mut r as *mut u64).cast(),
             (&mut nn as *mut u64).cast(),
-            (&mut w as *mut u64).cast(),
         ];
-        self.launch(self.check, &mut params, count)
+        if wrong.is_some() {
+            params.push((&mut w as *mut u64).cast());
+        }
+        self.launch(f, &mut params, count)
     }
 
     /// `cuStreamQuery`: `Ok(true)` when all work is done.
