@@ -90,7 +90,7 @@ fn markdown_puts_the_verdict_and_failures_first() {
     assert!(md.contains("| 8G | 8589934592 | 2147483648 | 24855.10 | 345.60 | 345.60 | 0 | 24831.90 | 345.92 | 345.92 | 0 |"), "{md}");
     assert!(md.contains("| NCCL | 2.28.3 |"), "{md}");
     assert!(
-        md.contains("Transports: not captured (run with NCCL_DEBUG=INFO)."),
+        md.contains("Transports: not captured (use `baton run --capture-transport`, or ingest logs taken with NCCL_DEBUG=INFO)."),
         "{md}"
     );
     let md = read(&socket.join("report.md"));
