@@ -14,13 +14,15 @@ use crate::runner::engine::{Engine, EngineError, OpSpec};
 use crate::runner::layout::{self, Buf, Semantics};
 use crate::runner::pattern;
 
+use super::hostbuf::HostBuf;
+
 /// One rank's MPI data mover; keeps one communicator per split for the whole run.
 pub struct HostEngine {
     world: SimpleCommunicator,
     comms: HashMap<Option<String>, SimpleCommunicator>,
     current: Option<Option<String>>,
-    send: Vec<u64>,
-    recv: Vec<u64>,
+    send: Option<HostBuf>,
+    recv: Option<HostBuf>,
 }
 
 fn err(message: String) -> EngineError {
@@ -33,8 +35,8 @@ impl HostEngine {
             world: world.duplicate(),
             comms: HashMap::new(),
             current: None,
-            send: Vec::new(),
-            recv: Vec::new(),
+            send: None,
+            recv: None,
         }
     }
 
@@ -46,9 +48,8 @@ impl HostEngine {
             .ok_or_else(|| err("no communicator prepared".into()))
     }
 
-    fn bytes(v: &mut [u64]) -> &mut [u8] {
-        // SAFETY: u64 storage viewed as bytes; any bit pattern is valid for u8.
-        unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), v.len() * 8) }
+    fn bytes(v: &mut Option<HostBuf>) -> &mut [u8] {
+        v.as_mut().map_or(&mut [], HostBuf::bytes)
     }
 
     fn buf(&mut self, b: Buf) -> &mut [u8] {
@@ -79,16 +80,17 @@ impl Engine for HostEngine {
             self.comms.insert(key.clone(), c);
         }
         self.current = Some(key);
-        let words = (max_bytes as usize).div_ceil(8).max(1);
+        let need = (max_bytes as usize).max(1);
         for b in [&mut self.send, &mut self.recv] {
-            b.clear();
-            b.try_reserve_exact(words).map_err(|e| {
-                EngineError::new(
-                    ErrorKind::OutOfMemory,
-                    format!("{} bytes of host memory: {e}", words * 8),
-                )
-            })?;
-            b.resize(words, 0);
+            if b.as_ref().is_none_or(|x| x.len() < need) {
+                *b = None;
+                *b = Some(HostBuf::new(need).map_err(|e| {
+                    EngineError::new(
+                        ErrorKind::OutOfMemory,
+                        format!("{need} bytes of host memory: {e}"),
+                    )
+                })?);
+            }
         }
         Ok(())
     }

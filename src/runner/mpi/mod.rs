@@ -3,6 +3,7 @@
 
 mod ffi;
 mod host;
+mod hostbuf;
 
 pub use host::HostEngine;
 
