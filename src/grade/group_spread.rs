@@ -13,18 +13,7 @@ use crate::plan::Criterion;
 use crate::units::Threshold;
 
 fn single(c: &Criterion, text: String, status: Status, message: String) -> CriterionVerdict {
-    CriterionVerdict::from_cases(
-        "group_spread",
-        text,
-        Some(c.clone()),
-        vec![Case {
-            name: "all".into(),
-            requested: None,
-            status,
-            message: message.clone(),
-        }],
-        message,
-    )
+    CriterionVerdict::whole(c, text, status, message)
 }
 
 /// `group 3 (ranks 3,11: node01 GPU 3, node02 GPU 3)`.

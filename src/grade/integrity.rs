@@ -46,12 +46,7 @@ pub fn completed(ctx: &Ctx<'_>) -> CriterionVerdict {
         status,
         message: message.clone(),
         diagnosis: None,
-        cases: vec![Case {
-            name: "all".into(),
-            requested: None,
-            status,
-            message,
-        }],
+        cases: vec![Case::whole(status, message)],
     }
 }
 
@@ -111,12 +106,7 @@ pub fn implicit(ctx: &Ctx<'_>) -> CriterionVerdict {
         status,
         message: message.clone(),
         diagnosis: None,
-        cases: vec![Case {
-            name: "all".into(),
-            requested: None,
-            status,
-            message,
-        }],
+        cases: vec![Case::whole(status, message)],
     }
 }
 

@@ -197,18 +197,7 @@ fn grade_job(job: &Job, found: Found, baseline: Result<Found, String>) -> JobVer
 
 /// A criterion that cannot be evaluated: one failing case saying why.
 fn fail_closed(c: &crate::plan::Criterion, text: String, message: String) -> CriterionVerdict {
-    CriterionVerdict::from_cases(
-        c.check.key(),
-        text,
-        Some(c.clone()),
-        vec![Case {
-            name: "all".into(),
-            requested: None,
-            status: Status::Fail,
-            message: message.clone(),
-        }],
-        message,
-    )
+    CriterionVerdict::whole(c, text, Status::Fail, message)
 }
 
 /// A plan job nothing matched: every check fails, each saying why.
@@ -222,12 +211,7 @@ fn unmatched_job(job: &Job, what: String, why: String) -> JobVerdict {
             status: Status::Fail,
             message: message.clone(),
             diagnosis: None,
-            cases: vec![Case {
-                name: "all".into(),
-                requested: None,
-                status: Status::Fail,
-                message,
-            }],
+            cases: vec![Case::whole(Status::Fail, message)],
         }
     };
     let mut criteria = vec![fail("results", "results present and complete".into(), None)];

@@ -15,18 +15,7 @@ pub fn evaluate(ctx: &Ctx<'_>, c: &Criterion, t: &Threshold, text: String) -> Cr
         Ok(b) => *b,
         Err(why) => {
             let message = format!("{why} ({})", ctx.what);
-            return CriterionVerdict::from_cases(
-                "regression",
-                text,
-                Some(c.clone()),
-                vec![Case {
-                    name: "all".into(),
-                    requested: None,
-                    status: Status::Fail,
-                    message: message.clone(),
-                }],
-                message,
-            );
+            return CriterionVerdict::whole(c, text, Status::Fail, message);
         }
     };
     let places = placements(ctx.job, Some(c));
@@ -99,12 +88,7 @@ pub fn evaluate(ctx: &Ctx<'_>, c: &Criterion, t: &Threshold, text: String) -> Cr
             "no size with data to compare against the baseline ({})",
             ctx.what
         );
-        cases.push(Case {
-            name: "all".into(),
-            requested: None,
-            status: Status::Fail,
-            message,
-        });
+        cases.push(Case::whole(Status::Fail, message));
     }
     let n = cases.len();
     let mut v = CriterionVerdict::from_cases(

@@ -2,7 +2,7 @@
 //! down its transport ladder silently (P2P → SHM → NET/Socket); only its connection lines say so.
 
 use super::context::Ctx;
-use super::verdict::{Case, CriterionVerdict, Status};
+use super::verdict::{CriterionVerdict, Status};
 use crate::ingest::class_satisfies;
 use crate::plan::Criterion;
 use crate::results::TransportLink;
@@ -98,16 +98,5 @@ pub fn evaluate(ctx: &Ctx<'_>, c: &Criterion, expected: &str, text: String) -> C
             }
         }
     };
-    CriterionVerdict::from_cases(
-        "transport",
-        text,
-        Some(c.clone()),
-        vec![Case {
-            name: "all".into(),
-            requested: None,
-            status,
-            message: message.clone(),
-        }],
-        message,
-    )
+    CriterionVerdict::whole(c, text, status, message)
 }

@@ -20,18 +20,7 @@ pub fn evaluate(ctx: &Ctx<'_>, c: &Criterion, t: &Threshold, text: String) -> Cr
             "variance needs at least 2 repeats; the results of {} have {repeats}",
             ctx.what
         );
-        return CriterionVerdict::from_cases(
-            "variance",
-            text,
-            Some(c.clone()),
-            vec![Case {
-                name: "all".into(),
-                requested: None,
-                status: Status::Fail,
-                message: message.clone(),
-            }],
-            message,
-        );
+        return CriterionVerdict::whole(c, text, Status::Fail, message);
     }
     let places = placements(ctx.job, Some(c));
     let mut cases = Vec::new();

@@ -42,6 +42,18 @@ pub struct Case {
     pub message: String,
 }
 
+impl Case {
+    /// The one case of a verdict that is not per size.
+    pub fn whole(status: Status, message: String) -> Case {
+        Case {
+            name: "all".into(),
+            requested: None,
+            status,
+            message,
+        }
+    }
+}
+
 /// The verdict of one criterion of one job.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CriterionVerdict {
@@ -60,6 +72,18 @@ pub struct CriterionVerdict {
 
 impl CriterionVerdict {
     /// Builds a verdict from its cases; a failing `warn` criterion reports `Warn`.
+    /// A verdict about the criterion as a whole (no per-size cases): a missing baseline, too few
+    /// repeats, the transport seen.
+    pub fn whole(c: &Criterion, text: String, status: Status, message: String) -> Self {
+        CriterionVerdict::from_cases(
+            c.check.key(),
+            text,
+            Some(c.clone()),
+            vec![Case::whole(status, message.clone())],
+            message,
+        )
+    }
+
     pub fn from_cases(
         key: &'static str,
         text: String,
