@@ -76,12 +76,7 @@ pub fn evaluate(ctx: &Ctx<'_>, c: &Criterion, t: &Threshold, text: String) -> Cr
                 format!("{}{}", fails.join("; "), ctx.transport_note()),
             )
         };
-        cases.push(Case {
-            name: size(s),
-            requested: Some(s),
-            status,
-            message,
-        });
+        cases.push(Case::at_size(s, status, message));
     }
     if cases.is_empty() {
         let message = format!(

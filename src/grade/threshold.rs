@@ -86,12 +86,7 @@ pub fn evaluate(
                 format!("{}{}", fails.join("; "), ctx.transport_note()),
             )
         };
-        cases.push(Case {
-            name: size(s),
-            requested: Some(s),
-            status,
-            message,
-        });
+        cases.push(Case::at_size(s, status, message));
     }
     let n = cases.len();
     let mut v = CriterionVerdict::from_cases(

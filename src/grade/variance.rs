@@ -77,17 +77,7 @@ pub fn evaluate(ctx: &Ctx<'_>, c: &Criterion, t: &Threshold, text: String) -> Cr
                 fails.push(format!("{line} (allowed {t}): {CAUSES}"));
             }
         }
-        let (status, message) = if fails.is_empty() {
-            (Status::Pass, seen.join("; "))
-        } else {
-            (Status::Fail, fails.join("; "))
-        };
-        cases.push(Case {
-            name: size(s),
-            requested: Some(s),
-            status,
-            message,
-        });
+        cases.push(Case::from_lines(s, &fails, &seen));
     }
     let n = cases.len();
     CriterionVerdict::from_cases(

@@ -43,6 +43,25 @@ pub struct Case {
 }
 
 impl Case {
+    /// The case of one requested size.
+    pub fn at_size(requested: u64, status: Status, message: String) -> Case {
+        Case {
+            name: super::measure::size(requested),
+            requested: Some(requested),
+            status,
+            message,
+        }
+    }
+
+    /// A size's case from the lines that held (`seen`) and those that did not (`fails`).
+    pub fn from_lines(requested: u64, fails: &[String], seen: &[String]) -> Case {
+        if fails.is_empty() {
+            Case::at_size(requested, Status::Pass, seen.join("; "))
+        } else {
+            Case::at_size(requested, Status::Fail, fails.join("; "))
+        }
+    }
+
     /// The one case of a verdict that is not per size.
     pub fn whole(status: Status, message: String) -> Case {
         Case {
