@@ -262,3 +262,125 @@ fn a_p2p_to_shm_downgrade_fails_the_transport_criterion() {
     let junit = std::fs::read_to_string(out.join("junit.xml")).unwrap();
     assert!(junit.contains("SHM"), "{junit}");
 }
+
+#[test]
+fn cuda_graph_timing_verifies_and_keeps_the_bandwidth() {
+    need_gpus!();
+    let d = scratch("graph");
+    let plan = |graph: u32| {
+        format!(
+            "version: 1\nname: g\nbackend: nccl\ndefaults: {{ iters: 20, cuda_graph: {graph} }}\ntests:\n  - name: all\n    collective: [all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall, sendrecv]\n    sizes: [8, 1M, 256M]\n    dtype: bfloat16\n    expect:\n      - wrong: 0\n"
+        )
+    };
+    let graphed = write_plan(&d, &plan(3));
+    let out = d.join("graph");
+    let o = baton(&["run", &graphed, "-o", out.to_str().unwrap()], &[]);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(stdout.contains("graph: 3 "), "{stdout}");
+    let r = results::read(&out.join("results.json")).unwrap();
+    assert_eq!(r.jobs.len(), 7);
+    let d2 = scratch("graph-direct");
+    let direct = write_plan(&d2, &plan(0));
+    let out2 = d2.join("direct");
+    let o = baton(&["run", &direct, "-o", out2.to_str().unwrap()], &[]);
+    assert_eq!(o.status.code(), Some(0));
+    let r2 = results::read(&out2.join("results.json")).unwrap();
+    for (g, n) in r.jobs.iter().zip(&r2.jobs) {
+        assert_eq!(g.status, JobStatus::Completed, "{}", g.id);
+        assert_eq!(g.settings.cuda_graph, 3);
+        let checked = g.cells().filter(|(_, _, _, c)| c.wrong == Some(0)).count();
+        assert!(checked >= 3, "{}: {checked} checked cells", g.id);
+        // At 256 MiB the GPU time dominates: replaying a recording moves the same bytes.
+        let bw = |j: &results::JobResult| {
+            j.repeats[0].rows[2]
+                .out_of_place
+                .as_ref()
+                .unwrap()
+                .busbw
+                .unwrap()
+        };
+        assert!(
+            bw(g) > 0.8 * bw(n),
+            "{}: graph {} GB/s vs direct {} GB/s",
+            g.id,
+            bw(g),
+            bw(n)
+        );
+    }
+
+    // Corruption injected after a replayed check op still shows in #wrong.
+    let out3 = d.join("graph-corrupt");
+    let o = baton(
+        &[
+            "run",
+            &graphed,
+            "-o",
+            out3.to_str().unwrap(),
+            "--only",
+            "all_reduce",
+        ],
+        &[("BATON_FAULT", "corrupt:rank=0")],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let r = results::read(&out3.join("results.json")).unwrap();
+    let cell = r.jobs[0].repeats[0].rows[1].out_of_place.as_ref().unwrap();
+    assert_eq!(cell.wrong, Some(1));
+}
+
+/// `mpirun -np 2 baton-mpi run`: each rank logs NCCL's connections to its own file and rank 0
+/// records them all, so a `transport` criterion works under launchers too.
+#[cfg(feature = "mpi")]
+#[test]
+fn transport_is_captured_under_mpirun() {
+    need_gpus!();
+    let d = scratch("transport-mpirun");
+    let p = write_plan(
+        &d,
+        "version: 1\nname: t\nbackend: nccl\nlaunch: { nodes: 1, ranks_per_node: 2 }\ntests:\n  - name: ar\n    collective: all_reduce\n    sizes: [64M]\n    expect:\n      - transport: P2P\n",
+    );
+    let mpirun = |out: &Path, extra: &[&str]| {
+        let mut c = Command::new("mpirun");
+        c.args(["-np", "2", "--allow-run-as-root", "--bind-to", "none"])
+            .args(extra)
+            .args([
+                env!("CARGO_BIN_EXE_baton-mpi"),
+                "run",
+                &p,
+                "-o",
+                out.to_str().unwrap(),
+            ])
+            .env_remove("BATON_FAULT");
+        c.output().unwrap()
+    };
+    let out = d.join("p2p");
+    let o = mpirun(&out, &[]);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let r = results::read(&out.join("results.json")).unwrap();
+    let links = &r.jobs[0].transports;
+    assert!(
+        !links.is_empty() && links.iter().all(|l| l.transport == "P2P"),
+        "{links:?}"
+    );
+    // Both ranks' logs: links leave rank 0 and rank 1.
+    for rank in [0, 1] {
+        assert!(links.iter().any(|l| l.from_rank == rank), "{links:?}");
+    }
+
+    let out = d.join("shm");
+    let o = mpirun(&out, &["-x", "NCCL_P2P_DISABLE=1"]);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("SHM"), "{stdout}");
+}

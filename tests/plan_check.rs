@@ -792,11 +792,7 @@ fn mpi_backend_refuses_types_and_ops_mpi_lacks() {
 }
 
 #[test]
-fn cuda_graph_timing_is_refused_until_implemented() {
-    one_error(
-        &test_body("    cuda_graph: 2\n"),
-        7,
-        "CUDA-graph timing (nccl-tests -G) is not implemented yet",
-    );
+fn cuda_graph_timing_is_accepted_on_the_nccl_backend() {
+    assert!(errors(&test_body("    cuda_graph: 2\n")).is_empty());
     assert!(errors(&test_body("    cuda_graph: 0\n")).is_empty());
 }

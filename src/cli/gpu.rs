@@ -1,7 +1,5 @@
 //! The local GPU side of `run`: one process, one thread per GPU (in both binaries).
 
-use std::path::Path;
-
 use anyhow::Context;
 use baton::exit::Exit;
 use baton::runner::fault::Fault;
@@ -9,23 +7,17 @@ use baton::runner::nccl::{libs, local};
 use baton::runner::{environment, orchestrate, worker};
 
 /// `baton __worker PLAN --jobs FILE --out PART --gpus N` for `backend: nccl`.
-pub fn local_worker(
-    plan_path: &Path,
-    jobs_file: &Path,
-    out: &Path,
-    table: bool,
-    gpus: usize,
-) -> anyhow::Result<Exit> {
+pub fn local_worker(w: &super::WorkerArgs, gpus: usize) -> anyhow::Result<Exit> {
     let nccl_version = libs::preflight()?;
-    let loaded = baton::plan::load_file(plan_path).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let jobs = super::select_jobs(&loaded.plan, jobs_file)?;
-    let mut results = orchestrate::new_results(&loaded.plan, plan_path, "run");
+    let loaded = baton::plan::load_file(&w.plan).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let jobs = super::select_jobs(&loaded.plan, &w.jobs)?;
+    let mut results = orchestrate::new_results(&loaded.plan, &w.plan, "run");
     results.environment = environment::capture(&[worker::hostname()]);
     local::describe_environment(&mut results, nccl_version);
     let base = worker::WorkerConfig {
         backend: loaded.plan.backend,
-        out: out.to_path_buf(),
-        print_table: table,
+        out: w.out.clone(),
+        print_table: w.table,
         fault: Fault::from_env(),
         device_label: String::new(),
         results,
@@ -33,6 +25,7 @@ pub fn local_worker(
         watchdog: true,
         watchdog_grace: grace(),
         telemetry: true,
+        progress: w.progress.clone(),
     };
     local::run_local(&jobs, gpus, base)
         .map_err(anyhow::Error::msg)

@@ -11,6 +11,7 @@ mod expand;
 pub mod gpu;
 pub mod grade;
 mod ingest;
+mod progress;
 mod render;
 pub mod run;
 
@@ -115,6 +116,9 @@ enum Command {
         /// GPUs to drive from this process (nccl backend, one thread each).
         #[arg(long, default_value_t = 0)]
         gpus: usize,
+        /// File rank 0 appends a line to per finished row (feeds `run`'s progress bar).
+        #[arg(long)]
+        progress: Option<PathBuf>,
     },
     /// Expand a plan into its jobs: IDs, ranks, split groups, sizes, criteria, GPU memory.
     Expand {
@@ -221,10 +225,20 @@ pub enum RunFormat {
 /// runs on machines without an MPI library.
 #[derive(Clone, Copy)]
 pub struct MpiEntry {
-    pub worker:
-        fn(&std::path::Path, &std::path::Path, &std::path::Path, bool) -> anyhow::Result<Exit>,
+    pub worker: fn(&WorkerArgs) -> anyhow::Result<Exit>,
     pub under_launcher:
         fn(&run::Args, &baton::plan::Plan, &[baton::expand::Job]) -> anyhow::Result<Exit>,
+}
+
+/// What `__worker` is told by the `baton run` that started it.
+pub struct WorkerArgs {
+    pub plan: PathBuf,
+    /// File with the job IDs to run, one per line.
+    pub jobs: PathBuf,
+    /// Results file rank 0 keeps up to date.
+    pub out: PathBuf,
+    pub table: bool,
+    pub progress: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -314,10 +328,20 @@ pub fn main(mpi: Option<MpiEntry>) -> i32 {
             out,
             table,
             gpus,
-        } => match mpi {
-            _ if gpus > 0 => gpu::local_worker(&plan, &jobs, &out, table, gpus),
-            Some(m) => (m.worker)(&plan, &jobs, &out, table),
-            None => Err(anyhow::anyhow!("the rank worker is `baton-mpi __worker`")),
+            progress,
+        } => match (
+            mpi,
+            WorkerArgs {
+                plan,
+                jobs,
+                out,
+                table,
+                progress,
+            },
+        ) {
+            (_, w) if gpus > 0 => gpu::local_worker(&w, gpus),
+            (Some(m), w) => (m.worker)(&w),
+            (None, _) => Err(anyhow::anyhow!("the rank worker is `baton-mpi __worker`")),
         },
         Command::Ingest { logs, output, job } => ingest::run(&logs, &output, job.as_deref()),
         Command::Grade {

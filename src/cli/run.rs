@@ -62,7 +62,11 @@ pub fn run(args: &Args, mpi: Option<MpiEntry>, color: bool) -> anyhow::Result<Ex
         print_table: args.format == RunFormat::Table,
         capture_transport: args.capture_transport,
     };
-    match orchestrate::run(&loaded.plan, &jobs, &opts) {
+    let bar = super::progress::Bar::for_terminal();
+    let shown = bar
+        .as_ref()
+        .map(|b| b as &dyn baton::runner::progress::Progress);
+    match orchestrate::run(&loaded.plan, &jobs, &opts, shown) {
         Ok(outcome) => {
             if args.format == RunFormat::Json {
                 baton::stdout::print(&(serde_json::to_string_pretty(&outcome.results)? + "\n"))?;

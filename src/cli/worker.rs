@@ -5,16 +5,17 @@ use std::path::Path;
 use anyhow::Context;
 use baton::exit::Exit;
 use baton::expand::Job;
-use baton::plan::{Backend, Plan};
+use baton::plan::{Backend, Check, Plan};
+use baton::results::TransportLink;
 use baton::runner::fault::Fault;
 use baton::runner::mpi::{HostEngine, MpiWorld};
 use baton::runner::nccl::{Gpu, NcclEngine, libs, local};
 use baton::runner::orchestrate;
 use baton::runner::world::World;
-use baton::runner::{environment, worker};
+use baton::runner::{environment, transport, worker};
 
-use crate::cli::RunFormat;
 use crate::cli::run::Args;
+use crate::cli::{RunFormat, WorkerArgs};
 
 fn init() -> anyhow::Result<MpiWorld> {
     MpiWorld::init().context("MPI could not be initialised")
@@ -40,6 +41,7 @@ fn execute(
     jobs: &[Job],
     out: &Path,
     table: bool,
+    progress: Option<&Path>,
 ) -> anyhow::Result<baton::results::Results> {
     let mut results = orchestrate::new_results(plan, plan_path, "run");
     let hosts = world.all_gather_string(&worker::hostname());
@@ -56,6 +58,7 @@ fn execute(
         watchdog: true,
         watchdog_grace: std::time::Duration::ZERO,
         telemetry: false,
+        progress: progress.map(Path::to_path_buf),
     };
     match plan.backend {
         Backend::Mpi => {
@@ -81,11 +84,11 @@ fn execute(
 }
 
 /// `baton-mpi __worker PLAN --jobs FILE --out PART`: the jobs listed in FILE, in that order.
-pub fn run(plan_path: &Path, jobs_file: &Path, out: &Path, table: bool) -> anyhow::Result<Exit> {
+pub fn run(w: &WorkerArgs) -> anyhow::Result<Exit> {
     let world = init()?;
-    let loaded = baton::plan::load_file(plan_path).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let ids = std::fs::read_to_string(jobs_file)
-        .with_context(|| format!("cannot read {}", jobs_file.display()))?;
+    let loaded = baton::plan::load_file(&w.plan).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let ids = std::fs::read_to_string(&w.jobs)
+        .with_context(|| format!("cannot read {}", w.jobs.display()))?;
     let all = baton::expand::expand(&loaded.plan).jobs;
     let jobs: Vec<Job> = ids
         .lines()
@@ -97,12 +100,41 @@ pub fn run(plan_path: &Path, jobs_file: &Path, out: &Path, table: bool) -> anyho
                 .with_context(|| format!("job `{id}` is not in the plan"))
         })
         .collect::<anyhow::Result<_>>()?;
-    execute(&world, &loaded.plan, plan_path, &jobs, out, table)?;
+    execute(
+        &world,
+        &loaded.plan,
+        &w.plan,
+        &jobs,
+        &w.out,
+        w.table,
+        w.progress.as_deref(),
+    )?;
     Ok(Exit::Ok)
 }
 
-/// `baton-mpi run PLAN` started by mpirun or srun: this process is one rank.
+/// NCCL transports are logged when a job has a `transport` criterion or the user asked.
+fn wants_transport(args: &Args, plan: &Plan, jobs: &[Job]) -> bool {
+    plan.backend == Backend::Nccl
+        && (args.capture_transport
+            || jobs.iter().any(|j| {
+                j.expect
+                    .iter()
+                    .any(|c| matches!(c.check, Check::Transport(_)))
+            }))
+}
+
+/// `baton-mpi run PLAN` started by mpirun or srun: this process is one rank. When transports
+/// are wanted, NCCL's log goes to a file per rank in the output directory.
 pub fn run_under_launcher(args: &Args, plan: &Plan, jobs: &[Job]) -> anyhow::Result<Exit> {
+    let capture = wants_transport(args, plan, jobs)
+        .then(|| transport::for_this_process(&args.out))
+        .flatten();
+    if let Some(c) = &capture {
+        std::fs::create_dir_all(&args.out)
+            .with_context(|| format!("cannot create {}", args.out.display()))?;
+        // SAFETY: nothing has started a thread yet: MPI, CUDA and NCCL come after this.
+        unsafe { c.apply_to_this_process() };
+    }
     let world = init()?;
     if plan.backend == Backend::Mpi && plan.launch.ranks_per_node.is_some() {
         let want = plan.launch.total_ranks().unwrap_or(0) as usize;
@@ -132,7 +164,20 @@ pub fn run_under_launcher(args: &Args, plan: &Plan, jobs: &[Job]) -> anyhow::Res
         jobs,
         &out,
         args.format == RunFormat::Table,
+        None,
     )?;
+    if let Some(c) = &capture {
+        let mine = serde_json::to_string(&c.collect()).unwrap_or_default();
+        let links: Vec<TransportLink> = world
+            .all_gather_string(&mine)
+            .iter()
+            .flat_map(|s| serde_json::from_str::<Vec<TransportLink>>(s).unwrap_or_default())
+            .collect();
+        let links = transport::dedupe(links);
+        for j in results.jobs.iter_mut().filter(|j| j.transports.is_empty()) {
+            j.transports = links.clone();
+        }
+    }
     if world.rank() != 0 {
         return Ok(Exit::Ok);
     }

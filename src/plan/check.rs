@@ -507,21 +507,9 @@ impl Checker<'_> {
     }
 
     /// A `cuda_graph` the runner would ignore is an error rather than a setting that silently
-    /// does nothing: the mpi backend has no GPU work to capture, and the NCCL runner does not
-    /// implement graph timing (nccl-tests `-G`) yet. Checked where the key is written, once.
+    /// does nothing: the mpi backend has no GPU work to capture. Checked where the key is
+    /// written, once.
     fn graphs_need_nccl(&mut self, cuda_graph: Option<&Loc<i64>>, backend: Backend) {
-        if let Some(g) = cuda_graph
-            && g.value > 0
-            && backend == Backend::Nccl
-        {
-            self.err(
-                Diagnostic::error(
-                    format!("`cuda_graph: {}`: CUDA-graph timing (nccl-tests -G) is not implemented yet", g.value),
-                    Some(g.pos),
-                )
-                .help("remove `cuda_graph` or set it to 0; runs time the ops directly, as nccl-tests does by default"),
-            );
-        }
         if let Some(g) = cuda_graph
             && g.value > 0
             && backend == Backend::Mpi

@@ -78,6 +78,26 @@ pub trait Engine {
     fn group_end(&mut self) -> Result<(), EngineError> {
         Ok(())
     }
+    /// Starts recording this rank's launches into a CUDA graph instead of running them
+    /// (nccl-tests `-G`). Only GPU backends can; the plan checker keeps graphs off the others.
+    fn capture_begin(&mut self) -> Result<(), EngineError> {
+        Err(EngineError::new(
+            ErrorKind::Other,
+            "CUDA graphs need the nccl backend",
+        ))
+    }
+    /// Ends a recording begun by `capture_begin` (also after a launch failed inside it, so the
+    /// stream leaves capture mode) and keeps it for `replay`.
+    fn capture_end(&mut self) -> Result<(), EngineError> {
+        Ok(())
+    }
+    /// Enqueues the kept recording once.
+    fn replay(&mut self) -> Result<(), EngineError> {
+        Err(EngineError::new(
+            ErrorKind::Other,
+            "CUDA graphs need the nccl backend",
+        ))
+    }
     /// Enqueues (or, for blocking backends, runs) iteration `idx` of `op`.
     fn launch(&mut self, op: &OpSpec, idx: u64) -> Result<(), EngineError>;
     /// Waits for everything enqueued.

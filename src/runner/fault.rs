@@ -157,6 +157,15 @@ impl<E: Engine> Engine for Faulty<'_, E> {
         }
         self.inner.launch(op, idx)
     }
+    fn capture_begin(&mut self) -> Result<(), EngineError> {
+        self.inner.capture_begin()
+    }
+    fn capture_end(&mut self) -> Result<(), EngineError> {
+        self.inner.capture_end()
+    }
+    fn replay(&mut self) -> Result<(), EngineError> {
+        self.inner.replay()
+    }
     fn wait(&mut self) -> Result<(), EngineError> {
         self.inner.wait()
     }

@@ -15,6 +15,7 @@ pub mod layout;
 pub mod mpi;
 pub mod nccl;
 pub mod orchestrate;
+pub mod progress;
 pub mod telemetry;
 pub mod transport;
 pub mod watchdog;

@@ -6,6 +6,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use super::launch::{self, EnvSet};
+use super::progress::{self, Progress};
 use crate::exit::Exit;
 use crate::expand::Job;
 use crate::plan::{Backend, Plan};
@@ -90,8 +91,14 @@ fn not_run(job: &Job, backend: Backend, why: String) -> JobResult {
     r
 }
 
-/// Runs `jobs` of `plan`, each environment set in its own process set.
-pub fn run(plan: &Plan, jobs: &[Job], opts: &RunOptions) -> Result<RunOutcome, RunError> {
+/// Runs `jobs` of `plan`, each environment set in its own process set, telling `progress`
+/// (when there is one to show) how far it got.
+pub fn run(
+    plan: &Plan,
+    jobs: &[Job],
+    opts: &RunOptions,
+    progress: Option<&dyn Progress>,
+) -> Result<RunOutcome, RunError> {
     let io = |what: String| move |source| RunError::Io { what, source };
     std::fs::create_dir_all(opts.out_dir.join("parts"))
         .map_err(io(format!("cannot create {}", opts.out_dir.display())))?;
@@ -180,9 +187,26 @@ pub fn run(plan: &Plan, jobs: &[Job], opts: &RunOptions) -> Result<RunOutcome, R
         }
     };
 
+    if let Some(p) = progress {
+        p.begin(progress::rows(&todo));
+    }
+    let mut rows_done = 0;
     for (k, set) in launch::env_sets(&todo).iter().enumerate() {
-        run_set(k, set, &todo, &launcher, opts, &mut results)?;
+        let watch = progress.map(|p| (p, rows_done));
+        let ran = run_set(k, set, &todo, &launcher, opts, &mut results, watch);
+        if let Some(p) = progress {
+            // Failed jobs end early: the bar moves past what they would have measured.
+            let set_jobs: Vec<Job> = set.jobs.iter().map(|i| todo[*i].clone()).collect();
+            rows_done += progress::rows(&set_jobs);
+            if let Some(last) = set_jobs.last() {
+                p.update(rows_done, &last.id);
+            }
+        }
+        ran?;
         results::write_atomic(&results_path, &results)?;
+    }
+    if let Some(p) = progress {
+        p.end();
     }
     results.finished = Some(results::now_rfc3339());
     results::write_atomic(&results_path, &results)?;
@@ -244,6 +268,7 @@ fn run_set(
     launcher: &Launcher,
     opts: &RunOptions,
     results: &mut Results,
+    watch: Option<(&dyn Progress, u64)>,
 ) -> Result<(), RunError> {
     let parts = opts.out_dir.join("parts");
     let ids_file = parts.join(format!("set-{k}.jobs"));
@@ -264,6 +289,12 @@ fn run_set(
     ];
     if opts.print_table {
         args.push("--table".into());
+    }
+    let feed = parts.join(format!("set-{k}.progress"));
+    if watch.is_some() {
+        let _ = std::fs::remove_file(&feed);
+        args.push("--progress".into());
+        args.push(feed.clone().into());
     }
     let wants_transport = opts.capture_transport
         || set.jobs.iter().any(|i| {
@@ -297,7 +328,11 @@ fn run_set(
             (c, baton)
         }
     };
-    let status = cmd.status().map_err(|source| RunError::Io {
+    let status = match watch {
+        Some((p, done)) => progress::run_watched(cmd, feed, done, p),
+        None => cmd.status(),
+    }
+    .map_err(|source| RunError::Io {
         what: format!("cannot start {}", what.display()),
         source,
     })?;

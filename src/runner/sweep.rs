@@ -223,6 +223,40 @@ fn kind_of(v: u64) -> ErrorKind {
     .unwrap_or(ErrorKind::Other)
 }
 
+/// The timed loop: `iters` iterations of `m` ops each (one NCCL group per iteration when
+/// aggregating), iteration indices walking the buffer rotation.
+fn enqueue<E: Engine>(
+    engine: &mut E,
+    spec: &OpSpec,
+    iters: u64,
+    m: u64,
+) -> Result<(), EngineError> {
+    for it in 0..iters {
+        if m > 1 {
+            engine.group_start()?;
+        }
+        for a in 0..m {
+            engine.launch(spec, it * m + a)?;
+        }
+        if m > 1 {
+            engine.group_end()?;
+        }
+    }
+    Ok(())
+}
+
+/// Records what `ops` enqueues into the engine's graph; the recording ends even when `ops`
+/// fails, so the stream is usable again.
+fn record<E: Engine>(
+    engine: &mut E,
+    ops: impl FnOnce(&mut E) -> Result<(), EngineError>,
+) -> Result<(), EngineError> {
+    engine.capture_begin()?;
+    let r = ops(engine);
+    let end = engine.capture_end();
+    r.and(end)
+}
+
 fn measure<W: World, E: Engine>(
     world: &W,
     engine: &mut E,
@@ -233,28 +267,32 @@ fn measure<W: World, E: Engine>(
 ) -> Result<Cell, SweepError> {
     let s = job.settings;
     let m = s.agg_iters.max(1) as u64;
-    let timed = (|| -> Result<f64, EngineError> {
+    let graphs = s.cuda_graph as u64;
+    let primed = (|| -> Result<(), EngineError> {
         if s.check {
             engine.init(spec, INIT_SEED)?;
         }
         engine.launch(spec, 0)?;
-        engine.wait()?;
-        world.barrier();
-        let t0 = Instant::now();
-        for it in 0..s.iters as u64 {
-            if m > 1 {
-                engine.group_start()?;
-            }
-            for a in 0..m {
-                engine.launch(spec, it * m + a)?;
-            }
-            if m > 1 {
-                engine.group_end()?;
-            }
-        }
-        engine.wait()?;
-        Ok(t0.elapsed().as_secs_f64() * 1e6 / (s.iters as u64 * m) as f64)
+        engine.wait()
     })();
+    consensus(world, engine, primed.as_ref().err(), rows.clone())?;
+    world.barrier();
+    let mut t0 = Instant::now();
+    if graphs > 0 {
+        // nccl-tests -G: the timed loop is recorded, not run; the clock restarts after a
+        // barrier and covers `graphs` replays of the recording.
+        let recorded = record(engine, |e| enqueue(e, spec, s.iters as u64, m));
+        consensus(world, engine, recorded.as_ref().err(), rows.clone())?;
+        world.barrier();
+        t0 = Instant::now();
+    }
+    let timed = if graphs > 0 {
+        (0..graphs).try_for_each(|_| engine.replay())
+    } else {
+        enqueue(engine, spec, s.iters as u64, m)
+    }
+    .and_then(|_| engine.wait())
+    .map(|_| t0.elapsed().as_secs_f64() * 1e6 / (s.iters as u64 * m * graphs.max(1)) as f64);
     consensus(world, engine, timed.as_ref().err(), rows.clone())?;
     let times = world.all_gather_f64(timed.unwrap_or(f64::NAN));
     world.barrier();
@@ -262,9 +300,16 @@ fn measure<W: World, E: Engine>(
     let checked =
         s.check && (spec.placement == Placement::OutOfPlace || job.collective.checks_in_place());
     let wrongs = if s.check {
+        // With graphs the checked op is a one-op recording too, as in nccl-tests.
         let w = engine
             .init(spec, check_seed)
-            .and_then(|_| engine.launch(spec, 0))
+            .and_then(|_| {
+                if graphs > 0 {
+                    record(engine, |e| e.launch(spec, 0)).and_then(|_| engine.replay())
+                } else {
+                    engine.launch(spec, 0)
+                }
+            })
             .and_then(|_| engine.wait())
             .and_then(|_| engine.verify(spec, check_seed));
         consensus(world, engine, w.as_ref().err(), rows)?;

@@ -3,6 +3,10 @@
 //! `transport` criterion, or `run --capture-transport`), workers log NCCL's INIT lines to
 //! per-process files, and the run records the links for every job of that environment set
 //! (they share its communicators). A user's own NCCL_DEBUG output still reaches them.
+//!
+//! Two ways in: `baton run` starts each env set's worker with the variables (`plan`); a rank
+//! started by mpirun or srun sets them on itself before anything else runs (`for_this_process`)
+//! and its links are gathered to rank 0 over MPI.
 
 use std::path::{Path, PathBuf};
 
@@ -20,12 +24,34 @@ pub struct Capture {
     /// The user set NCCL_DEBUG themselves: show them the log afterwards.
     pub echo: bool,
     dir: PathBuf,
-    set: usize,
+    /// The start of the log file names this capture reads.
+    head: String,
 }
 
 /// Variables for set `k` writing into `dir`, given the set's own environment. `None` when the
 /// user already directs NCCL's log to a file of their own (their file is left alone).
 pub fn plan(dir: &Path, k: usize, set_env: &IndexMap<String, String>) -> Option<Capture> {
+    let head = format!("{PREFIX}.set{k}.");
+    with_file(dir, format!("{head}%h.%p.log"), head, set_env)
+}
+
+/// Capture for the calling process alone (one rank under a launcher): its own log file, named
+/// by host and pid, so ranks sharing a directory never write the same file.
+pub fn for_this_process(dir: &Path) -> Option<Capture> {
+    let name = format!(
+        "{PREFIX}.{}.{}.log",
+        crate::runner::worker::hostname(),
+        std::process::id()
+    );
+    with_file(dir, name.clone(), name, &IndexMap::new())
+}
+
+fn with_file(
+    dir: &Path,
+    file: String,
+    head: String,
+    set_env: &IndexMap<String, String>,
+) -> Option<Capture> {
     let user = |name: &str| {
         set_env
             .get(name)
@@ -51,21 +77,33 @@ pub fn plan(dir: &Path, k: usize, set_env: &IndexMap<String, String>) -> Option<
     }
     env.insert(
         "NCCL_DEBUG_FILE".to_string(),
-        dir.join(format!("{PREFIX}.set{k}.%h.%p.log"))
-            .display()
-            .to_string(),
+        dir.join(file).display().to_string(),
     );
     Some(Capture {
         env,
         echo,
         dir: dir.to_path_buf(),
-        set: k,
+        head,
     })
 }
 
 impl Capture {
+    /// Puts the capture variables into this process's own environment, where NCCL will read
+    /// them at its first call.
+    ///
+    /// # Safety
+    /// No other thread may exist yet (nor start during the call): call it first thing, before
+    /// MPI, CUDA or NCCL are initialised. Changing the environment of a process that runs
+    /// threads is undefined behaviour on glibc.
+    pub unsafe fn apply_to_this_process(&self) {
+        for (k, v) in &self.env {
+            // SAFETY: the caller guarantees this process is still single-threaded.
+            unsafe { std::env::set_var(k, v) };
+        }
+    }
+
     fn files(&self) -> Vec<PathBuf> {
-        let head = format!("{PREFIX}.set{}.", self.set);
+        let head = &self.head;
         let mut v: Vec<PathBuf> = std::fs::read_dir(&self.dir)
             .map(|d| {
                 d.filter_map(Result::ok)
@@ -73,7 +111,7 @@ impl Capture {
                     .filter(|p| {
                         p.file_name()
                             .and_then(|n| n.to_str())
-                            .is_some_and(|n| n.starts_with(&head))
+                            .is_some_and(|n| n.starts_with(head.as_str()))
                     })
                     .collect()
             })
@@ -112,7 +150,7 @@ pub fn links_in(text: &str) -> Vec<TransportLink> {
         .collect()
 }
 
-fn dedupe(mut v: Vec<TransportLink>) -> Vec<TransportLink> {
+pub fn dedupe(mut v: Vec<TransportLink>) -> Vec<TransportLink> {
     v.sort_by(|a, b| {
         (a.channel, a.from_rank, a.to_rank, &a.detail).cmp(&(
             b.channel,

@@ -45,6 +45,8 @@ pub struct WorkerConfig {
     pub watchdog_grace: std::time::Duration,
     /// Sample GPU clocks, temperatures and throttle reasons around each job (rank 0).
     pub telemetry: bool,
+    /// A feed for `baton run`'s progress bar: rank 0 appends the job ID for every finished row.
+    pub progress: Option<PathBuf>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -56,12 +58,23 @@ pub enum WorkerError {
 struct Shared {
     results: Mutex<Results>,
     out: PathBuf,
+    progress: Option<Mutex<std::fs::File>>,
 }
 
 impl Shared {
     fn persist(&self) -> Result<(), results::ResultsError> {
         let r = self.results.lock().unwrap_or_else(|p| p.into_inner());
         results::write_atomic(&self.out, &r)
+    }
+
+    /// One finished row of `job` for the progress feed; a feed that cannot be written only
+    /// costs the bar, never the run.
+    fn tick(&self, job: &str) {
+        if let Some(f) = &self.progress {
+            use std::io::Write;
+            let mut f = f.lock().unwrap_or_else(|p| p.into_inner());
+            let _ = writeln!(f, "{job}");
+        }
     }
 }
 
@@ -145,9 +158,18 @@ pub fn run_jobs<W: World, E: Engine>(
     distinct.dedup();
     let nodes = distinct.len() as u32;
 
+    let progress = cfg.progress.as_ref().and_then(|p| {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(p)
+            .ok()
+            .map(Mutex::new)
+    });
     let shared = Arc::new(Shared {
         results: Mutex::new(cfg.results),
         out: cfg.out.clone(),
+        progress,
     });
     let current: Arc<Mutex<Option<usize>>> = Arc::new(Mutex::new(None));
     let watchdog = cfg.watchdog.then(|| {
@@ -446,6 +468,7 @@ impl SweepHooks for Hooks<'_> {
         if let Err(e) = self.shared.persist() {
             eprintln!("baton: cannot persist results: {e}");
         }
+        self.shared.tick(self.job_id);
         if self.print {
             table_out(&format!(
                 "{}\n",

@@ -72,18 +72,36 @@ impl World for MpiWorld {
         self.world.process_at_rank(0).broadcast_into(data);
     }
     fn all_gather_string(&self, s: &str) -> Vec<String> {
-        const W: usize = 512;
-        let mut buf = [0u8; W];
+        // Lengths first, then every string padded to the longest: any length arrives whole
+        // (transport links gathered as JSON run to kilobytes).
         let b = s.as_bytes();
-        let n = b.len().min(W);
-        buf[..n].copy_from_slice(&b[..n]);
-        let mut out = vec![0u8; W * self.size()];
+        let lens = self.all_gather_u64(b.len() as u64);
+        let w = lens.iter().copied().max().unwrap_or(0).max(1) as usize;
+        let mut buf = vec![0u8; w];
+        buf[..b.len()].copy_from_slice(b);
+        let mut out = vec![0u8; w * self.size()];
         self.world.all_gather_into(&buf[..], &mut out[..]);
-        out.chunks(W)
-            .map(|c| {
-                let end = c.iter().position(|x| *x == 0).unwrap_or(W);
-                String::from_utf8_lossy(&c[..end]).into_owned()
-            })
+        out.chunks(w)
+            .zip(&lens)
+            .map(|(c, n)| String::from_utf8_lossy(&c[..*n as usize]).into_owned())
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A singleton MPI world (no mpirun): the one place in this test binary that starts MPI.
+    #[test]
+    fn strings_of_any_length_are_gathered_whole() {
+        let Some(w) = MpiWorld::init() else {
+            panic!("MPI could not be initialised as a singleton");
+        };
+        let long: String = (0..5000)
+            .map(|i| char::from(b'a' + (i % 26) as u8))
+            .collect();
+        assert_eq!(w.all_gather_string(&long), vec![long.clone()]);
+        assert_eq!(w.all_gather_string(""), vec![String::new()]);
     }
 }

@@ -78,10 +78,18 @@ impl Gpu {
             text: "kernel image contains a NUL byte".into(),
         })?;
         // SAFETY: image is a NUL-terminated PTX text.
-        let module = cuda(
-            unsafe { result::module::load_data(image.as_ptr().cast()) },
-            "cuModuleLoadData (PTX)",
-        )?;
+        let loaded = unsafe { result::module::load_data(image.as_ptr().cast()) };
+        let too_old =
+            matches!(&loaded, Err(e) if e.0 == CUresult::CUDA_ERROR_UNSUPPORTED_PTX_VERSION);
+        let module = cuda(loaded, "cuModuleLoadData (PTX)").map_err(|e| match e {
+            GpuError::Cuda { call, text } if too_old => GpuError::Cuda {
+                call,
+                text: format!(
+                    "{text}: baton's data kernels are PTX ISA 7.8 and need a CUDA 12.0 driver (R525) or newer"
+                ),
+            },
+            other => other,
+        })?;
         // SAFETY: module is loaded; names exist in pattern.cu.
         let fill = cuda(
             unsafe {
@@ -367,6 +375,66 @@ impl Drop for DevBuf {
         // SAFETY: allocated by ncclMemAlloc.
         unsafe {
             cudarc::nccl::sys::ncclMemFree(self.ptr as *mut c_void);
+        }
+    }
+}
+
+/// A recorded stream of ops (nccl-tests `-G`): captured once, replayed `k` times, destroyed on
+/// drop. NCCL ties per-graph resources to it, so it must go before its communicators do.
+pub struct Graph {
+    graph: sys::CUgraph,
+    exec: sys::CUgraphExec,
+}
+
+impl Gpu {
+    /// Starts recording this thread's launches on the stream. Thread-local mode, as nccl-tests
+    /// uses: each rank thread captures its own stream while the others keep running.
+    pub fn capture_begin(&self) -> Result<(), GpuError> {
+        // SAFETY: valid stream.
+        cuda(
+            unsafe {
+                result::stream::begin_capture(
+                    self.stream,
+                    sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
+                )
+            },
+            "cuStreamBeginCapture",
+        )
+    }
+
+    /// Ends recording and instantiates what was recorded.
+    pub fn capture_end(&self) -> Result<Graph, GpuError> {
+        // SAFETY: valid stream in capture mode (begun by capture_begin).
+        let graph = cuda(
+            unsafe { result::stream::end_capture(self.stream) },
+            "cuStreamEndCapture",
+        )?;
+        // SAFETY: graph was just captured; destroyed on the error path or by Graph's drop.
+        let exec = unsafe {
+            result::graph::instantiate(graph, sys::CUgraphInstantiate_flags(0)).inspect_err(|_| {
+                let _ = result::graph::destroy(graph);
+            })
+        };
+        let exec = cuda(exec, "cuGraphInstantiate")?;
+        Ok(Graph { graph, exec })
+    }
+
+    /// Enqueues one replay of `g` on the stream.
+    pub fn replay(&self, g: &Graph) -> Result<(), GpuError> {
+        // SAFETY: g was instantiated in this context; valid stream.
+        cuda(
+            unsafe { result::graph::launch(g.exec, self.stream) },
+            "cuGraphLaunch",
+        )
+    }
+}
+
+impl Drop for Graph {
+    fn drop(&mut self) {
+        // SAFETY: created by capture_end, destroyed once.
+        unsafe {
+            let _ = result::graph::exec_destroy(self.exec);
+            let _ = result::graph::destroy(self.graph);
         }
     }
 }

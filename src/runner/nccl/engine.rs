@@ -10,7 +10,7 @@ use cudarc::driver::sys::CUdeviceptr;
 use cudarc::nccl::sys::{self, ncclDataType_t, ncclRedOp_t};
 
 use super::comm::Comm;
-use super::device::{DevBuf, Gpu};
+use super::device::{DevBuf, Gpu, Graph};
 use super::error::{GpuError, nccl};
 use super::libs::{self, AlltoAllFn};
 use crate::collective::{Collective, Dtype, RedOp};
@@ -29,6 +29,10 @@ pub struct NcclEngine<'w, W: World> {
     counter: Option<DevBuf>,
     alltoall: Option<AlltoAllFn>,
     timeout: Duration,
+    /// Whether the stream is recording (between `capture_begin` and `capture_end`).
+    capturing: bool,
+    /// The last recording; replaced by the next one, dropped before any communicator is.
+    graph: Option<Graph>,
 }
 
 fn dtype(d: Dtype) -> ncclDataType_t {
@@ -70,6 +74,8 @@ impl<'w, W: World> NcclEngine<'w, W> {
             counter: None,
             alltoall: libs::alltoall(),
             timeout: Duration::from_secs(300),
+            capturing: false,
+            graph: None,
         }
     }
 
@@ -90,6 +96,7 @@ impl<'w, W: World> NcclEngine<'w, W> {
     /// Aborts every communicator (after a hang or an asynchronous error): the next `prepare`
     /// builds fresh ones.
     fn abort_all(&mut self) {
+        self.graph = None;
         for (_, c) in self.comms.drain() {
             c.abort();
         }
@@ -119,6 +126,18 @@ impl<'w, W: World> NcclEngine<'w, W> {
         let c = Comm::init(self.world.size(), id, self.world.rank())?;
         self.comms.insert(None, c);
         Ok(())
+    }
+}
+
+impl<W: World> Drop for NcclEngine<'_, W> {
+    /// Graphs before communicators before buffers, all while the GPU's context is still held.
+    fn drop(&mut self) {
+        let _ = self.gpu.make_current();
+        self.graph = None;
+        self.comms.clear();
+        self.send = None;
+        self.recv = None;
+        self.counter = None;
     }
 }
 
@@ -282,6 +301,29 @@ impl<W: World> Engine for NcclEngine<'_, W> {
             }
         };
         Ok(nccl(rc, op.collective.name(), comm)?)
+    }
+
+    fn capture_begin(&mut self) -> Result<(), EngineError> {
+        self.graph = None;
+        self.gpu.capture_begin()?;
+        self.capturing = true;
+        Ok(())
+    }
+
+    fn capture_end(&mut self) -> Result<(), EngineError> {
+        if !std::mem::take(&mut self.capturing) {
+            return Ok(());
+        }
+        self.graph = Some(self.gpu.capture_end()?);
+        Ok(())
+    }
+
+    fn replay(&mut self) -> Result<(), EngineError> {
+        let g = self
+            .graph
+            .as_ref()
+            .ok_or_else(|| EngineError::new(ErrorKind::Cuda, "no CUDA graph recorded"))?;
+        Ok(self.gpu.replay(g)?)
     }
 
     fn wait(&mut self) -> Result<(), EngineError> {

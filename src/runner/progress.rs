@@ -1,0 +1,144 @@
+//! Progress of `baton run` as its workers report it. Workers are separate processes (one set
+//! per environment set, maybe under mpirun), so rank 0 of each appends a line per finished row
+//! to a feed file; the parent tails it. Drawing is the CLI's business: it implements
+//! [`Progress`]. While a bar is shown, the workers' own output is routed through it so table
+//! rows and bar never overwrite each other on the terminal.
+
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
+use std::path::PathBuf;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use crate::expand::Job;
+
+/// What the run tells whoever draws its progress.
+pub trait Progress: Sync {
+    /// The run is about to produce about `rows` rows (a `repeat: { for: … }` job may add more).
+    fn begin(&self, rows: u64);
+    /// `rows` rows are finished in all, the last one of `job`.
+    fn update(&self, rows: u64, job: &str);
+    /// One line a worker wrote (`stderr`: on its standard error).
+    fn line(&self, line: &str, stderr: bool);
+    fn end(&self);
+}
+
+/// Rows `jobs` produce: sizes × repeats (the least count of a time-bounded repeat).
+pub fn rows(jobs: &[Job]) -> u64 {
+    jobs.iter()
+        .map(|j| j.sizes.len() as u64 * u64::from(j.repeat.min_count().max(1)))
+        .sum()
+}
+
+/// Runs `cmd` to completion while `feed` grows: every new line advances `progress` from `done`
+/// rows, and the command's output goes through `progress.line`.
+pub fn run_watched(
+    mut cmd: Command,
+    feed: PathBuf,
+    done: u64,
+    progress: &dyn Progress,
+) -> std::io::Result<ExitStatus> {
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child: Child = cmd.spawn()?;
+    let out = child.stdout.take();
+    let err = child.stderr.take();
+    let finished = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        if let Some(o) = out {
+            s.spawn(move || forward(o, false, progress));
+        }
+        if let Some(e) = err {
+            s.spawn(move || forward(e, true, progress));
+        }
+        let tail = s.spawn(|| tail(&feed, done, &finished, progress));
+        let status = child.wait();
+        finished.store(true, Ordering::Relaxed);
+        let _ = tail.join();
+        status
+    })
+}
+
+fn forward(r: impl Read, stderr: bool, progress: &dyn Progress) {
+    for line in BufReader::new(r).lines() {
+        match line {
+            Ok(l) => progress.line(&l, stderr),
+            Err(_) => break,
+        }
+    }
+}
+
+/// Follows `feed` until `finished` is set (then reads it one last time).
+fn tail(feed: &PathBuf, mut rows: u64, finished: &AtomicBool, progress: &dyn Progress) {
+    let mut offset = 0u64;
+    let mut partial = String::new();
+    loop {
+        let last = finished.load(Ordering::Relaxed);
+        if let Ok(mut f) = std::fs::File::open(feed)
+            && f.seek(SeekFrom::Start(offset)).is_ok()
+        {
+            let mut chunk = String::new();
+            if let Ok(n) = f.read_to_string(&mut chunk) {
+                offset += n as u64;
+                partial.push_str(&chunk);
+                let mut job = None;
+                while let Some(end) = partial.find('\n') {
+                    rows += 1;
+                    job = Some(partial[..end].to_string());
+                    partial.drain(..=end);
+                }
+                if let Some(j) = job {
+                    progress.update(rows, &j);
+                }
+            }
+        }
+        if last {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    #[derive(Default)]
+    struct Seen {
+        updates: Mutex<Vec<(u64, String)>>,
+        lines: Mutex<Vec<(String, bool)>>,
+    }
+
+    impl Progress for Seen {
+        fn begin(&self, _: u64) {}
+        fn update(&self, rows: u64, job: &str) {
+            self.updates.lock().unwrap().push((rows, job.to_string()));
+        }
+        fn line(&self, line: &str, stderr: bool) {
+            self.lines.lock().unwrap().push((line.to_string(), stderr));
+        }
+        fn end(&self) {}
+    }
+
+    #[test]
+    fn a_growing_feed_advances_and_output_is_forwarded() {
+        let dir = std::env::temp_dir().join(format!("baton-progress-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let feed = dir.join("set-0.progress");
+        let _ = std::fs::remove_file(&feed);
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c").arg(format!(
+            "echo '# table row'; echo warn >&2; echo a >> {f}; sleep 0.3; echo a >> {f}; echo b >> {f}",
+            f = feed.display()
+        ));
+        let seen = Seen::default();
+        let status = run_watched(cmd, feed, 10, &seen).unwrap();
+        assert!(status.success());
+        let updates = seen.updates.lock().unwrap();
+        assert_eq!(updates.last().unwrap(), &(13, "b".to_string()));
+        assert!(updates.iter().all(|(n, _)| *n > 10));
+        let lines = seen.lines.lock().unwrap();
+        assert!(lines.contains(&("# table row".to_string(), false)));
+        assert!(lines.contains(&("warn".to_string(), true)));
+    }
+}
