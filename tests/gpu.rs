@@ -384,3 +384,33 @@ fn transport_is_captured_under_mpirun() {
     assert_eq!(o.status.code(), Some(1), "{stdout}");
     assert!(stdout.contains("SHM"), "{stdout}");
 }
+
+#[test]
+fn a_size_that_does_not_fit_errors_its_job_and_the_run_goes_on() {
+    need_gpus!();
+    let d = scratch("oom");
+    // send + recv of 120 GiB each: more than any GPU here holds.
+    let p = write_plan(
+        &d,
+        "version: 1\nname: m\nbackend: nccl\ntests:\n  - name: huge\n    collective: all_reduce\n    sizes: [120G]\n    dtype: bfloat16\n  - name: after\n    collective: all_reduce\n    sizes: [1M]\n",
+    );
+    let out = d.join("out");
+    let o = baton(&["run", &p, "-o", out.to_str().unwrap()], &[]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let r = results::read(&out.join("results.json")).unwrap();
+    assert_eq!(r.jobs[0].status, JobStatus::Error, "{:?}", r.jobs[0].errors);
+    assert_eq!(
+        r.jobs[0].errors[0].kind,
+        results::ErrorKind::OutOfMemory,
+        "{:?}",
+        r.jobs[0].errors
+    );
+    assert_eq!(
+        r.jobs[1].status,
+        JobStatus::Completed,
+        "{:?}",
+        r.jobs[1].errors
+    );
+}

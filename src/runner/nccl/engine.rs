@@ -166,11 +166,16 @@ impl<W: World> Engine for NcclEngine<'_, W> {
         }
         self.current = Some(key);
         let need = max_bytes.max(1);
-        if self.send.as_ref().is_none_or(|b| b.bytes < need) {
+        let fits = |b: &Option<DevBuf>| b.as_ref().is_some_and(|b| b.bytes >= need);
+        if !(fits(&self.send) && fits(&self.recv)) {
+            // Both or neither: a job whose second buffer did not fit must not leave the next
+            // job a send buffer without a receive buffer.
             self.send = None;
             self.recv = None;
-            self.send = Some(DevBuf::alloc(need)?);
-            self.recv = Some(DevBuf::alloc(need)?);
+            let send = DevBuf::alloc(need)?;
+            let recv = DevBuf::alloc(need)?;
+            self.send = Some(send);
+            self.recv = Some(recv);
         }
         if self.counter.is_none() {
             self.counter = Some(DevBuf::alloc(8)?);
