@@ -505,3 +505,25 @@ fn group_spread_names_the_slowest_group_and_its_gpus() {
         "{md}"
     );
 }
+
+#[test]
+fn group_spread_with_a_single_group_is_skipped_not_failed() {
+    // `OR 1` on two ranks makes one pair: there is no other group to compare it with.
+    let d = tmp("grade_one_group");
+    let mut s = Synth::new(baton::collective::Collective::AllReduce, 2);
+    s.groups = vec![1, 1];
+    let log = write(&d, "split.txt", &s.text());
+    let raw = ingest(&d, "raw.json", &[&log], None);
+    let pl = write(
+        &d,
+        "p.yaml",
+        "version: 1\nname: split\nbackend: nccl\nlaunch: { nodes: 1, ranks_per_node: 2 }\ntests:\n  - name: pairs\n    collective: all_reduce\n    split: \"OR 1\"\n    sizes: { from: 1M, to: 1G, factor: 4 }\n    expect:\n      - group_spread: \"<= 10%\"\n",
+    );
+    let o = grade(&[p(&pl), p(&raw)]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    assert!(
+        stdout(&o).contains("the split makes one group here (2 rank(s)): nothing to compare"),
+        "{}",
+        show(&o)
+    );
+}

@@ -50,6 +50,26 @@ pub fn evaluate(ctx: &Ctx<'_>, c: &Criterion, t: &Threshold, text: String) -> Cr
             format!("{} does not split: no groups to compare", ctx.what),
         );
     }
+    // The groups the run recorded, else the plan's (an ingested log may not list them).
+    let one_group = match ctx.result.groups.as_slice() {
+        [only] => Some(only.members.len()),
+        [] => match ctx.job.groups.as_deref().map(Vec::as_slice) {
+            Some([only]) => Some(only.ranks.len()),
+            _ => None,
+        },
+        _ => None,
+    };
+    if let Some(n) = one_group {
+        return single(
+            c,
+            text,
+            Status::Skipped,
+            format!(
+                "{}: the split makes one group here ({n} rank(s)): nothing to compare",
+                ctx.what
+            ),
+        );
+    }
     let places = placements(ctx.job, Some(c));
     let mut cases = Vec::new();
     let mut slowest_seen: Vec<u64> = Vec::new();
