@@ -51,6 +51,54 @@ fn write_plan(dir: &Path, text: &str) -> String {
     p.display().to_string()
 }
 
+/// Asserts the exit status, showing both streams when it differs; returns stdout.
+fn expect_exit(o: &Output, code: i32) -> String {
+    let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(
+        o.status.code(),
+        Some(code),
+        "stdout:\n{stdout}\nstderr:\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    stdout
+}
+
+/// `baton run` of the plan `text` in a fresh scratch directory `name`, with extra environment;
+/// asserts the exit status (and that nothing panicked) and returns the results and stdout.
+fn run_plan(
+    name: &str,
+    text: &str,
+    envs: &[(&str, &str)],
+    code: i32,
+) -> (results::Results, String) {
+    let d = scratch(name);
+    let p = write_plan(&d, text);
+    let out = d.join("out");
+    let o = baton(&["run", &p, "-o", out.to_str().unwrap()], envs);
+    let stdout = expect_exit(&o, code);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    (results::read(&out.join("results.json")).unwrap(), stdout)
+}
+
+/// The first job ended with `status` and the run went on: the second job completed.
+fn first_failed_then_recovered(r: &results::Results, status: JobStatus) {
+    let show = |i: usize| format!("{:?}", r.jobs[i].errors);
+    assert_eq!(r.jobs[0].status, status, "{}", show(0));
+    assert_eq!(r.jobs[1].status, JobStatus::Completed, "{}", show(1));
+}
+
+/// The transport links recorded for the first job of the run in `out`, all NVLink P2P.
+fn p2p_links(out: &Path) -> Vec<results::TransportLink> {
+    let r = results::read(&out.join("results.json")).unwrap();
+    let links = r.jobs[0].transports.clone();
+    assert!(
+        !links.is_empty() && links.iter().all(|l| l.transport == "P2P"),
+        "{links:?}"
+    );
+    links
+}
+
 #[test]
 fn every_collective_dtype_op_and_placement_verifies() {
     need_gpus!();
@@ -61,12 +109,7 @@ fn every_collective_dtype_op_and_placement_verifies() {
     );
     let out = d.join("out");
     let o = baton(&["run", &plan, "-o", out.to_str().unwrap()], &[]);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    expect_exit(&o, 0);
     let r = results::read(&out.join("results.json")).unwrap();
     assert_eq!(r.jobs.len(), 179);
     let mut checked = 0;
@@ -95,18 +138,12 @@ fn every_collective_dtype_op_and_placement_verifies() {
 #[test]
 fn injected_corruption_shows_in_wrong() {
     need_gpus!();
-    let d = scratch("corrupt");
-    let p = write_plan(
-        &d,
+    let (r, _) = run_plan(
+        "corrupt",
         "version: 1\nname: c\nbackend: nccl\ntests:\n  - name: ar\n    collective: all_reduce\n    sizes: [1M]\n    dtype: bfloat16\n",
-    );
-    let out = d.join("out");
-    let o = baton(
-        &["run", &p, "-o", out.to_str().unwrap()],
         &[("BATON_FAULT", "corrupt:rank=1")],
+        1,
     );
-    assert_eq!(o.status.code(), Some(1));
-    let r = results::read(&out.join("results.json")).unwrap();
     let cell = r.jobs[0].repeats[0].rows[0].out_of_place.as_ref().unwrap();
     assert_eq!(cell.wrong, Some(1));
 }
@@ -114,76 +151,39 @@ fn injected_corruption_shows_in_wrong() {
 #[test]
 fn a_stalled_rank_is_aborted_at_the_timeout_and_the_next_job_gets_fresh_communicators() {
     need_gpus!();
-    let d = scratch("stall");
-    let p = write_plan(
-        &d,
-        "version: 1\nname: s\nbackend: nccl\ndefaults: { timeout: 5s }\ntests:\n  - name: hangs\n    collective: all_reduce\n    sizes: [1M]\n  - name: after\n    collective: all_gather\n    sizes: [1M]\n",
-    );
-    let out = d.join("out");
     let t = std::time::Instant::now();
-    let o = baton(
-        &["run", &p, "-o", out.to_str().unwrap()],
+    let (r, _) = run_plan(
+        "stall",
+        "version: 1\nname: s\nbackend: nccl\ndefaults: { timeout: 5s }\ntests:\n  - name: hangs\n    collective: all_reduce\n    sizes: [1M]\n  - name: after\n    collective: all_gather\n    sizes: [1M]\n",
         &[("BATON_FAULT", "stall:rank=1:job=hangs")],
+        4,
     );
     let took = t.elapsed();
-    let r = results::read(&out.join("results.json")).unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(4),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
     assert!(took.as_secs() < 60, "took {took:?}");
-    assert_eq!(
-        r.jobs[0].status,
-        JobStatus::Timeout,
-        "{:?}",
-        r.jobs[0].errors
-    );
-    assert_eq!(
-        r.jobs[1].status,
-        JobStatus::Completed,
-        "{:?}",
-        r.jobs[1].errors
-    );
+    first_failed_then_recovered(&r, JobStatus::Timeout);
 }
 
 #[test]
 fn failed_init_errors_that_job() {
     need_gpus!();
-    let d = scratch("init");
-    let p = write_plan(
-        &d,
+    let (r, _) = run_plan(
+        "init",
         "version: 1\nname: i\nbackend: nccl\ntests:\n  - name: broken\n    collective: all_reduce\n    sizes: [1M]\n  - name: fine\n    collective: broadcast\n    sizes: [1M]\n",
-    );
-    let out = d.join("out");
-    let o = baton(
-        &["run", &p, "-o", out.to_str().unwrap()],
         &[("BATON_FAULT", "init-fail:rank=0:job=broken")],
+        3,
     );
-    assert_eq!(o.status.code(), Some(3));
-    let r = results::read(&out.join("results.json")).unwrap();
-    assert_eq!(r.jobs[0].status, JobStatus::Error);
-    assert_eq!(r.jobs[1].status, JobStatus::Completed);
+    first_failed_then_recovered(&r, JobStatus::Error);
 }
 
 #[test]
 fn split_groups_are_measured_separately() {
     need_gpus!();
-    let d = scratch("split");
-    let p = write_plan(
-        &d,
+    let (r, _) = run_plan(
+        "split",
         "version: 1\nname: g\nbackend: nccl\ntests:\n  - name: pairs\n    collective: sendrecv\n    sizes: [1M, 64M]\n    split: \"MOD 2\"\n    average: max\n",
+        &[],
+        0,
     );
-    let out = d.join("out");
-    let o = baton(&["run", &p, "-o", out.to_str().unwrap()], &[]);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let r = results::read(&out.join("results.json")).unwrap();
     let j = &r.jobs[0];
     assert_eq!(j.groups.len(), 2);
     let cell = j.repeats[0].rows[1].out_of_place.as_ref().unwrap();
@@ -211,7 +211,7 @@ fn no_gpu_message_when_libraries_are_missing() {
     );
     let err = String::from_utf8_lossy(&o.stderr);
     if no_gpu().is_some() {
-        assert_eq!(o.status.code(), Some(3), "{err}");
+        expect_exit(&o, 3);
         assert!(
             err.contains("no CUDA driver")
                 || err.contains("no NCCL library")
@@ -236,25 +236,14 @@ fn a_p2p_to_shm_downgrade_fails_the_transport_criterion() {
     let healthy = write_plan(&d, &plan(""));
     let out = d.join("healthy");
     let o = baton(&["run", &healthy, "-o", out.to_str().unwrap()], &[]);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stdout)
-    );
-    let r = results::read(&out.join("results.json")).unwrap();
-    let links = &r.jobs[0].transports;
-    assert!(
-        !links.is_empty() && links.iter().all(|l| l.transport == "P2P"),
-        "{links:?}"
-    );
+    expect_exit(&o, 0);
+    p2p_links(&out);
 
     let d2 = scratch("transport-shm");
     let degraded = write_plan(&d2, &plan("env: { NCCL_P2P_DISABLE: \"1\" }\n"));
     let out = d2.join("shm");
     let o = baton(&["run", &degraded, "-o", out.to_str().unwrap()], &[]);
-    let stdout = String::from_utf8_lossy(&o.stdout);
-    assert_eq!(o.status.code(), Some(1), "{stdout}");
+    let stdout = expect_exit(&o, 1);
     assert!(
         stdout.contains("SHM"),
         "the verdict names the transport seen: {stdout}"
@@ -275,13 +264,7 @@ fn cuda_graph_timing_verifies_and_keeps_the_bandwidth() {
     let graphed = write_plan(&d, &plan(3));
     let out = d.join("graph");
     let o = baton(&["run", &graphed, "-o", out.to_str().unwrap()], &[]);
-    let stdout = String::from_utf8_lossy(&o.stdout);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{stdout}{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let stdout = expect_exit(&o, 0);
     assert!(stdout.contains("graph: 3 "), "{stdout}");
     let r = results::read(&out.join("results.json")).unwrap();
     assert_eq!(r.jobs.len(), 7);
@@ -289,7 +272,7 @@ fn cuda_graph_timing_verifies_and_keeps_the_bandwidth() {
     let direct = write_plan(&d2, &plan(0));
     let out2 = d2.join("direct");
     let o = baton(&["run", &direct, "-o", out2.to_str().unwrap()], &[]);
-    assert_eq!(o.status.code(), Some(0));
+    expect_exit(&o, 0);
     let r2 = results::read(&out2.join("results.json")).unwrap();
     for (g, n) in r.jobs.iter().zip(&r2.jobs) {
         assert_eq!(g.status, JobStatus::Completed, "{}", g.id);
@@ -327,7 +310,7 @@ fn cuda_graph_timing_verifies_and_keeps_the_bandwidth() {
         ],
         &[("BATON_FAULT", "corrupt:rank=0")],
     );
-    assert_eq!(o.status.code(), Some(1));
+    expect_exit(&o, 1);
     let r = results::read(&out3.join("results.json")).unwrap();
     let cell = r.jobs[0].repeats[0].rows[1].out_of_place.as_ref().unwrap();
     assert_eq!(cell.wrong, Some(1));
@@ -360,19 +343,8 @@ fn transport_is_captured_under_mpirun() {
     };
     let out = d.join("p2p");
     let o = mpirun(&out, &[]);
-    let stdout = String::from_utf8_lossy(&o.stdout);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{stdout}{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let r = results::read(&out.join("results.json")).unwrap();
-    let links = &r.jobs[0].transports;
-    assert!(
-        !links.is_empty() && links.iter().all(|l| l.transport == "P2P"),
-        "{links:?}"
-    );
+    expect_exit(&o, 0);
+    let links = p2p_links(&out);
     // Both ranks' logs: links leave rank 0 and rank 1.
     for rank in [0, 1] {
         assert!(links.iter().any(|l| l.from_rank == rank), "{links:?}");
@@ -380,37 +352,25 @@ fn transport_is_captured_under_mpirun() {
 
     let out = d.join("shm");
     let o = mpirun(&out, &["-x", "NCCL_P2P_DISABLE=1"]);
-    let stdout = String::from_utf8_lossy(&o.stdout);
-    assert_eq!(o.status.code(), Some(1), "{stdout}");
+    let stdout = expect_exit(&o, 1);
     assert!(stdout.contains("SHM"), "{stdout}");
 }
 
 #[test]
 fn a_size_that_does_not_fit_errors_its_job_and_the_run_goes_on() {
     need_gpus!();
-    let d = scratch("oom");
     // send + recv of 120 GiB each: more than any GPU here holds.
-    let p = write_plan(
-        &d,
+    let (r, _) = run_plan(
+        "oom",
         "version: 1\nname: m\nbackend: nccl\ntests:\n  - name: huge\n    collective: all_reduce\n    sizes: [120G]\n    dtype: bfloat16\n  - name: after\n    collective: all_reduce\n    sizes: [1M]\n",
+        &[],
+        3,
     );
-    let out = d.join("out");
-    let o = baton(&["run", &p, "-o", out.to_str().unwrap()], &[]);
-    let stderr = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(3), "{stderr}");
-    assert!(!stderr.contains("panicked"), "{stderr}");
-    let r = results::read(&out.join("results.json")).unwrap();
-    assert_eq!(r.jobs[0].status, JobStatus::Error, "{:?}", r.jobs[0].errors);
+    first_failed_then_recovered(&r, JobStatus::Error);
     assert_eq!(
         r.jobs[0].errors[0].kind,
         results::ErrorKind::OutOfMemory,
         "{:?}",
         r.jobs[0].errors
-    );
-    assert_eq!(
-        r.jobs[1].status,
-        JobStatus::Completed,
-        "{:?}",
-        r.jobs[1].errors
     );
 }

@@ -425,17 +425,41 @@ fn bad_inputs_exit_2() {
     assert_eq!(code(&o), 2, "results are required: {}", show(&o));
 }
 
+/// An all_reduce nccl-tests log of `nodes × per_node` ranks in split groups `colors`, ingested,
+/// and a plan for it asking `group_spread <= 10%` (plus `extra` criterion keys).
+fn split_run(
+    d: &Path,
+    (nodes, per_node): (u32, u32),
+    colors: &[u64],
+    split: &str,
+    extra: &str,
+) -> (PathBuf, PathBuf) {
+    let mut s = Synth::new(
+        baton::collective::Collective::AllReduce,
+        colors.len() as u64,
+    );
+    s.groups = colors.to_vec();
+    let log = write(d, "split.txt", &s.text());
+    let raw = ingest(d, "raw.json", &[&log], None);
+    let pl = write(
+        d,
+        "p.yaml",
+        &format!(
+            "version: 1\nname: split\nbackend: nccl\nlaunch: {{ nodes: {nodes}, ranks_per_node: {per_node} }}\ntests:\n  - name: pairs\n    collective: all_reduce\n    split: \"{split}\"\n    sizes: {{ from: 1M, to: 1G, factor: 4 }}\n    expect:\n      - group_spread: \"<= 10%\"{extra}\n"
+        ),
+    );
+    (pl, raw)
+}
+
 #[test]
 fn group_spread_names_the_slowest_group_and_its_gpus() {
     let d = tmp("grade_groups");
-    let mut s = Synth::new(baton::collective::Collective::AllReduce, 4);
-    s.groups = vec![0, 0, 1, 1];
-    let log = write(&d, "split.txt", &s.text());
-    let raw = ingest(&d, "raw.json", &[&log], None);
-    let pl = write(
+    let (pl, raw) = split_run(
         &d,
-        "p.yaml",
-        "version: 1\nname: split\nbackend: nccl\nlaunch: { nodes: 2, ranks_per_node: 2 }\ntests:\n  - name: pairs\n    collective: all_reduce\n    split: \"DIV 2\"\n    sizes: { from: 1M, to: 1G, factor: 4 }\n    expect:\n      - group_spread: \"<= 10%\"\n        at: \">= 256M\"\n",
+        (2, 2),
+        &[0, 0, 1, 1],
+        "DIV 2",
+        "\n        at: \">= 256M\"",
     );
     // nccl-tests prints only rank 0's group: no per-group figures, so the criterion fails closed.
     let o = grade(&[p(&pl), p(&raw)]);
@@ -510,15 +534,7 @@ fn group_spread_names_the_slowest_group_and_its_gpus() {
 fn group_spread_with_a_single_group_is_skipped_not_failed() {
     // `OR 1` on two ranks makes one pair: there is no other group to compare it with.
     let d = tmp("grade_one_group");
-    let mut s = Synth::new(baton::collective::Collective::AllReduce, 2);
-    s.groups = vec![1, 1];
-    let log = write(&d, "split.txt", &s.text());
-    let raw = ingest(&d, "raw.json", &[&log], None);
-    let pl = write(
-        &d,
-        "p.yaml",
-        "version: 1\nname: split\nbackend: nccl\nlaunch: { nodes: 1, ranks_per_node: 2 }\ntests:\n  - name: pairs\n    collective: all_reduce\n    split: \"OR 1\"\n    sizes: { from: 1M, to: 1G, factor: 4 }\n    expect:\n      - group_spread: \"<= 10%\"\n",
-    );
+    let (pl, raw) = split_run(&d, (1, 2), &[1, 1], "OR 1", "");
     let o = grade(&[p(&pl), p(&raw)]);
     assert_eq!(code(&o), 0, "{}", show(&o));
     assert!(

@@ -52,6 +52,10 @@ impl EngineError {
     }
 }
 
+fn no_graphs() -> EngineError {
+    EngineError::new(ErrorKind::Other, "CUDA graphs need the nccl backend")
+}
+
 /// One rank's data mover. Calls arrive in the nccl-tests order: `init`, one untimed `launch` +
 /// `wait`, the timed `launch`es (grouped by `group_start`/`group_end` when aggregating) + `wait`,
 /// then `init` + `launch` + `wait` + `verify` for the check.
@@ -81,10 +85,7 @@ pub trait Engine {
     /// Starts recording this rank's launches into a CUDA graph instead of running them
     /// (nccl-tests `-G`). Only GPU backends can; the plan checker keeps graphs off the others.
     fn capture_begin(&mut self) -> Result<(), EngineError> {
-        Err(EngineError::new(
-            ErrorKind::Other,
-            "CUDA graphs need the nccl backend",
-        ))
+        Err(no_graphs())
     }
     /// Ends a recording begun by `capture_begin` (also after a launch failed inside it, so the
     /// stream leaves capture mode) and keeps it for `replay`.
@@ -93,10 +94,7 @@ pub trait Engine {
     }
     /// Enqueues the kept recording once.
     fn replay(&mut self) -> Result<(), EngineError> {
-        Err(EngineError::new(
-            ErrorKind::Other,
-            "CUDA graphs need the nccl backend",
-        ))
+        Err(no_graphs())
     }
     /// Enqueues (or, for blocking backends, runs) iteration `idx` of `op`.
     fn launch(&mut self, op: &OpSpec, idx: u64) -> Result<(), EngineError>;
