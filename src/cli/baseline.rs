@@ -1,25 +1,10 @@
 use std::path::{Path, PathBuf};
 
 use baton::exit::Exit;
-use baton::results::Results;
-
-fn read_all(paths: &[PathBuf]) -> Result<Vec<(String, Results)>, Exit> {
-    paths
-        .iter()
-        .map(|p| {
-            baton::results::read(p)
-                .map(|r| (p.display().to_string(), r))
-                .map_err(|e| {
-                    eprintln!("error: {e}");
-                    Exit::Invalid
-                })
-        })
-        .collect()
-}
 
 /// Saves one or more results files as one baseline (any results file already is one).
 pub fn save(results: &[PathBuf], out: &Path) -> anyhow::Result<Exit> {
-    let files = match read_all(results) {
+    let files = match super::grade::read_results(results) {
         Ok(f) => f,
         Err(e) => return Ok(e),
     };
@@ -69,7 +54,7 @@ pub fn save(results: &[PathBuf], out: &Path) -> anyhow::Result<Exit> {
 }
 
 pub fn compare(old: &Path, new: &Path, markdown: bool) -> anyhow::Result<Exit> {
-    let files = match read_all(&[old.to_path_buf(), new.to_path_buf()]) {
+    let files = match super::grade::read_results(&[old.to_path_buf(), new.to_path_buf()]) {
         Ok(f) => f,
         Err(e) => return Ok(e),
     };

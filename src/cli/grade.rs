@@ -47,16 +47,9 @@ pub fn baseline_for(
     })
 }
 
-/// Loads the plan, the results and the baseline and grades them; `Err(exit)` after printing why
-/// when an input is unusable.
-fn graded(
-    plan_path: &Path,
-    results: &[PathBuf],
-    baseline: Option<&Path>,
-    color: bool,
-) -> Result<Grade, Exit> {
-    let loaded = load_plan(plan_path, color, CheckFormat::Human).ok_or(Exit::Invalid)?;
-    let files: Vec<(String, Results)> = results
+/// Every results file named by its path; `Err(Exit::Invalid)` after printing why one is unusable.
+pub(super) fn read_results(paths: &[PathBuf]) -> Result<Vec<(String, Results)>, Exit> {
+    paths
         .iter()
         .map(|p| {
             baton::results::read(p)
@@ -66,7 +59,19 @@ fn graded(
                     Exit::Invalid
                 })
         })
-        .collect::<Result<_, _>>()?;
+        .collect()
+}
+
+/// Loads the plan, the results and the baseline and grades them; `Err(exit)` after printing why
+/// when an input is unusable.
+fn graded(
+    plan_path: &Path,
+    results: &[PathBuf],
+    baseline: Option<&Path>,
+    color: bool,
+) -> Result<Grade, Exit> {
+    let loaded = load_plan(plan_path, color, CheckFormat::Human).ok_or(Exit::Invalid)?;
+    let files = read_results(results)?;
     let base = baseline_for(plan_path, &loaded.plan, baseline)?;
     let plan_file = plan_path.display().to_string();
     Ok(grade(&GradeInput {

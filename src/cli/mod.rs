@@ -45,32 +45,7 @@ enum Command {
         format: CheckFormat,
     },
     /// Run a plan's jobs, print the nccl-tests table live and write results.
-    Run {
-        plan: PathBuf,
-        /// Directory for results.json (and per-environment-set parts).
-        #[arg(long, short = 'o', default_value = "baton-out")]
-        out: PathBuf,
-        /// Only jobs whose ID contains this text.
-        #[arg(long)]
-        only: Option<String>,
-        /// Continue an interrupted run in --out: skip jobs already complete.
-        #[arg(long)]
-        resume: bool,
-        /// table: the nccl-tests table per job; json: the results document on stdout at the end.
-        #[arg(long, value_enum, default_value_t = RunFormat::Table)]
-        format: RunFormat,
-        /// Results file for `regression` criteria (default: the plan's `baseline:`).
-        #[arg(long)]
-        baseline: Option<PathBuf>,
-        /// Record NCCL's transport per channel and peer for every job (always on for jobs with
-        /// a `transport` criterion).
-        #[arg(long)]
-        capture_transport: bool,
-        /// Only the jobs of environment set K (numbered from 0 over the selected jobs, as
-        /// `render` numbers its launcher steps).
-        #[arg(long, value_name = "K")]
-        env_set: Option<usize>,
-    },
+    Run(run::Args),
     /// Write job scripts for sbatch, srun or mpirun: one launcher step per environment set, then
     /// `baton grade`.
     Render {
@@ -271,29 +246,7 @@ pub fn main(mpi: Option<MpiEntry>) -> i32 {
             format,
             max_listed,
         } => expand::run(&plan, format, max_listed, color),
-        Command::Run {
-            plan,
-            out,
-            only,
-            resume,
-            format,
-            baseline,
-            env_set,
-            capture_transport,
-        } => run::run(
-            &run::Args {
-                plan,
-                out,
-                only,
-                resume,
-                format,
-                baseline,
-                env_set,
-                capture_transport,
-            },
-            mpi,
-            color,
-        ),
+        Command::Run(args) => run::run(&args, mpi, color),
         Command::Render {
             plan,
             target,

@@ -5,15 +5,33 @@ use baton::runner::orchestrate::{self, RunOptions};
 
 use super::{CheckFormat, MpiEntry, RunFormat, load_plan};
 
+/// `baton run`: what to run and where the results go.
+#[derive(Debug, clap::Args)]
 pub struct Args {
     pub plan: PathBuf,
+    /// Directory for results.json (and per-environment-set parts).
+    #[arg(long, short = 'o', default_value = "baton-out")]
     pub out: PathBuf,
+    /// Only jobs whose ID contains this text.
+    #[arg(long)]
     pub only: Option<String>,
+    /// Continue an interrupted run in --out: skip jobs already complete.
+    #[arg(long)]
     pub resume: bool,
+    /// table: the nccl-tests table per job; json: the results document on stdout at the end.
+    #[arg(long, value_enum, default_value_t = RunFormat::Table)]
     pub format: RunFormat,
+    /// Results file for `regression` criteria (default: the plan's `baseline:`).
+    #[arg(long)]
     pub baseline: Option<PathBuf>,
-    pub env_set: Option<usize>,
+    /// Record NCCL's transport per channel and peer for every job (always on for jobs with
+    /// a `transport` criterion).
+    #[arg(long)]
     pub capture_transport: bool,
+    /// Only the jobs of environment set K (numbered from 0 over the selected jobs, as
+    /// `render` numbers its launcher steps).
+    #[arg(long, value_name = "K")]
+    pub env_set: Option<usize>,
 }
 
 pub fn run(args: &Args, mpi: Option<MpiEntry>, color: bool) -> anyhow::Result<Exit> {

@@ -87,19 +87,7 @@ fn execute(
 pub fn run(w: &WorkerArgs) -> anyhow::Result<Exit> {
     let world = init()?;
     let loaded = baton::plan::load_file(&w.plan).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let ids = std::fs::read_to_string(&w.jobs)
-        .with_context(|| format!("cannot read {}", w.jobs.display()))?;
-    let all = baton::expand::expand(&loaded.plan).jobs;
-    let jobs: Vec<Job> = ids
-        .lines()
-        .filter(|l| !l.is_empty())
-        .map(|id| {
-            all.iter()
-                .find(|j| j.id == id)
-                .cloned()
-                .with_context(|| format!("job `{id}` is not in the plan"))
-        })
-        .collect::<anyhow::Result<_>>()?;
+    let jobs = crate::cli::select_jobs(&loaded.plan, &w.jobs)?;
     execute(
         &world,
         &loaded.plan,

@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::RenderError;
 use super::quote::sbatch_problem;
 use crate::expand::Job;
-use crate::plan::{Backend, Plan};
+use crate::plan::{Backend, Plan, Slurm};
 use crate::runner::launch;
 
 /// What a render starts from: a checked plan, the text it was loaded from, and where things are.
@@ -33,7 +33,7 @@ pub struct Context {
     pub version: &'static str,
     pub plan: PlanInfo,
     pub layout: Layout,
-    pub slurm: SlurmInfo,
+    pub slurm: Slurm,
     pub mpirun: MpirunInfo,
     pub env_sets: Vec<EnvSetInfo>,
     pub baton: String,
@@ -59,18 +59,6 @@ pub struct Layout {
     pub tasks: u64,
     /// GPUs to request per node; `None` for the mpi backend, which runs in host memory.
     pub gpus_per_node: Option<u64>,
-}
-
-#[derive(Debug, Serialize)]
-pub struct SlurmInfo {
-    pub partition: Option<String>,
-    pub account: Option<String>,
-    pub time: Option<String>,
-    pub exclusive: bool,
-    pub mpi: String,
-    pub extra: Vec<String>,
-    pub container_image: Option<String>,
-    pub container_mounts: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -198,16 +186,7 @@ impl Context {
                 gpus_per_node: (plan.backend == Backend::Nccl)
                     .then(|| ranks_per_node as u64 * launch_cfg.gpus_per_rank as u64),
             },
-            slurm: SlurmInfo {
-                partition: slurm.partition.clone(),
-                account: slurm.account.clone(),
-                time: slurm.time.clone(),
-                exclusive: slurm.exclusive,
-                mpi: slurm.mpi.clone(),
-                extra: slurm.extra.clone(),
-                container_image: slurm.container_image.clone(),
-                container_mounts: slurm.container_mounts.clone(),
-            },
+            slurm: slurm.clone(),
             mpirun: MpirunInfo {
                 hostfile,
                 extra: launch_cfg.mpirun.extra.clone(),

@@ -120,62 +120,36 @@ impl Engine for HostEngine {
         let ip = op.placement == Placement::InPlace;
         let (r, n, root) = (op.group_rank, op.group_size, op.root as i32);
         let count = |x: u64| x as i32;
+        // Where a rootless collective reads its input: MPI_IN_PLACE means the receive buffer.
+        let input = if ip { ffi::in_place() } else { send };
+        let mop = || ffi::op(op.op).ok_or_else(|| err("MPI has no avg".into()));
         // SAFETY: buffers hold max_bytes ≥ shift + span bytes; counts come from the same sizes.
         let rc = unsafe {
             match op.collective {
                 Collective::AllReduce => {
-                    let mop = ffi::op(op.op).ok_or_else(|| err("MPI has no avg".into()))?;
-                    ffi::MPI_Allreduce(
-                        if ip { ffi::in_place() } else { send },
-                        recv,
-                        count(c.param),
-                        dt,
-                        mop,
-                        comm,
-                    )
+                    ffi::MPI_Allreduce(input, recv, count(c.param), dt, mop()?, comm)
                 }
                 Collective::Reduce => {
-                    let mop = ffi::op(op.op).ok_or_else(|| err("MPI has no avg".into()))?;
                     let sb = match (ip, r == root as u64) {
                         (true, true) => ffi::in_place(),
                         (true, false) => recv,
                         (false, _) => send,
                     };
-                    ffi::MPI_Reduce(sb, recv, count(c.param), dt, mop, root, comm)
+                    ffi::MPI_Reduce(sb, recv, count(c.param), dt, mop()?, root, comm)
                 }
                 Collective::ReduceScatter => {
-                    let mop = ffi::op(op.op).ok_or_else(|| err("MPI has no avg".into()))?;
-                    ffi::MPI_Reduce_scatter_block(
-                        if ip { ffi::in_place() } else { send },
-                        recv,
-                        count(c.param),
-                        dt,
-                        mop,
-                        comm,
-                    )
+                    ffi::MPI_Reduce_scatter_block(input, recv, count(c.param), dt, mop()?, comm)
                 }
-                Collective::AllGather => ffi::MPI_Allgather(
-                    if ip { ffi::in_place() } else { send },
-                    count(c.param),
-                    dt,
-                    recv,
-                    count(c.param),
-                    dt,
-                    comm,
-                ),
+                Collective::AllGather => {
+                    ffi::MPI_Allgather(input, count(c.param), dt, recv, count(c.param), dt, comm)
+                }
                 Collective::Broadcast => {
                     let buf = if !ip && r == root as u64 { send } else { recv };
                     ffi::MPI_Bcast(buf, count(c.param), dt, root, comm)
                 }
-                Collective::AllToAll => ffi::MPI_Alltoall(
-                    if ip { ffi::in_place() } else { send },
-                    count(c.param),
-                    dt,
-                    recv,
-                    count(c.param),
-                    dt,
-                    comm,
-                ),
+                Collective::AllToAll => {
+                    ffi::MPI_Alltoall(input, count(c.param), dt, recv, count(c.param), dt, comm)
+                }
                 Collective::SendRecv => {
                     let (to, from) = (((r + 1) % n) as i32, ((r + n - 1) % n) as i32);
                     if ip {
