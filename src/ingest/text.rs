@@ -93,8 +93,18 @@ fn shorten(t: &str) -> String {
     }
 }
 
-/// Removes the `[1,0]<stdout>:` tag that `mpirun --tag-output` puts before every line.
+/// Removes the tag a launcher puts before every line: `[1,0]<stdout>:` (`mpirun --tag-output`)
+/// or `0: ` (`srun -l`).
 fn strip_launcher_tag(line: &str) -> &str {
+    // `srun -l`: the task number, right-aligned, then ": ".
+    let lead = line.trim_start();
+    let digits = lead.len() - lead.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    if digits > 0
+        && let Some(r) = lead[digits..].strip_prefix(": ")
+    {
+        return r;
+    }
+    // `mpirun --tag-output`: `[job,rank]<stdout>:`.
     let Some(rest) = line.strip_prefix('[') else {
         return line;
     };
@@ -557,12 +567,32 @@ mod tests {
     }
 
     #[test]
+    fn an_srun_labelled_log_reads_like_the_plain_one() {
+        let plain = include_str!("../../tests/data/nccl-tests/h200x2/all_reduce.txt");
+        let labelled: String = plain.lines().map(|l| format!("0: {l}\n")).collect();
+        let (a, wa) = parse("plain.txt", plain);
+        let (b, wb) = parse("srun.txt", &labelled);
+        assert_eq!(wa.len(), wb.len(), "{wb:?}");
+        assert!(!a.rows.is_empty());
+        assert_eq!(format!("{:?}", a.rows), format!("{:?}", b.rows));
+        assert_eq!(a.devices.len(), b.devices.len());
+    }
+
+    #[test]
     fn launcher_tags_and_unknown_lines() {
         assert_eq!(
             strip_launcher_tag("[1,0]<stdout>:# Using devices"),
             "# Using devices"
         );
         assert_eq!(strip_launcher_tag("[0000:00:06] x"), "[0000:00:06] x");
+        assert_eq!(strip_launcher_tag(" 3: # Using devices"), "# Using devices");
+        assert_eq!(
+            strip_launcher_tag("12:        8   2  float"),
+            "       8   2  float"
+        );
+        // NCCL's own `host:pid:tid` prefix is not a task number.
+        let debug = "10:1869:1956 [1] NCCL INFO Channel 00/0 : 1[1] -> 0[0] via P2P/IPC";
+        assert_eq!(strip_launcher_tag(debug), debug);
         let (log, w) = parse(
             "x.txt",
             "hello\n# Collective test starting: all_reduce_perf\nbanana split\n",
