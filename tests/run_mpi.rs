@@ -335,3 +335,33 @@ fn under_mpirun_baton_mpi_is_the_rank_and_plain_baton_refuses() {
     assert_ne!(o.status.code(), Some(0));
     assert!(stderr.contains("launch `baton-mpi run`"), "{stderr}");
 }
+
+/// `baton run PLAN | head`: the reader leaving early ends the printing, not mpirun or the ranks.
+#[test]
+fn a_reader_that_leaves_early_does_not_end_the_run() {
+    let d = scratch("head");
+    let p = plan(
+        &d,
+        "version: 1\nname: h\nbackend: mpi\nlaunch: { nodes: 1, ranks_per_node: 2 }\ntests:\n  - name: t\n    collective: [all_reduce, all_gather, broadcast]\n    sizes: { from: 8, to: 64K, factor: 2 }\n",
+    );
+    let out = d.join("out");
+    let script = format!(
+        "'{}' run '{}' -o '{}' | head -n 3 > /dev/null; exit ${{PIPESTATUS[0]}}",
+        baton(),
+        p.display(),
+        out.display()
+    );
+    let o = Command::new("bash")
+        .args(["-c", &script])
+        .env_remove("BATON_FAULT")
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{stdout}\n{stderr}");
+    let r = results::read(&out.join("results.json")).unwrap();
+    assert_eq!(r.jobs.len(), 3);
+    for j in &r.jobs {
+        assert_eq!(j.status, JobStatus::Completed, "{}: {:?}", j.id, j.errors);
+        assert_eq!(j.repeats[0].rows.len(), 14, "{}", j.id);
+    }
+}
