@@ -153,11 +153,11 @@ fn injected_corruption_is_counted_and_fails_the_run() {
 }
 
 #[test]
-fn a_hung_rank_times_out_and_keeps_earlier_results() {
+fn a_hung_rank_times_out_keeps_earlier_results_and_the_run_goes_on() {
     let d = scratch("stall");
     let p = plan(
         &d,
-        "version: 1\nname: s\nbackend: mpi\nlaunch: { nodes: 1, ranks_per_node: 2 }\ndefaults: { timeout: 3s }\ntests:\n  - name: first\n    collective: all_reduce\n    sizes: [1K]\n  - name: second\n    collective: all_gather\n    sizes: [1K, 2K]\n",
+        "version: 1\nname: s\nbackend: mpi\nlaunch: { nodes: 1, ranks_per_node: 2 }\ndefaults: { timeout: 3s }\ntests:\n  - name: first\n    collective: all_reduce\n    sizes: [1K]\n  - name: second\n    collective: all_gather\n    sizes: [1K, 2K]\n  - name: third\n    collective: broadcast\n    sizes: [1K]\n",
     );
     let out = d.join("out");
     let (o, took) = run(
@@ -182,8 +182,19 @@ fn a_hung_rank_times_out_and_keeps_earlier_results() {
         "{:?}",
         r.jobs[1].errors
     );
+    // The watchdog ended that worker; a fresh one ran the job it had not reached.
+    assert_eq!(
+        r.jobs[2].status,
+        JobStatus::Completed,
+        "{:?}",
+        r.jobs[2].errors
+    );
+    assert!(
+        stderr.contains("starting a fresh worker for the 1 job(s)"),
+        "{stderr}"
+    );
 
-    // --resume skips the finished job and completes the rest.
+    // --resume skips the finished jobs and completes the rest.
     let (o, _) = run(
         &[
             "run",
@@ -197,7 +208,7 @@ fn a_hung_rank_times_out_and_keeps_earlier_results() {
     let (stdout, stderr) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{stderr}");
     assert!(
-        stderr.contains("1 job(s) already complete, 1 to run"),
+        stderr.contains("2 job(s) already complete, 1 to run"),
         "{stderr}"
     );
     assert!(!stdout.contains("job=first"), "first must not run again");
@@ -206,11 +217,11 @@ fn a_hung_rank_times_out_and_keeps_earlier_results() {
 }
 
 #[test]
-fn a_killed_rank_ends_the_run_with_a_runtime_error() {
+fn a_killed_rank_errors_its_job_and_a_fresh_worker_runs_the_rest() {
     let d = scratch("crash");
     let p = plan(
         &d,
-        "version: 1\nname: k\nbackend: mpi\nlaunch: { nodes: 1, ranks_per_node: 2 }\ndefaults: { timeout: 20s }\ntests:\n  - name: ok\n    collective: all_reduce\n    sizes: [1K]\n  - name: dies\n    collective: all_gather\n    sizes: [1K]\n",
+        "version: 1\nname: k\nbackend: mpi\nlaunch: { nodes: 1, ranks_per_node: 2 }\ndefaults: { timeout: 20s }\ntests:\n  - name: ok\n    collective: all_reduce\n    sizes: [1K]\n  - name: dies\n    collective: all_gather\n    sizes: [1K]\n  - name: after\n    collective: broadcast\n    sizes: [1K]\n",
     );
     let out = d.join("out");
     let (o, took) = run(
@@ -229,6 +240,12 @@ fn a_killed_rank_ends_the_run_with_a_runtime_error() {
             .contains("the worker ended with"),
         "{:?}",
         r.jobs[1].errors
+    );
+    assert_eq!(
+        r.jobs[2].status,
+        JobStatus::Completed,
+        "{:?}",
+        r.jobs[2].errors
     );
 }
 

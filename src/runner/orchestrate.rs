@@ -261,6 +261,9 @@ fn job_backend(l: &Launcher) -> Backend {
     }
 }
 
+/// Runs one environment set. A worker that dies (a crash, a hang the watchdog ended, a sticky
+/// GPU error) takes only the job it was running with it: a fresh worker is started for the jobs
+/// it did not reach, as long as each attempt finishes at least one job.
 fn run_set(
     k: usize,
     set: &EnvSet,
@@ -271,9 +274,133 @@ fn run_set(
     watch: Option<(&dyn Progress, u64)>,
 ) -> Result<(), RunError> {
     let parts = opts.out_dir.join("parts");
-    let ids_file = parts.join(format!("set-{k}.jobs"));
-    let part = parts.join(format!("set-{k}.json"));
-    let ids: Vec<&str> = set.jobs.iter().map(|i| jobs[*i].id.as_str()).collect();
+    let wants_transport = opts.capture_transport
+        || set.jobs.iter().any(|i| {
+            jobs[*i]
+                .expect
+                .iter()
+                .any(|c| matches!(c.check, crate::plan::Check::Transport(_)))
+        });
+    let capture = (wants_transport && matches!(launcher, Launcher::Threads { .. }))
+        .then(|| super::transport::plan(&parts, k, &set.env))
+        .flatten();
+    let mut env = set.env.clone();
+    if let Some(c) = &capture {
+        env.extend(c.env.clone());
+    }
+    let mut pending: Vec<usize> = set.jobs.clone();
+    let mut got: Vec<JobResult> = Vec::new();
+    for attempt in 0.. {
+        let done = watch.map(|(p, d)| {
+            let waiting: std::collections::HashSet<usize> = pending.iter().copied().collect();
+            let finished: Vec<Job> = set
+                .jobs
+                .iter()
+                .filter(|i| !waiting.contains(i))
+                .map(|i| jobs[*i].clone())
+                .collect();
+            (p, d + progress::rows(&finished))
+        });
+        let (status, mut ran) = run_worker(k, attempt, &pending, jobs, launcher, opts, &env, done)?;
+        if let Some(r) = &ran {
+            merge_environment(&mut results.environment, r.environment.clone());
+        }
+        let ran: Vec<JobResult> = ran.take().map(|r| r.jobs).unwrap_or_default();
+        let timeout = status.code() == Some(Exit::Timeout.code());
+        let describe = if timeout {
+            "a collective hung and was aborted at its timeout".to_string()
+        } else {
+            format!("the worker ended with {status}")
+        };
+        // This attempt's results file holds only the jobs it was given.
+        let progressed = !ran.is_empty();
+        let by_id: std::collections::HashMap<&str, &JobResult> =
+            ran.iter().map(|j| (j.id.as_str(), j)).collect();
+        let mut left = Vec::new();
+        for &i in &pending {
+            let job = &jobs[i];
+            match by_id.get(job.id.as_str()).copied() {
+                Some(j) if j.status == JobStatus::Partial => {
+                    let mut j = j.clone();
+                    j.status = if timeout {
+                        JobStatus::Timeout
+                    } else {
+                        JobStatus::Error
+                    };
+                    j.errors.push(JobError {
+                        kind: if timeout {
+                            ErrorKind::Timeout
+                        } else {
+                            ErrorKind::Launcher
+                        },
+                        message: describe.clone(),
+                        repeat: None,
+                        requested: None,
+                        placement: None,
+                    });
+                    got.push(j);
+                }
+                Some(j) => got.push(j.clone()),
+                None => left.push(i),
+            }
+        }
+        pending = left;
+        if status.success() || pending.is_empty() || !progressed {
+            for &i in &pending {
+                let job = &jobs[i];
+                let why = if status.success() {
+                    "the worker finished without running it".to_string()
+                } else {
+                    describe.clone()
+                };
+                eprintln!("baton: {}: not run ({why})", job.id);
+                got.push(not_run(job, job_backend(launcher), why));
+            }
+            if !status.success() && !timeout {
+                eprintln!("baton: environment set {k}: {describe}");
+            }
+            break;
+        }
+        eprintln!(
+            "baton: environment set {k}: {describe}; starting a fresh worker for the {} job(s) it did not reach",
+            pending.len()
+        );
+    }
+    if let Some(c) = &capture {
+        let links = c.collect();
+        for j in got.iter_mut().filter(|j| j.transports.is_empty()) {
+            j.transports = links.clone();
+        }
+    }
+    for j in got {
+        results.jobs.retain(|x| x.id != j.id);
+        results.jobs.push(j);
+    }
+    Ok(())
+}
+
+/// One worker process set for the jobs `which` of set `k`: its exit status and the results it
+/// left (`None` when it wrote none).
+#[allow(clippy::too_many_arguments)]
+fn run_worker(
+    k: usize,
+    attempt: usize,
+    which: &[usize],
+    jobs: &[Job],
+    launcher: &Launcher,
+    opts: &RunOptions,
+    env: &indexmap::IndexMap<String, String>,
+    watch: Option<(&dyn Progress, u64)>,
+) -> Result<(std::process::ExitStatus, Option<Results>), RunError> {
+    let parts = opts.out_dir.join("parts");
+    let name = if attempt == 0 {
+        format!("set-{k}")
+    } else {
+        format!("set-{k}.retry{attempt}")
+    };
+    let ids_file = parts.join(format!("{name}.jobs"));
+    let part = parts.join(format!("{name}.json"));
+    let ids: Vec<&str> = which.iter().map(|i| jobs[*i].id.as_str()).collect();
     std::fs::write(&ids_file, ids.join("\n") + "\n").map_err(|source| RunError::Io {
         what: format!("cannot write {}", ids_file.display()),
         source,
@@ -290,41 +417,20 @@ fn run_set(
     if opts.print_table {
         args.push("--table".into());
     }
-    let feed = parts.join(format!("set-{k}.progress"));
+    let feed = parts.join(format!("{name}.progress"));
     if watch.is_some() {
         let _ = std::fs::remove_file(&feed);
         args.push("--progress".into());
         args.push(feed.clone().into());
     }
-    let wants_transport = opts.capture_transport
-        || set.jobs.iter().any(|i| {
-            jobs[*i]
-                .expect
-                .iter()
-                .any(|c| matches!(c.check, crate::plan::Check::Transport(_)))
-        });
-    let capture = (wants_transport && matches!(launcher, Launcher::Threads { .. }))
-        .then(|| super::transport::plan(&parts, k, &set.env))
-        .flatten();
-    let mut env = set.env.clone();
-    if let Some(c) = &capture {
-        env.extend(c.env.clone());
-    }
-    let set = &EnvSet {
-        env,
-        jobs: set.jobs.clone(),
-    };
     let (mut cmd, what) = match launcher {
         Launcher::Mpirun { mpirun, worker, np } => (
-            launch::mpirun_command(mpirun, *np, &set.env, worker, &args),
+            launch::mpirun_command(mpirun, *np, env, worker, &args),
             mpirun,
         ),
         Launcher::Threads { baton, gpus } => {
             let mut c = std::process::Command::new(baton);
-            c.args(&args)
-                .arg("--gpus")
-                .arg(gpus.to_string())
-                .envs(&set.env);
+            c.args(&args).arg("--gpus").arg(gpus.to_string()).envs(env);
             (c, baton)
         }
     };
@@ -336,68 +442,10 @@ fn run_set(
         what: format!("cannot start {}", what.display()),
         source,
     })?;
-    let part_results = if part.exists() {
+    let ran = if part.exists() {
         Some(results::read(&part)?)
     } else {
         None
     };
-    let mut got: Vec<JobResult> = match part_results {
-        Some(r) => {
-            merge_environment(&mut results.environment, r.environment);
-            r.jobs
-        }
-        None => Vec::new(),
-    };
-    if let Some(c) = &capture {
-        let links = c.collect();
-        for j in got.iter_mut().filter(|j| j.transports.is_empty()) {
-            j.transports = links.clone();
-        }
-    }
-    let describe = if status.code() == Some(Exit::Timeout.code()) {
-        "a collective hung and was aborted at its timeout".to_string()
-    } else {
-        format!("the worker ended with {status}")
-    };
-    for &i in &set.jobs {
-        let job = &jobs[i];
-        match got.iter_mut().find(|j| j.id == job.id) {
-            Some(j) if j.status == JobStatus::Partial => {
-                j.status = if status.code() == Some(Exit::Timeout.code()) {
-                    JobStatus::Timeout
-                } else {
-                    JobStatus::Error
-                };
-                j.errors.push(JobError {
-                    kind: if j.status == JobStatus::Timeout {
-                        ErrorKind::Timeout
-                    } else {
-                        ErrorKind::Launcher
-                    },
-                    message: describe.clone(),
-                    repeat: None,
-                    requested: None,
-                    placement: None,
-                });
-            }
-            Some(_) => {}
-            None => {
-                let why = if status.success() {
-                    "the worker finished without running it".to_string()
-                } else {
-                    describe.clone()
-                };
-                eprintln!("baton: {}: not run ({why})", job.id);
-                got.push(not_run(job, job_backend(launcher), why));
-            }
-        }
-    }
-    for j in got {
-        results.jobs.retain(|x| x.id != j.id);
-        results.jobs.push(j);
-    }
-    if !status.success() && status.code() != Some(Exit::Timeout.code()) {
-        eprintln!("baton: environment set {k}: {describe}");
-    }
-    Ok(())
+    Ok((status, ran))
 }
