@@ -374,3 +374,39 @@ fn a_size_that_does_not_fit_errors_its_job_and_the_run_goes_on() {
         r.jobs[0].errors
     );
 }
+
+#[test]
+fn a_gpu_fault_errors_its_job_and_a_fresh_worker_runs_the_rest() {
+    need_gpus!();
+    // Rank 1's GPU hits an illegal address (sticky: the context is lost for the process).
+    let d = scratch("device-fault");
+    let p = write_plan(
+        &d,
+        "version: 1\nname: f\nbackend: nccl\ntests:\n  - name: first\n    collective: all_reduce\n    sizes: [1M]\n  - name: breaks\n    collective: all_gather\n    sizes: [1M]\n  - name: after\n    collective: broadcast\n    sizes: [1M]\n",
+    );
+    let out = d.join("out");
+    let o = baton(
+        &["run", &p, "-o", out.to_str().unwrap()],
+        &[("BATON_FAULT", "device-fault:rank=1:job=breaks")],
+    );
+    expect_exit(&o, 3);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(
+        stderr.contains("starting a fresh worker for the 1 job(s)"),
+        "{stderr}"
+    );
+    let r = results::read(&out.join("results.json")).unwrap();
+    let status: Vec<JobStatus> = r.jobs.iter().map(|j| j.status).collect();
+    assert_eq!(
+        status,
+        [JobStatus::Completed, JobStatus::Error, JobStatus::Completed],
+        "{:?}",
+        r.jobs.iter().map(|j| &j.errors).collect::<Vec<_>>()
+    );
+    assert!(
+        r.jobs[1].errors[0].message.contains("illegal"),
+        "{:?}",
+        r.jobs[1].errors
+    );
+}

@@ -41,6 +41,9 @@ impl OpSpec {
 pub struct EngineError {
     pub kind: ErrorKind,
     pub message: String,
+    /// The backend cannot go on in this process (a sticky CUDA error): the worker stops after
+    /// recording the job, and `baton run` starts a fresh one for the jobs left.
+    pub fatal: bool,
 }
 
 impl EngineError {
@@ -48,6 +51,7 @@ impl EngineError {
         EngineError {
             kind,
             message: message.into(),
+            fatal: false,
         }
     }
 }
@@ -107,4 +111,9 @@ pub trait Engine {
     fn reset(&mut self) {}
     /// Flips bits of the first output element of `op` (fault injection only).
     fn flip_output_element(&mut self, op: &OpSpec) -> Result<(), EngineError>;
+    /// Makes the device fault for real, as a bad kernel would (fault injection only; backends
+    /// without a device have nothing to break).
+    fn fault_device(&mut self) -> Result<(), EngineError> {
+        Ok(())
+    }
 }

@@ -7,6 +7,8 @@
 //!   hang inside the op (must hit the timeout);
 //! - `crash:rank=1` kills that rank there (the others must end, results so far kept);
 //! - `init-fail:rank=0` fails communicator set-up;
+//! - `device-fault:rank=0` makes that rank's GPU hit an illegal address at its first timed op (a
+//!   sticky CUDA error: the worker must stop and a fresh one run the jobs left);
 //! - `slow:us=300` sleeps that many microseconds (default 200) before every launch, so the
 //!   collectives of any group with such a rank run slower but still correctly — the CPU stand-in
 //!   for a GPU pair with a degraded path (`NCCL_P2P_DISABLE=1`).
@@ -25,6 +27,7 @@ pub enum FaultKind {
     Stall,
     InitFail,
     Crash,
+    DeviceFault,
     /// Delay before each launch, in microseconds.
     Slow {
         us: u64,
@@ -56,6 +59,7 @@ impl Fault {
             "stall" => FaultKind::Stall,
             "init-fail" => FaultKind::InitFail,
             "crash" => FaultKind::Crash,
+            "device-fault" => FaultKind::DeviceFault,
             "slow" => FaultKind::Slow {
                 us: SLOW_DEFAULT_US,
             },
@@ -93,6 +97,7 @@ pub struct Faulty<'e, E: Engine> {
     pub inner: &'e mut E,
     pub fault: Option<FaultKind>,
     stalled: bool,
+    faulted: bool,
 }
 
 impl<'e, E: Engine> Faulty<'e, E> {
@@ -101,6 +106,7 @@ impl<'e, E: Engine> Faulty<'e, E> {
             inner,
             fault,
             stalled: false,
+            faulted: false,
         }
     }
 }
@@ -147,6 +153,10 @@ impl<E: Engine> Engine for Faulty<'_, E> {
             eprintln!("baton: injected fault: this rank dies now");
             std::process::abort();
         }
+        if self.fault == Some(FaultKind::DeviceFault) && idx > 0 && !self.faulted {
+            self.faulted = true;
+            self.inner.fault_device()?;
+        }
         if self.fault == Some(FaultKind::Stall) && idx > 0 {
             // This rank stops joining collectives: its peers hang inside the op, as they do
             // when a rank dies or wedges.
@@ -177,6 +187,9 @@ impl<E: Engine> Engine for Faulty<'_, E> {
     }
     fn flip_output_element(&mut self, op: &OpSpec) -> Result<(), EngineError> {
         self.inner.flip_output_element(op)
+    }
+    fn fault_device(&mut self) -> Result<(), EngineError> {
+        self.inner.fault_device()
     }
     fn reset(&mut self) {
         self.inner.reset()

@@ -32,6 +32,8 @@ pub struct JobRun<'a> {
 pub struct SweepError {
     pub kind: ErrorKind,
     pub message: String,
+    /// Some rank's backend cannot go on in this process (see `EngineError::fatal`).
+    pub fatal: bool,
     /// Rows measured before the failure.
     pub rows: Vec<Row>,
 }
@@ -97,6 +99,7 @@ pub fn sweep<W: World, E: Engine>(
         .ok_or_else(|| SweepError {
             kind: ErrorKind::Other,
             message: format!("rank {me} is in no split group"),
+            fatal: false,
             rows: Vec::new(),
         })?;
     let group_rank = job.groups[my_group]
@@ -188,21 +191,28 @@ fn consensus<W: World, E: Engine>(
     err: Option<&EngineError>,
     rows: Vec<Row>,
 ) -> Result<(), SweepError> {
-    let flags = world.all_gather_u64(err.map_or(0, |e| e.kind as u64 + 1));
+    // Per rank: 0 when fine, else the error kind + 1, with bit 8 set when it is fatal.
+    const FATAL: u64 = 1 << 8;
+    let flags = world
+        .all_gather_u64(err.map_or(0, |e| (e.kind as u64 + 1) | if e.fatal { FATAL } else { 0 }));
+    let fatal = flags.iter().any(|f| f & FATAL != 0);
     if let Some((rank, flag)) = flags.iter().enumerate().find(|(_, f)| **f != 0) {
+        let code = (*flag & !FATAL) - 1;
         let (kind, message) = match err {
             Some(e) => (e.kind, e.message.clone()),
             None => (
-                kind_of(*flag - 1),
-                format!("rank {rank} failed ({:?})", kind_of(*flag - 1)),
+                kind_of(code),
+                format!("rank {rank} failed ({:?})", kind_of(code)),
             ),
         };
-        if matches!(kind, ErrorKind::Timeout | ErrorKind::Nccl | ErrorKind::Cuda) {
+        // A fatal error leaves nothing to reset: the worker stops and its process ends.
+        if !fatal && matches!(kind, ErrorKind::Timeout | ErrorKind::Nccl | ErrorKind::Cuda) {
             engine.reset();
         }
         return Err(SweepError {
             kind,
             message,
+            fatal,
             rows,
         });
     }
@@ -357,4 +367,96 @@ fn measure<W: World, E: Engine>(
             .collect();
     }
     Ok(cell)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runner::world::Solo;
+
+    /// Fails `wait` with the given error after `ok_waits` successful ones; counts resets.
+    struct Failing {
+        ok_waits: u32,
+        fatal: bool,
+        resets: u32,
+    }
+
+    impl Engine for Failing {
+        fn prepare(
+            &mut self,
+            _: Option<&str>,
+            _: usize,
+            _: u64,
+            _: bool,
+        ) -> Result<(), EngineError> {
+            Ok(())
+        }
+        fn init(&mut self, _: &OpSpec, _: u64) -> Result<(), EngineError> {
+            Ok(())
+        }
+        fn launch(&mut self, _: &OpSpec, _: u64) -> Result<(), EngineError> {
+            Ok(())
+        }
+        fn wait(&mut self) -> Result<(), EngineError> {
+            if self.ok_waits == 0 {
+                let mut e = EngineError::new(ErrorKind::Cuda, "an illegal memory access");
+                e.fatal = self.fatal;
+                return Err(e);
+            }
+            self.ok_waits -= 1;
+            Ok(())
+        }
+        fn verify(&mut self, _: &OpSpec, _: u64) -> Result<u64, EngineError> {
+            Ok(0)
+        }
+        fn reset(&mut self) {
+            self.resets += 1;
+        }
+        fn flip_output_element(&mut self, _: &OpSpec) -> Result<(), EngineError> {
+            Ok(())
+        }
+    }
+
+    struct Quiet;
+    impl SweepHooks for Quiet {
+        fn before(&mut self, _: Option<u64>) {}
+        fn row(&mut self, _: &Row) {}
+    }
+
+    fn run(fatal: bool) -> (SweepError, u32) {
+        let settings = Settings::default();
+        let groups = [GroupInfo {
+            color: 0,
+            members: vec![0],
+        }];
+        let job = JobRun {
+            collective: Collective::AllReduce,
+            dtype: Dtype::Float,
+            op: RedOp::Sum,
+            root: 0,
+            split: None,
+            sizes: &[1024, 2048],
+            settings: &settings,
+            groups: &groups,
+        };
+        // Warm-up (2 sizes) and the first size's untimed op pass; its timed loop fails.
+        let mut e = Failing {
+            ok_waits: 3,
+            fatal,
+            resets: 0,
+        };
+        let err = sweep(&Solo, &mut e, &job, &mut 0, &mut Quiet).unwrap_err();
+        (err, e.resets)
+    }
+
+    #[test]
+    fn a_fatal_error_ends_the_sweep_without_a_reset() {
+        let (err, resets) = run(true);
+        assert!(err.fatal);
+        assert_eq!(err.kind, ErrorKind::Cuda);
+        assert_eq!(resets, 0, "nothing to reset in a dead context");
+        let (err, resets) = run(false);
+        assert!(!err.fatal);
+        assert_eq!(resets, 1, "a plain CUDA error gets fresh communicators");
+    }
 }

@@ -53,6 +53,9 @@ pub struct WorkerConfig {
 pub enum WorkerError {
     #[error(transparent)]
     Results(#[from] results::ResultsError),
+    /// The backend cannot go on in this process; the jobs so far are recorded.
+    #[error("{job}: {message}; this worker stops, the jobs after it need a fresh process")]
+    Fatal { job: String, message: String },
 }
 
 struct Shared {
@@ -281,6 +284,7 @@ pub fn run_jobs<W: World, E: Engine>(
         let started = Instant::now();
         let mut repeat = 0u32;
         let mut all_cells: Vec<(f64, bool)> = Vec::new();
+        let mut fatal: Option<String> = None;
         loop {
             let run = JobRun {
                 collective: job.collective,
@@ -319,6 +323,9 @@ pub fn run_jobs<W: World, E: Engine>(
                 w.disarm();
             }
             if let Err(e) = outcome {
+                if e.fatal {
+                    fatal = Some(e.message.clone());
+                }
                 if me == 0 {
                     eprintln!("baton: {}: {}", job.id, e.message);
                     let mut r = shared.results.lock().unwrap_or_else(|p| p.into_inner());
@@ -373,6 +380,12 @@ pub fn run_jobs<W: World, E: Engine>(
                     &job.collective.nccl_tests_binary(),
                 ));
             }
+        }
+        if let Some(message) = fatal {
+            return Err(WorkerError::Fatal {
+                job: job.id.clone(),
+                message,
+            });
         }
     }
     drop(watchdog);

@@ -133,6 +133,16 @@ impl<W: World> Drop for NcclEngine<'_, W> {
     /// Graphs before communicators before buffers, all while the GPU's context is still held.
     fn drop(&mut self) {
         let _ = self.gpu.make_current();
+        if matches!(self.gpu.idle(), Err(GpuError::Sticky { .. })) {
+            // The context is gone: tearing down what lived in it could block; the process is
+            // about to end and the driver reclaims everything.
+            std::mem::forget(self.graph.take());
+            std::mem::forget(std::mem::take(&mut self.comms));
+            std::mem::forget(self.send.take());
+            std::mem::forget(self.recv.take());
+            std::mem::forget(self.counter.take());
+            return;
+        }
         self.graph = None;
         self.comms.clear();
         self.send = None;
@@ -377,6 +387,14 @@ impl<W: World> Engine for NcclEngine<'_, W> {
 
     fn reset(&mut self) {
         self.abort_all();
+    }
+
+    fn fault_device(&mut self) -> Result<(), EngineError> {
+        // A kernel writing to address 8, which no allocation covers: an illegal address, as a
+        // buggy kernel or a failing GPU would cause.
+        self.gpu
+            .fill(8, 1, 0, Dtype::Float, crate::runner::pattern::Fill::Zero, 0)?;
+        Ok(())
     }
 
     fn flip_output_element(&mut self, op: &OpSpec) -> Result<(), EngineError> {
