@@ -1,7 +1,10 @@
 //! Expansion: job counts, stable IDs, split groups and memory estimates.
 
+mod common;
+
 use baton::expand::{Scope, expand};
 use baton::plan::parse_str;
+use common::env_pairs;
 
 fn plan(yaml: &str) -> baton::plan::Plan {
     match parse_str("p.yaml", yaml) {
@@ -29,13 +32,8 @@ fn full_example_expands_to_matrix_product() {
     );
     let j = &e.jobs[3];
     // plan env, then test env, then the matrix entry.
-    let env: Vec<(&str, &str)> = j
-        .env
-        .iter()
-        .map(|(k, v)| (k.as_str(), v.as_str()))
-        .collect();
     assert_eq!(
-        env,
+        env_pairs(&j.env),
         [
             ("NCCL_DEBUG", "INFO"),
             ("NCCL_ALGO", "Ring"),

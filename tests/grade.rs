@@ -7,47 +7,27 @@ use std::path::{Path, PathBuf};
 
 use common::*;
 
-/// A one-test plan for the 2-GPU fixtures.
-fn plan(dir: &Path, name: &str, test: &str) -> PathBuf {
-    write(
-        dir,
-        name,
-        &format!(
-            "version: 1\nname: {name}\nbackend: nccl\nlaunch: {{ nodes: 1, ranks_per_node: 2 }}\ntests:\n{test}"
-        ),
-    )
-}
-
-const ALLREDUCE_SWEEP: &str =
-    "  - name: allreduce\n    collective: all_reduce\n    sizes: { from: 8, to: 8G, factor: 2 }\n";
-
 fn grade(args: &[&str]) -> std::process::Output {
     let mut a = vec!["grade"];
     a.extend_from_slice(args);
     baton(&a)
 }
 
-fn healthy(dir: &Path) -> PathBuf {
-    let logs = [
-        "all_reduce.txt",
-        "all_gather.txt",
-        "alltoall.txt",
-        "broadcast.txt",
-    ]
-    .map(fixture);
-    ingest(
-        dir,
-        "healthy.json",
-        &logs.iter().map(PathBuf::as_path).collect::<Vec<_>>(),
-        None,
-    )
+/// Grades `args` by the all_reduce sweep + `keys`, asserting `want`: what criteria tests vary.
+fn grade_sweep(dir: &Path, file: &str, keys: &str, args: &[&str], want: i32) -> String {
+    let pl = two_gpu_plan(dir, file, &format!("{ALLREDUCE_SWEEP}{keys}"));
+    let mut a = vec![p(&pl)];
+    a.extend_from_slice(args);
+    let o = grade(&a);
+    assert_eq!(code(&o), want, "{}", show(&o));
+    stdout(&o)
 }
 
 #[test]
 fn healthy_logs_pass_a_sensible_plan() {
     let d = tmp("grade_healthy");
     let r = healthy(&d);
-    let o = grade(&[p(&common::plan("h200x2.yaml")), p(&r)]);
+    let o = grade(&[p(&plan("h200x2.yaml")), p(&r)]);
     assert_eq!(code(&o), 0, "{}", show(&o));
     let out = stdout(&o);
     assert!(
@@ -62,15 +42,16 @@ fn healthy_logs_pass_a_sensible_plan() {
 #[test]
 fn socket_log_fails_transport_and_regression_against_the_healthy_log() {
     let d = tmp("grade_socket");
-    let base = ingest(&d, "base.json", &[&fixture("debug_healthy.txt")], None);
-    let sock = ingest(&d, "sock.json", &[&fixture("debug_socket.txt")], None);
-    let nvlink = common::plan("h200x2-nvlink.yaml");
+    let out = grade_socket(&d, &[]);
     // The healthy run passes against itself.
-    let o = grade(&[p(&nvlink), p(&base), "--baseline", p(&base)]);
+    let base = d.join("base.json");
+    let o = grade(&[
+        p(&plan("h200x2-nvlink.yaml")),
+        p(&base),
+        "--baseline",
+        p(&base),
+    ]);
     assert_eq!(code(&o), 0, "{}", show(&o));
-    let o = grade(&[p(&nvlink), p(&sock), "--baseline", p(&base)]);
-    assert_eq!(code(&o), 1, "{}", show(&o));
-    let out = stdout(&o);
     assert!(
         out.contains("✗ transport P2P: transport NET/Socket, expected P2P (all_reduce float sum): channel 00 rank 0 -> 1 via NET/Socket/0 on vm, and 3 more of 4 links; the log sets NCCL_P2P_DISABLE=1, NCCL_SHM_DISABLE=1"),
         "{out}"
@@ -97,7 +78,7 @@ fn socket_log_fails_transport_and_regression_against_the_healthy_log() {
 fn regression_without_a_baseline_fails_with_a_clear_message() {
     let d = tmp("grade_no_baseline");
     let r = ingest(&d, "r.json", &[&fixture("debug_healthy.txt")], None);
-    let o = grade(&[p(&common::plan("h200x2-nvlink.yaml")), p(&r)]);
+    let o = grade(&[p(&plan("h200x2-nvlink.yaml")), p(&r)]);
     assert_eq!(code(&o), 1, "{}", show(&o));
     assert!(
         stdout(&o).contains(
@@ -107,7 +88,7 @@ fn regression_without_a_baseline_fails_with_a_clear_message() {
         show(&o)
     );
     // A baseline the plan names is read relative to the plan; a missing one fails the criterion.
-    let pl = plan(
+    let pl = two_gpu_plan(
         &d,
         "p.yaml",
         "  - name: nvlink\n    collective: all_reduce\n    sizes: { from: 1M, to: 256M, factor: 4 }\n    expect:\n      - regression: \"<= 5%\"\nbaseline: base.json\n",
@@ -137,14 +118,13 @@ fn shape_of(name: &str, slow: impl Fn(u64) -> f64) -> String {
         &slow_rows(&read(&fixture("all_reduce.txt")), slow),
     );
     let now = ingest(&d, "now.json", &[&log], None);
-    let pl = plan(
+    grade_sweep(
         &d,
         "p.yaml",
-        &format!("{ALLREDUCE_SWEEP}    expect:\n      - regression: \"<= 5%\"\n"),
-    );
-    let o = grade(&[p(&pl), p(&now), "--baseline", p(&base)]);
-    assert_eq!(code(&o), 1, "{}", show(&o));
-    stdout(&o)
+        "    expect:\n      - regression: \"<= 5%\"\n",
+        &[p(&now), "--baseline", p(&base)],
+        1,
+    )
 }
 
 #[test]
@@ -189,22 +169,15 @@ fn small_size_slowdown_is_diagnosed_as_latency() {
 #[test]
 fn wrong_elements_fail_as_corruption_even_without_a_criterion() {
     let d = tmp("grade_corruption");
-    let text = edit_rows(&read(&fixture("all_reduce.txt")), |size, f| {
-        if size == 1 << 30 {
-            f[12] = "3".into();
-        }
-    });
-    let log = write(&d, "wrong.txt", &text);
-    let r = ingest(&d, "r.json", &[&log], None);
+    let r = corrupted_all_reduce(&d, 1 << 30, 12, "3");
     // The plan checks busbw only; the corruption still fails the job.
-    let pl = plan(
+    let out = grade_sweep(
         &d,
         "p.yaml",
-        &format!("{ALLREDUCE_SWEEP}    expect:\n      - busbw: \">= 300 GB/s\"\n        at: 1G\n"),
+        "    expect:\n      - busbw: \">= 300 GB/s\"\n        at: 1G\n",
+        &[p(&r)],
+        1,
     );
-    let o = grade(&[p(&pl), p(&r)]);
-    assert_eq!(code(&o), 1, "{}", show(&o));
-    let out = stdout(&o);
     assert!(
         out.contains("✗ no wrong elements (#wrong 0): #wrong 3 at 1G (all_reduce float sum, in-place, repeat 0): data corruption"),
         "{out}"
@@ -214,17 +187,16 @@ fn wrong_elements_fail_as_corruption_even_without_a_criterion() {
         "busbw itself passed: {out}"
     );
     // With `wrong: 0` at the corrupted size, the criterion says it.
-    let pl = plan(
+    let out = grade_sweep(
         &d,
         "q.yaml",
-        &format!("{ALLREDUCE_SWEEP}    expect:\n      - wrong: 0\n        at: \">= 1G\"\n"),
+        "    expect:\n      - wrong: 0\n        at: \">= 1G\"\n",
+        &[p(&r)],
+        1,
     );
-    let o = grade(&[p(&pl), p(&r)]);
-    assert_eq!(code(&o), 1, "{}", show(&o));
     assert!(
-        stdout(&o).contains("✗ wrong == 0 at >= 1G: #wrong 3 at 1G"),
-        "{}",
-        show(&o)
+        out.contains("✗ wrong == 0 at >= 1G: #wrong 3 at 1G"),
+        "{out}"
     );
 }
 
@@ -233,17 +205,16 @@ fn a_criterion_at_a_missing_size_fails_closed() {
     let d = tmp("grade_missing_size");
     // debug_healthy.txt sweeps 1M..1G; the plan asks for 8G.
     let r = ingest(&d, "r.json", &[&fixture("debug_healthy.txt")], None);
-    let pl = plan(
+    let out = grade_sweep(
         &d,
         "p.yaml",
-        &format!("{ALLREDUCE_SWEEP}    expect:\n      - busbw: \">= 1 GB/s\"\n        at: 8G\n"),
+        "    expect:\n      - busbw: \">= 1 GB/s\"\n        at: 8G\n",
+        &[p(&r)],
+        1,
     );
-    let o = grade(&[p(&pl), p(&r)]);
-    assert_eq!(code(&o), 1, "{}", show(&o));
     assert!(
-        stdout(&o).contains("✗ busbw >= 1 GB/s at 8G: no data at 8G (all_reduce float sum, out-of-place): the results hold 1M..1G"),
-        "{}",
-        show(&o)
+        out.contains("✗ busbw >= 1 GB/s at 8G: no data at 8G (all_reduce float sum, out-of-place): the results hold 1M..1G"),
+        "{out}"
     );
 }
 
@@ -251,7 +222,7 @@ fn a_criterion_at_a_missing_size_fails_closed() {
 fn plan_jobs_without_results_fail_closed() {
     let d = tmp("grade_unmatched");
     let r = ingest(&d, "r.json", &[&fixture("all_gather.txt")], None);
-    let o = grade(&[p(&common::plan("h200x2.yaml")), p(&r)]);
+    let o = grade(&[p(&plan("h200x2.yaml")), p(&r)]);
     assert_eq!(code(&o), 1, "{}", show(&o));
     let out = stdout(&o);
     assert!(out.contains("FAIL  allreduce"), "{out}");
@@ -267,7 +238,7 @@ fn plan_jobs_without_results_fail_closed() {
         &[&fixture("all_reduce.txt"), &fixture("debug_healthy.txt")],
         None,
     );
-    let o = grade(&[p(&common::plan("h200x2.yaml")), p(&r)]);
+    let o = grade(&[p(&plan("h200x2.yaml")), p(&r)]);
     assert!(
         stdout(&o).contains("2 results match this job"),
         "{}",
@@ -286,7 +257,7 @@ fn plan_jobs_without_results_fail_closed() {
         &[&fixture("debug_healthy.txt")],
         Some("other-job"),
     );
-    let o = grade(&[p(&common::plan("h200x2.yaml")), p(&a), p(&b)]);
+    let o = grade(&[p(&plan("h200x2.yaml")), p(&a), p(&b)]);
     let out = stdout(&o);
     assert!(out.contains("PASS  allreduce"), "{out}");
     assert!(
@@ -301,38 +272,33 @@ fn placements_thresholds_time_and_warnings() {
     let d = tmp("grade_criteria");
     let r = ingest(&d, "r.json", &[&fixture("all_reduce.txt")], None);
     // At 1G out-of-place is 330.82, in-place 329.63: `in_place: out` narrows to the first.
-    let both = plan(
+    let rs = [p(&r)];
+    let out = grade_sweep(
         &d,
         "both.yaml",
-        &format!("{ALLREDUCE_SWEEP}    expect:\n      - busbw: \">= 330 GB/s\"\n        at: 1G\n"),
+        "    expect:\n      - busbw: \">= 330 GB/s\"\n        at: 1G\n",
+        &rs,
+        1,
     );
-    let o = grade(&[p(&both), p(&r)]);
-    assert_eq!(code(&o), 1, "{}", show(&o));
     assert!(
-        stdout(&o).contains("busbw 329.63 GB/s < 330 GB/s at 1G (all_reduce float sum, in-place)"),
-        "{}",
-        show(&o)
+        out.contains("busbw 329.63 GB/s < 330 GB/s at 1G (all_reduce float sum, in-place)"),
+        "{out}"
     );
-    let out = plan(
+    grade_sweep(
         &d,
         "out.yaml",
-        &format!(
-            "{ALLREDUCE_SWEEP}    expect:\n      - busbw: \">= 330 GB/s\"\n        at: 1G\n        in_place: out\n"
-        ),
+        "    expect:\n      - busbw: \">= 330 GB/s\"\n        at: 1G\n        in_place: out\n",
+        &rs,
+        0,
     );
-    let o = grade(&[p(&out), p(&r)]);
-    assert_eq!(code(&o), 0, "{}", show(&o));
     // time and algbw; a `warn` criterion reports without failing.
-    let t = plan(
+    let s = grade_sweep(
         &d,
         "t.yaml",
-        &format!(
-            "{ALLREDUCE_SWEEP}    expect:\n      - time: \"<= 13 us\"\n        at: 8..32\n      - algbw: \">= 1 TB/s\"\n        at: 8G\n        severity: warn\n"
-        ),
+        "    expect:\n      - time: \"<= 13 us\"\n        at: 8..32\n      - algbw: \">= 1 TB/s\"\n        at: 8G\n        severity: warn\n",
+        &rs,
+        1,
     );
-    let o = grade(&[p(&t), p(&r)]);
-    assert_eq!(code(&o), 1, "{}", show(&o));
-    let s = stdout(&o);
     assert!(
         s.contains("time 13.36 us > 13 us at 8 (all_reduce float sum, in-place)"),
         "{s}"
@@ -341,16 +307,15 @@ fn placements_thresholds_time_and_warnings() {
         s.contains("! algbw >= 1000 GB/s at 8G (warn): algbw 345.6 GB/s < 1000 GB/s at 8G"),
         "{s}"
     );
-    let w = plan(
+    // Warnings never fail: exit 0.
+    let out = grade_sweep(
         &d,
         "w.yaml",
-        &format!(
-            "{ALLREDUCE_SWEEP}    expect:\n      - algbw: \">= 1 TB/s\"\n        at: 8G\n        severity: warn\n"
-        ),
+        "    expect:\n      - algbw: \">= 1 TB/s\"\n        at: 8G\n        severity: warn\n",
+        &rs,
+        0,
     );
-    let o = grade(&[p(&w), p(&r)]);
-    assert_eq!(code(&o), 0, "warnings never fail: {}", show(&o));
-    assert!(stdout(&o).contains("WARN  allreduce"), "{}", show(&o));
+    assert!(out.contains("WARN  allreduce"), "{out}");
 }
 
 #[test]
@@ -364,7 +329,7 @@ fn variance_across_repeats() {
     );
     let steady = ingest(&d, "steady.json", &[&a, &a, &a], Some("allreduce"));
     let noisy = ingest(&d, "noisy.json", &[&a, &a, &slow], Some("allreduce"));
-    let pl = plan(
+    let pl = two_gpu_plan(
         &d,
         "p.yaml",
         &format!(
@@ -400,14 +365,14 @@ fn timeouts_exit_4() {
         &format!("{cut}vm: Test timeout (300s) common.cu:1234\n"),
     );
     let r = ingest(&d, "r.json", &[&log], None);
-    let pl = plan(
+    let out = grade_sweep(
         &d,
         "p.yaml",
-        &format!("{ALLREDUCE_SWEEP}    expect:\n      - busbw: \">= 300 GB/s\"\n        at: 8G\n"),
+        "    expect:\n      - busbw: \">= 300 GB/s\"\n        at: 8G\n",
+        &[p(&r)],
+        4,
     );
-    let o = grade(&[p(&pl), p(&r)]);
-    assert_eq!(code(&o), 4, "{}", show(&o));
-    assert!(stdout(&o).contains("the job timed out"), "{}", show(&o));
+    assert!(out.contains("the job timed out"), "{out}");
 }
 
 #[test]
@@ -415,13 +380,13 @@ fn bad_inputs_exit_2() {
     let d = tmp("grade_bad_inputs");
     let r = ingest(&d, "r.json", &[&fixture("all_reduce.txt")], None);
     let notjson = write(&d, "x.json", "not json");
-    let o = grade(&[p(&common::plan("h200x2.yaml")), p(&notjson)]);
+    let o = grade(&[p(&plan("h200x2.yaml")), p(&notjson)]);
     assert_eq!(code(&o), 2, "{}", show(&o));
     assert!(stderr(&o).contains("x.json"), "{}", show(&o));
     let badplan = write(&d, "bad.yaml", "version: 1\nname: x\n");
     let o = grade(&[p(&badplan), p(&r)]);
     assert_eq!(code(&o), 2, "{}", show(&o));
-    let o = grade(&[p(&common::plan("h200x2.yaml"))]);
+    let o = grade(&[p(&plan("h200x2.yaml"))]);
     assert_eq!(code(&o), 2, "results are required: {}", show(&o));
 }
 

@@ -13,32 +13,9 @@ use quick_junit::{NonSuccessKind, Report, TestCaseStatus};
 
 /// JUnit of the NET/Socket run graded against the healthy one, and of the healthy sweep.
 fn reports(d: &Path) -> (PathBuf, PathBuf) {
-    let base = ingest(d, "base.json", &[&fixture("debug_healthy.txt")], None);
-    let sock = ingest(d, "sock.json", &[&fixture("debug_socket.txt")], None);
     let failing = d.join("failing.xml");
-    let o = baton(&[
-        "grade",
-        p(&plan("h200x2-nvlink.yaml")),
-        p(&sock),
-        "--baseline",
-        p(&base),
-        "--junit",
-        p(&failing),
-    ]);
-    assert_eq!(code(&o), 1, "{}", show(&o));
-    let logs = [
-        "all_reduce.txt",
-        "all_gather.txt",
-        "alltoall.txt",
-        "broadcast.txt",
-    ]
-    .map(fixture);
-    let healthy = ingest(
-        d,
-        "healthy.json",
-        &logs.iter().map(PathBuf::as_path).collect::<Vec<_>>(),
-        None,
-    );
+    grade_socket(d, &["--junit", p(&failing)]);
+    let healthy = healthy(d);
     let passing = d.join("passing.xml");
     let o = baton(&[
         "grade",
@@ -126,17 +103,13 @@ fn one_suite_per_job_one_case_per_criterion_and_size() {
 #[test]
 fn corruption_fails_with_its_own_type_and_warnings_stay_green() {
     let d = tmp("junit_corruption");
-    let text = edit_rows(&read(&fixture("all_reduce.txt")), |size, f| {
-        if size == 8 << 30 {
-            f[8] = "12".into();
-        }
-    });
-    let log = write(&d, "wrong.txt", &text);
-    let r = ingest(&d, "r.json", &[&log], None);
-    let pl = write(
+    let r = corrupted_all_reduce(&d, 8 << 30, 8, "12");
+    let pl = two_gpu_plan(
         &d,
         "p.yaml",
-        "version: 1\nname: w\nbackend: nccl\nlaunch: { nodes: 1, ranks_per_node: 2 }\ntests:\n  - name: allreduce\n    collective: all_reduce\n    sizes: { from: 8, to: 8G, factor: 2 }\n    expect:\n      - algbw: \">= 1 TB/s\"\n        at: 8G\n        severity: warn\n",
+        &format!(
+            "{ALLREDUCE_SWEEP}    expect:\n      - algbw: \">= 1 TB/s\"\n        at: 8G\n        severity: warn\n"
+        ),
     );
     let x = d.join("j.xml");
     let o = baton(&["grade", p(&pl), p(&r), "--junit", p(&x)]);

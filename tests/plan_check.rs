@@ -1,7 +1,10 @@
 //! One test per class of plan error: each asserts the line (and column where it matters) and the
 //! text a user sees.
 
-use baton::plan::{Diagnostic, Level, Report, parse_str};
+mod common;
+
+use baton::plan::{Diagnostic, Level, Plan, Report, parse_str};
+use common::env_pairs;
 
 const HEAD: &str = "version: 1\nname: t\n";
 
@@ -38,6 +41,20 @@ fn one_error(yaml: &str, line: u64, text: &str) -> Diagnostic {
         e.message
     );
     e
+}
+
+/// The plan of `yaml`, which must be valid: for tests about what a valid plan means.
+fn parsed(yaml: &str) -> Plan {
+    parse_str("plan.yaml", yaml).unwrap().plan
+}
+
+/// The IDs of the jobs `plan` expands to, in order: what the expansion checks compare.
+fn job_ids(plan: &Plan) -> Vec<String> {
+    baton::expand::expand(plan)
+        .jobs
+        .into_iter()
+        .map(|j| j.id)
+        .collect()
 }
 
 fn test_body(body: &str) -> String {
@@ -128,13 +145,10 @@ fn collective_is_given_exactly_once() {
     let y = format!(
         "{HEAD}tests:\n  - name: a\n    sizes: [1M]\n    matrix:\n      collective: [broadcast, reduce]\n"
     );
-    let plan = parse_str("plan.yaml", &y).unwrap().plan;
-    let ids: Vec<String> = baton::expand::expand(&plan)
-        .jobs
-        .into_iter()
-        .map(|j| j.id)
-        .collect();
-    assert_eq!(ids, ["a[collective=broadcast]", "a[collective=reduce]"]);
+    assert_eq!(
+        job_ids(&parsed(&y)),
+        ["a[collective=broadcast]", "a[collective=reduce]"]
+    );
 }
 
 #[test]
@@ -619,8 +633,7 @@ fn one_split_spelled_twice_in_a_matrix_is_a_duplicate() {
 #[test]
 fn job_ids_name_splits_in_canonical_form() {
     let y = test_body("    matrix:\n      split: [\"div 8\", \"% 0x4\", \"or 1\"]\n");
-    let plan = parse_str("plan.yaml", &y).unwrap().plan;
-    let jobs = baton::expand::expand(&plan).jobs;
+    let jobs = baton::expand::expand(&parsed(&y)).jobs;
     let ids: Vec<&str> = jobs.iter().map(|j| j.id.as_str()).collect();
     assert_eq!(ids, ["a[split=DIV 8]", "a[split=MOD 4]", "a[split=OR 1]"]);
     // Elsewhere the split keeps the text as written.
@@ -720,12 +733,8 @@ fn rendering_names_file_line_col_with_a_caret_and_caps_the_list() {
 #[test]
 fn env_values_keep_yaml_1_1_boolean_words_as_text() {
     let y = test_body("    env: { NCCL_IB_DISABLE: no, A: y, B: on, C: 1, D: true }\n");
-    let plan = parse_str("plan.yaml", &y).unwrap().plan;
-    let env: Vec<(&str, &str)> = plan.tests[0]
-        .env
-        .iter()
-        .map(|(k, v)| (k.as_str(), v.as_str()))
-        .collect();
+    let plan = parsed(&y);
+    let env = env_pairs(&plan.tests[0].env);
     assert_eq!(
         env,
         [
@@ -743,12 +752,8 @@ fn env_values_keep_numbers_and_booleans_as_written() {
     let y = format!(
         "{HEAD}env:\n  P: &p 1.50\ntests:\n  - name: a\n    collective: all_reduce\n    sizes: [1M]\n    env: {{ A: 1.10, B: 0x10, C: 007, D: 1e3, E: true, F: \"1.10\", G: 'x''y', H: *p, I: !!int \"5\" }}\n    matrix:\n      env: [ {{ M: 2.0 }}, {{ M: 0o17 }} ]\n"
     );
-    let plan = parse_str("plan.yaml", &y).unwrap().plan;
-    let env: Vec<(&str, &str)> = plan.tests[0]
-        .env
-        .iter()
-        .map(|(k, v)| (k.as_str(), v.as_str()))
-        .collect();
+    let plan = parsed(&y);
+    let env = env_pairs(&plan.tests[0].env);
     assert_eq!(
         env,
         [
@@ -767,12 +772,7 @@ fn env_values_keep_numbers_and_booleans_as_written() {
             ("I", "5"),
         ]
     );
-    let ids: Vec<String> = baton::expand::expand(&plan)
-        .jobs
-        .into_iter()
-        .map(|j| j.id)
-        .collect();
-    assert_eq!(ids, ["a[M=2.0]", "a[M=0o17]"]);
+    assert_eq!(job_ids(&plan), ["a[M=2.0]", "a[M=0o17]"]);
 }
 
 #[test]

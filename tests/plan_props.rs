@@ -572,24 +572,17 @@ proptest! {
 
 // ---- (c) split groups partition the ranks by the color rule ----
 
+/// A split with operator `op` and a value from `values`: one arm of [`split`].
+fn split_of(op: SplitOp, values: std::ops::Range<u64>) -> impl Strategy<Value = Split> {
+    values.prop_map(move |value| Split { op, value })
+}
+
 fn split() -> impl Strategy<Value = Split> {
     prop_oneof![
-        (0u64..256).prop_map(|value| Split {
-            op: SplitOp::And,
-            value
-        }),
-        (0u64..256).prop_map(|value| Split {
-            op: SplitOp::Or,
-            value
-        }),
-        (1u64..64).prop_map(|value| Split {
-            op: SplitOp::Mod,
-            value
-        }),
-        (1u64..64).prop_map(|value| Split {
-            op: SplitOp::Div,
-            value
-        }),
+        split_of(SplitOp::And, 0..256),
+        split_of(SplitOp::Or, 0..256),
+        split_of(SplitOp::Mod, 1..64),
+        split_of(SplitOp::Div, 1..64),
     ]
 }
 

@@ -6,7 +6,7 @@ mod common;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-use common::{baton, code, p, show, stderr, stdout, tmp, write};
+use common::{baton, code, mpi_plan, p, show, stderr, stdout, tmp, write};
 
 /// A YAML scalar holding exactly `s` (JSON strings are YAML double-quoted scalars).
 fn yaml_str(s: &str) -> String {
@@ -26,13 +26,20 @@ tests:
     expect: [ { wrong: 0 } ]
 ";
 
-/// `baton render PLAN --dry-run` with these extra arguments; the scripts' text.
-fn dry_run(plan: &Path, args: &[&str]) -> String {
-    let mut a = vec!["render", p(plan), "--dry-run"];
+/// `baton render PLAN` + `args`, asserting exit code `want`: how these tests call render.
+fn render(plan: &Path, args: &[&str], want: i32) -> std::process::Output {
+    let mut a = vec!["render", p(plan)];
     a.extend(args);
     let o = baton(&a);
-    assert_eq!(code(&o), 0, "{}", show(&o));
-    stdout(&o)
+    assert_eq!(code(&o), want, "{}", show(&o));
+    o
+}
+
+/// `baton render PLAN --dry-run` with these extra arguments; the scripts' text.
+fn dry_run(plan: &Path, args: &[&str]) -> String {
+    let mut a = vec!["--dry-run"];
+    a.extend(args);
+    stdout(&render(plan, &a, 0))
 }
 
 #[test]
@@ -40,16 +47,11 @@ fn render_writes_executable_scripts_and_prints_them_and_the_job_count() {
     let d = tmp("render-writes");
     let plan = write(&d, "plan.yaml", MPI_PLAN);
     let out = d.join("scripts");
-    let o = baton(&[
-        "render",
-        p(&plan),
-        "--target",
-        "slurm,srun,mpirun",
-        "-o",
-        p(&out),
-    ]);
-    assert_eq!(code(&o), 0, "{}", show(&o));
-    let text = stdout(&o);
+    let text = stdout(&render(
+        &plan,
+        &["--target", "slurm,srun,mpirun", "-o", p(&out)],
+        0,
+    ));
     for (file, target) in [
         ("two-sets.sbatch", "slurm"),
         ("two-sets-srun.sh", "srun"),
@@ -74,18 +76,8 @@ fn dry_run_prints_the_scripts_and_writes_nothing() {
     let d = tmp("render-dry");
     let plan = write(&d, "plan.yaml", MPI_PLAN);
     let out = d.join("never");
-    let o = baton(&[
-        "render",
-        p(&plan),
-        "-t",
-        "mpirun",
-        "-o",
-        p(&out),
-        "--dry-run",
-    ]);
-    assert_eq!(code(&o), 0, "{}", show(&o));
+    let text = dry_run(&plan, &["-t", "mpirun", "-o", p(&out)]);
     assert!(!out.exists(), "--dry-run created {}", out.display());
-    let text = stdout(&o);
     assert!(text.contains("#!/bin/bash\n"), "{text}");
     assert!(text.contains("nothing written"), "{text}");
 }
@@ -127,14 +119,11 @@ fn one_step_per_environment_set_with_its_variables_exported_first() {
 fn plan_values_come_out_quoted() {
     let d = tmp("render-quoted");
     let hostile = "it's \"$(touch /tmp/x)\" `id` ${HOME}";
-    let plan = write(
+    let plan = mpi_plan(
         &d,
-        "plan.yaml",
+        "quoted",
         &format!(
-            "version: 1
-name: quoted
-backend: mpi
-launch:
+            "launch:
   nodes: 1
   ranks_per_node: 2
   slurm:
@@ -150,14 +139,11 @@ launch:
     extra: [\"--mca\", {h}]
 env:
   NCCL_BATON_V: {h}
-tests:
-  - name: t
-    collective: all_reduce
-    sizes: [8]
 ",
             h = yaml_str(hostile),
             e = yaml_str("--comment=a # b")
         ),
+        "    sizes: [8]\n",
     );
     let q = "'it'\\''s \"$(touch /tmp/x)\" `id` ${HOME}'";
     let sbatch = dry_run(&plan, &["-t", "slurm"]);
@@ -232,30 +218,21 @@ fn nccl_plan_without_ranks_per_node_is_refused() {
         "plan.yaml",
         "version: 1\nname: auto\ntests:\n  - name: t\n    collective: all_reduce\n    sizes: [1G]\n",
     );
-    let o = baton(&["render", p(&plan), "-t", "slurm", "--dry-run"]);
-    assert_eq!(code(&o), 2, "{}", show(&o));
+    let o = render(&plan, &["-t", "slurm", "--dry-run"], 2);
     assert!(stderr(&o).contains("launch.ranks_per_node"), "{}", show(&o));
 }
 
 #[test]
 fn sbatch_values_with_newlines_are_refused() {
     let d = tmp("render-newline");
-    let plan = write(
+    let plan = mpi_plan(
         &d,
-        "plan.yaml",
-        "version: 1
-name: nl
-backend: mpi
-launch: { slurm: { partition: \"gpu\\n#SBATCH --account=someone-else\" } }
-tests:
-  - name: t
-    collective: all_reduce
-    sizes: [8]
-",
+        "nl",
+        "launch: { slurm: { partition: \"gpu\\n#SBATCH --account=someone-else\" } }\n",
+        "    sizes: [8]\n",
     );
     let out = d.join("out");
-    let o = baton(&["render", p(&plan), "-t", "slurm", "-o", p(&out)]);
-    assert_eq!(code(&o), 2, "{}", show(&o));
+    let o = render(&plan, &["-t", "slurm", "-o", p(&out)], 2);
     assert!(
         stderr(&o).contains("launch.slurm.partition"),
         "{}",
@@ -272,16 +249,11 @@ tests:
         "#!/bin/bash\n#SBATCH --comment={{ plan.text | sbatch }}\n",
     );
     let plan = write(&d, "ok.yaml", MPI_PLAN);
-    let o = baton(&[
-        "render",
-        p(&plan),
-        "-t",
-        "slurm",
-        "--templates",
-        p(&t),
-        "--dry-run",
-    ]);
-    assert_eq!(code(&o), 2, "{}", show(&o));
+    let o = render(
+        &plan,
+        &["-t", "slurm", "--templates", p(&t), "--dry-run"],
+        2,
+    );
     assert!(
         stderr(&o).contains("slurm.sbatch.j2") && stderr(&o).contains("control character '\\n'"),
         "{}",
@@ -308,16 +280,11 @@ fn custom_templates_override_by_name_and_are_strict() {
     assert!(s.contains("exec srun --mpi='pmix'"), "{s}");
 
     write(&t, "mpirun.sh.j2", "echo {{ plan.nmae | shell_quote }}\n");
-    let o = baton(&[
-        "render",
-        p(&plan),
-        "-t",
-        "mpirun",
-        "--templates",
-        p(&t),
-        "--dry-run",
-    ]);
-    assert_eq!(code(&o), 2, "{}", show(&o));
+    let o = render(
+        &plan,
+        &["-t", "mpirun", "--templates", p(&t), "--dry-run"],
+        2,
+    );
     let e = stderr(&o);
     assert!(
         e.contains("mpirun.sh.j2") && e.contains("undefined") && e.contains("templates see:"),
@@ -325,28 +292,19 @@ fn custom_templates_override_by_name_and_are_strict() {
     );
 
     write(&t, "mpirun.sh.j2", "echo {{ plan.name }}\n");
-    let o = baton(&[
-        "render",
-        p(&plan),
-        "-t",
-        "mpirun",
-        "--templates",
-        p(&t),
-        "--dry-run",
-    ]);
-    assert_eq!(code(&o), 2, "{}", show(&o));
+    let o = render(
+        &plan,
+        &["-t", "mpirun", "--templates", p(&t), "--dry-run"],
+        2,
+    );
     assert!(stderr(&o).contains("without quoting"), "{}", show(&o));
 
-    let o = baton(&[
-        "render",
-        p(&plan),
-        "-t",
-        "mpirun",
-        "--templates",
-        p(&d.join("missing")),
-        "--dry-run",
-    ]);
-    assert_eq!(code(&o), 2, "{}", show(&o));
+    let missing = d.join("missing");
+    let o = render(
+        &plan,
+        &["-t", "mpirun", "--templates", p(&missing), "--dry-run"],
+        2,
+    );
     assert!(stderr(&o).contains("cannot read templates"), "{}", show(&o));
 }
 
@@ -368,16 +326,11 @@ fn scripts_call_baton_by_absolute_path() {
         "{s}"
     );
     // A relative --baton is made absolute: jobs do not start in this directory.
-    let o = baton(&[
-        "render",
-        p(&plan),
-        "-t",
-        "slurm",
-        "--baton",
-        "opt/bin/baton",
-        "--dry-run",
-    ]);
-    assert_eq!(code(&o), 0, "{}", show(&o));
+    let o = render(
+        &plan,
+        &["-t", "slurm", "--baton", "opt/bin/baton", "--dry-run"],
+        0,
+    );
     let cwd = std::env::current_dir().unwrap();
     assert!(
         stdout(&o).contains(&format!(
@@ -427,13 +380,10 @@ fn rendered_scripts_pass_shellcheck() {
         return;
     }
     let d = tmp("render-shellcheck");
-    let plan = write(
+    let plan = mpi_plan(
         &d,
-        "plan.yaml",
-        "version: 1
-name: lint
-backend: mpi
-launch:
+        "lint",
+        "launch:
   nodes: 2
   ranks_per_node: 2
   slurm:
@@ -447,17 +397,14 @@ launch:
   mpirun: { hostfile: hosts, extra: [\"--bind-to\", \"none\"] }
 baseline: base.json
 env: { NCCL_A: \"1\" }
-tests:
-  - name: t
-    collective: all_reduce
-    sizes: [8]
+",
+        "    sizes: [8]
     matrix:
       env: [ { B: x }, { B: y } ]
 ",
     );
     let out = d.join("scripts");
-    let o = baton(&["render", p(&plan), "-t", "slurm,srun,mpirun", "-o", p(&out)]);
-    assert_eq!(code(&o), 0, "{}", show(&o));
+    render(&plan, &["-t", "slurm,srun,mpirun", "-o", p(&out)], 0);
     for f in ["lint.sbatch", "lint-srun.sh", "lint-mpirun.sh"] {
         let r = std::process::Command::new("shellcheck")
             .args(["-s", "bash"])
@@ -485,15 +432,6 @@ fn run_env_set_out_of_range_is_bad_input() {
 mod with_mpi {
     use super::*;
     use baton::results::{self, JobStatus};
-
-    fn run_script(script: &Path, out: &Path) -> std::process::Output {
-        std::process::Command::new("bash")
-            .arg(script)
-            .arg(out)
-            .env_remove("BATON_FAULT")
-            .output()
-            .expect("bash runs")
-    }
 
     #[test]
     fn run_env_set_runs_only_that_sets_jobs() {
@@ -550,12 +488,9 @@ env:
 "
         );
         let plan = write(&dir, "plan 'q'.yaml", &text);
-        let scripts = dir.join("scripts `x`");
-        let o = baton(&["render", p(&plan), "-t", "mpirun", "-o", p(&scripts)]);
-        assert_eq!(code(&o), 0, "{}", show(&o));
+        let script = common::render_script(&d, &plan, "mpirun", &dir.join("scripts `x`"));
         let out = dir.join("out \"o\" $(y) 'z'");
-        let r = run_script(&scripts.join("hostile-mpirun.sh"), &out);
-        assert_eq!(r.status.code(), Some(0), "{}", show(&r));
+        common::run_script(&script, &out, 0);
         for tag in ["subst", "backtick", "quote", "dquote"] {
             assert!(
                 !marker(tag).exists(),
@@ -587,29 +522,19 @@ env:
     #[test]
     fn a_failed_step_does_not_stop_the_next_set() {
         let d = tmp("render-failed-step");
-        let plan = write(
+        let plan = mpi_plan(
             &d,
-            "plan.yaml",
-            "version: 1
-name: crash
-backend: mpi
-launch: { nodes: 1, ranks_per_node: 2 }
-defaults: { timeout: 20s }
-tests:
-  - name: t
-    collective: all_reduce
-    sizes: [8]
+            "crash",
+            "launch: { nodes: 1, ranks_per_node: 2 }\ndefaults: { timeout: 20s }\n",
+            "    sizes: [8]
     matrix:
       env: [ { BATON_FAULT: \"crash:rank=1\" }, { NCCL_BATON_SET: ok } ]
     expect: [ { wrong: 0 } ]
 ",
         );
-        let scripts = d.join("s");
-        let o = baton(&["render", p(&plan), "-t", "mpirun", "-o", p(&scripts)]);
-        assert_eq!(code(&o), 0, "{}", show(&o));
+        let script = common::render_script(&d, &plan, "mpirun", &d.join("s"));
         let out = d.join("out");
-        let r = run_script(&scripts.join("crash-mpirun.sh"), &out);
-        assert_eq!(r.status.code(), Some(3), "{}", show(&r));
+        let r = common::run_script(&script, &out, 3);
         assert!(
             stderr(&r).contains("baton: environment set 0 ended with exit status"),
             "{}",

@@ -11,19 +11,7 @@ use common::*;
 /// The healthy sweep graded by a plan whose alltoall limit it misses, and the NET/Socket run
 /// graded against the healthy one.
 fn setup(d: &Path) -> (PathBuf, PathBuf) {
-    let logs = [
-        "all_reduce.txt",
-        "all_gather.txt",
-        "alltoall.txt",
-        "broadcast.txt",
-    ]
-    .map(fixture);
-    let healthy = ingest(
-        d,
-        "healthy.json",
-        &logs.iter().map(PathBuf::as_path).collect::<Vec<_>>(),
-        None,
-    );
+    let healthy = healthy(d);
     let strict = read(&plan("h200x2.yaml")).replace(
         "\">= 300 GB/s\"\n        at: 1G..4G",
         "\">= 400 GB/s\"\n        at: 1G..4G",
@@ -37,19 +25,8 @@ fn setup(d: &Path) -> (PathBuf, PathBuf) {
         "report exits 0 whatever the verdict: {}",
         show(&o)
     );
-    let base = ingest(d, "base.json", &[&fixture("debug_healthy.txt")], None);
-    let sock = ingest(d, "sock.json", &[&fixture("debug_socket.txt")], None);
     let socket = d.join("socket");
-    let o = baton(&[
-        "grade",
-        p(&plan("h200x2-nvlink.yaml")),
-        p(&sock),
-        "--baseline",
-        p(&base),
-        "--report",
-        p(&socket),
-    ]);
-    assert_eq!(code(&o), 1, "{}", show(&o));
+    grade_socket(d, &["--report", p(&socket)]);
     (mixed, socket)
 }
 
@@ -235,7 +212,7 @@ fn html_renders_in_chromium_without_console_errors() {
 #[test]
 fn baselines_save_and_compare_side_by_side() {
     let d = tmp("report_baseline");
-    let base = ingest(&d, "base.json", &[&fixture("debug_healthy.txt")], None);
+    let (base, sock) = base_and_socket(&d);
     let extra = ingest(&d, "extra.json", &[&fixture("broadcast.txt")], None);
     let saved = d.join("baselines/last-good.json");
     let o = baton(&["baseline", "save", p(&base), p(&extra), "-o", p(&saved)]);
@@ -250,7 +227,6 @@ fn baselines_save_and_compare_side_by_side() {
         p(&d.join("dup.json")),
     ]);
     assert_eq!(code(&o), 2, "the same job twice is refused: {}", show(&o));
-    let sock = ingest(&d, "sock.json", &[&fixture("debug_socket.txt")], None);
     let o = baton(&["baseline", "compare", p(&saved), p(&sock)]);
     assert_eq!(code(&o), 0, "{}", show(&o));
     let out = stdout(&o);

@@ -8,21 +8,11 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
-use std::time::Duration;
 
 use baton::results::{self, JobStatus, Results};
-use common::{code, p, read, show, stderr, stdout, tmp, write};
-
-/// `baton` run from `dir` (sbatch submits from there, so the job's output lands there).
-fn baton_in(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_baton"))
-        .args(args)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .env_remove("BATON_FAULT")
-        .output()
-        .expect("baton runs")
-}
+use common::{
+    baton_in, code, mpi_plan, p, read, render_script, run_script, show, stderr, stdout, tmp, write,
+};
 
 /// Whether a Slurm controller answers (asked once: without one, sinfo retries for seconds);
 /// prints the skip line when not.
@@ -155,19 +145,11 @@ fn a_failing_criterion_fails_the_batch_job() {
         return;
     }
     let d = tmp("slurm-failing");
-    let plan = write(
+    let plan = mpi_plan(
         &d,
-        "plan.yaml",
-        "version: 1
-name: too-fast
-backend: mpi
-launch: { nodes: 1, ranks_per_node: 2 }
-tests:
-  - name: t
-    collective: all_reduce
-    sizes: [1M]
-    expect: [ { time: \"<= 0.001 us\" } ]
-",
+        "too-fast",
+        "launch: { nodes: 1, ranks_per_node: 2 }\n",
+        "    sizes: [1M]\n    expect: [ { time: \"<= 0.001 us\" } ]\n",
     );
     let o = baton_in(
         &d,
@@ -188,18 +170,11 @@ fn sbatch_rejecting_the_script_shows_its_error_and_exits_3() {
         return;
     }
     let d = tmp("slurm-rejected");
-    let plan = write(
+    let plan = mpi_plan(
         &d,
-        "plan.yaml",
-        "version: 1
-name: nowhere
-backend: mpi
-launch: { nodes: 1, ranks_per_node: 2, slurm: { partition: no-such-partition } }
-tests:
-  - name: t
-    collective: all_reduce
-    sizes: [8]
-",
+        "nowhere",
+        "launch: { nodes: 1, ranks_per_node: 2, slurm: { partition: no-such-partition } }\n",
+        "    sizes: [8]\n",
     );
     let o = baton_in(&d, &["render", p(&plan), "-t", "slurm", "--submit"]);
     assert_eq!(code(&o), 3, "{}", show(&o));
@@ -258,19 +233,9 @@ fn srun_script_runs_each_set_as_its_own_step() {
         "{ nodes: 1, ranks_per_node: 2, slurm: { time: \"00:05:00\" } }",
         "{ wrong: 0 }",
     );
-    let scripts = d.join("scripts");
-    let o = baton_in(&d, &["render", p(&plan), "-t", "srun", "-o", p(&scripts)]);
-    assert_eq!(code(&o), 0, "{}", show(&o));
+    let script = render_script(&d, &plan, "srun", &d.join("scripts"));
     let out = d.join("out");
-    let r = Command::new("timeout")
-        .arg("300")
-        .arg(scripts.join("srun-two-srun.sh"))
-        .arg(&out)
-        .env_remove("SLURM_JOB_ID")
-        .env_remove("BATON_FAULT")
-        .output()
-        .unwrap();
-    assert_eq!(code(&r), 0, "{}", show(&r));
+    run_script(&script, &out, 0);
     assert_two_sets(&out, 2);
 }
 
@@ -285,16 +250,9 @@ fn mpirun_script_np2_with_a_hostfile() {
         "{ nodes: 1, ranks_per_node: 2, mpirun: { hostfile: hosts } }",
         "{ wrong: 0 }",
     );
-    let scripts = d.join("scripts");
-    let o = baton_in(&d, &["render", p(&plan), "-t", "mpirun", "-o", p(&scripts)]);
-    assert_eq!(code(&o), 0, "{}", show(&o));
+    let script = render_script(&d, &plan, "mpirun", &d.join("scripts"));
     let out = d.join("out");
-    let r = run_with_timeout(
-        &scripts.join("np-two-mpirun.sh"),
-        &out,
-        Duration::from_secs(300),
-    );
-    assert_eq!(code(&r), 0, "{}", show(&r));
+    run_script(&script, &out, 0);
     assert_eq!(read(&out.join("hostfile")), "localhost slots=2\n");
     assert_two_sets(&out, 2);
 }
@@ -309,23 +267,9 @@ fn mpirun_script_np4_oversubscribed() {
         "{ nodes: 1, ranks_per_node: 4, mpirun: { extra: [\"--oversubscribe\"] } }",
         "{ wrong: 0 }",
     );
-    let scripts = d.join("scripts");
-    let o = baton_in(&d, &["render", p(&plan), "-t", "mpirun", "-o", p(&scripts)]);
-    assert_eq!(code(&o), 0, "{}", show(&o));
-    let script = scripts.join("np-four-mpirun.sh");
+    let script = render_script(&d, &plan, "mpirun", &d.join("scripts"));
     assert!(read(&script).contains("mpirun_args+=('--oversubscribe')"));
     let out = d.join("out");
-    let r = run_with_timeout(&script, &out, Duration::from_secs(300));
-    assert_eq!(code(&r), 0, "{}", show(&r));
+    run_script(&script, &out, 0);
     assert_two_sets(&out, 4);
-}
-
-fn run_with_timeout(script: &Path, out: &Path, limit: Duration) -> Output {
-    Command::new("timeout")
-        .arg(limit.as_secs().to_string())
-        .arg(script)
-        .arg(out)
-        .env_remove("BATON_FAULT")
-        .output()
-        .expect("the script runs")
 }

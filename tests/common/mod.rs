@@ -84,6 +84,128 @@ pub fn results(path: &Path) -> baton::results::Results {
     baton::results::read(path).expect("results file")
 }
 
+/// The four healthy fixtures as `dir/healthy.json`: the passing run several test files grade.
+pub fn healthy(dir: &Path) -> PathBuf {
+    let logs = [
+        "all_reduce.txt",
+        "all_gather.txt",
+        "alltoall.txt",
+        "broadcast.txt",
+    ]
+    .map(fixture);
+    ingest(
+        dir,
+        "healthy.json",
+        &logs.iter().map(PathBuf::as_path).collect::<Vec<_>>(),
+        None,
+    )
+}
+
+/// The healthy and NET/Socket debug runs as `dir/base.json`, `dir/sock.json`: the regression pair.
+pub fn base_and_socket(dir: &Path) -> (PathBuf, PathBuf) {
+    let base = ingest(dir, "base.json", &[&fixture("debug_healthy.txt")], None);
+    let sock = ingest(dir, "sock.json", &[&fixture("debug_socket.txt")], None);
+    (base, sock)
+}
+
+/// The failing nvlink grade of sock.json vs base.json (+ `extra`) several tests start from.
+pub fn grade_socket(dir: &Path, extra: &[&str]) -> String {
+    let (base, sock) = base_and_socket(dir);
+    let nvlink = plan("h200x2-nvlink.yaml");
+    let mut args = vec!["grade", p(&nvlink), p(&sock), "--baseline", p(&base)];
+    args.extend(extra);
+    let o = baton(&args);
+    assert_eq!(code(&o), 1, "{}", show(&o));
+    stdout(&o)
+}
+
+/// all_reduce.txt with `wrong` in #wrong `field` (8 out-, 12 in-place) at `size`: corrupt data.
+pub fn corrupted_all_reduce(dir: &Path, size: u64, field: usize, wrong: &str) -> PathBuf {
+    let text = edit_rows(&read(&fixture("all_reduce.txt")), |s, f| {
+        if s == size {
+            f[field] = wrong.into();
+        }
+    });
+    let log = write(dir, "wrong.txt", &text);
+    ingest(dir, "r.json", &[&log], None)
+}
+
+/// An all_reduce test over every fixture size, shared by criteria tests that append `expect:`.
+pub const ALLREDUCE_SWEEP: &str =
+    "  - name: allreduce\n    collective: all_reduce\n    sizes: { from: 8, to: 8G, factor: 2 }\n";
+
+/// A plan `name` (file `dir/name`) on the fixtures' 2-rank layout, so tests spell only `tests`.
+pub fn two_gpu_plan(dir: &Path, name: &str, tests: &str) -> PathBuf {
+    write(
+        dir,
+        name,
+        &format!(
+            "version: 1\nname: {name}\nbackend: nccl\nlaunch: {{ nodes: 1, ranks_per_node: 2 }}\ntests:\n{tests}"
+        ),
+    )
+}
+
+/// An mpi plan with one all_reduce test `t`, so tests spell only its `top` and `test` keys.
+pub fn mpi_plan(dir: &Path, name: &str, top: &str, test: &str) -> PathBuf {
+    write(
+        dir,
+        "plan.yaml",
+        &format!(
+            "version: 1\nname: {name}\nbackend: mpi\n{top}tests:\n  - name: t\n    collective: all_reduce\n{test}"
+        ),
+    )
+}
+
+/// An environment map as `(name, value)` pairs in order, to compare against a literal list.
+pub fn env_pairs<'a>(
+    env: impl IntoIterator<Item = (&'a String, &'a String)>,
+) -> Vec<(&'a str, &'a str)> {
+    env.into_iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect()
+}
+
+/// `baton` run from `dir`, no BATON_FAULT: sbatch submits from there, so job output lands there.
+pub fn baton_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_baton"))
+        .args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .env_remove("BATON_FAULT")
+        .output()
+        .expect("baton runs")
+}
+
+/// Renders one `target` script into `scripts`; its path as render reports it, so none is spelt.
+pub fn render_script(dir: &Path, plan: &Path, target: &str, scripts: &Path) -> PathBuf {
+    let o = baton_in(dir, &["render", p(plan), "-t", target, "-o", p(scripts)]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    let tail = format!(" ({target})");
+    let line = stdout(&o)
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("wrote ")?
+                .strip_suffix(&tail)
+                .map(str::to_string)
+        })
+        .unwrap_or_else(|| panic!("no {target} script in {}", show(&o)));
+    PathBuf::from(line)
+}
+
+/// Runs a rendered script into `out` (timeout 300, no Slurm job or BATON_FAULT), asserting `want`.
+pub fn run_script(script: &Path, out: &Path, want: i32) -> Output {
+    let r = Command::new("timeout")
+        .arg("300")
+        .arg(script)
+        .arg(out)
+        .env_remove("SLURM_JOB_ID")
+        .env_remove("BATON_FAULT")
+        .output()
+        .expect("the script runs");
+    assert_eq!(code(&r), want, "{}", show(&r));
+    r
+}
+
 /// Rewrites every table row of an nccl-tests text log: `f(size)` returns the slowdown factor
 /// (time × f, bandwidths ÷ f), as a degraded fabric would print them.
 pub fn slow_rows(text: &str, f: impl Fn(u64) -> f64) -> String {
