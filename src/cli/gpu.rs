@@ -7,7 +7,7 @@ use baton::runner::nccl::{libs, local};
 use baton::runner::{environment, orchestrate, worker};
 
 /// `baton __worker PLAN --jobs FILE --out PART --gpus N` for `backend: nccl`.
-pub fn local_worker(w: &super::WorkerArgs, gpus: usize) -> anyhow::Result<Exit> {
+pub fn local_worker(w: &super::WorkerArgs) -> anyhow::Result<Exit> {
     let nccl_version = libs::preflight()?;
     let loaded = baton::plan::load_file(&w.plan).map_err(|e| anyhow::anyhow!("{e}"))?;
     let jobs = super::select_jobs(&loaded.plan, &w.jobs)?;
@@ -27,7 +27,7 @@ pub fn local_worker(w: &super::WorkerArgs, gpus: usize) -> anyhow::Result<Exit> 
         telemetry: true,
         progress: w.progress.clone(),
     };
-    local::run_local(&jobs, gpus, base)
+    local::run_local(&jobs, w.gpus, base)
         .map_err(anyhow::Error::msg)
         .context("GPU run failed")?;
     Ok(Exit::Ok)

@@ -78,23 +78,7 @@ enum Command {
     },
     /// One rank's share of a run (started by `baton run` through mpirun).
     #[command(name = "__worker", hide = true)]
-    Worker {
-        plan: PathBuf,
-        /// File with the job IDs to run, one per line.
-        #[arg(long)]
-        jobs: PathBuf,
-        /// Results file rank 0 keeps up to date.
-        #[arg(long)]
-        out: PathBuf,
-        #[arg(long)]
-        table: bool,
-        /// GPUs to drive from this process (nccl backend, one thread each).
-        #[arg(long, default_value_t = 0)]
-        gpus: usize,
-        /// File rank 0 appends a line to per finished row (feeds `run`'s progress bar).
-        #[arg(long)]
-        progress: Option<PathBuf>,
-    },
+    Worker(WorkerArgs),
     /// Expand a plan into its jobs: IDs, ranks, split groups, sizes, criteria, GPU memory.
     Expand {
         plan: PathBuf,
@@ -206,13 +190,22 @@ pub struct MpiEntry {
 }
 
 /// What `__worker` is told by the `baton run` that started it.
+#[derive(Debug, clap::Args)]
 pub struct WorkerArgs {
     pub plan: PathBuf,
     /// File with the job IDs to run, one per line.
+    #[arg(long)]
     pub jobs: PathBuf,
     /// Results file rank 0 keeps up to date.
+    #[arg(long)]
     pub out: PathBuf,
+    #[arg(long)]
     pub table: bool,
+    /// GPUs to drive from this process (nccl backend, one thread each).
+    #[arg(long, default_value_t = 0)]
+    pub gpus: usize,
+    /// File rank 0 appends a line to per finished row (feeds `run`'s progress bar).
+    #[arg(long)]
     pub progress: Option<PathBuf>,
 }
 
@@ -275,26 +268,10 @@ pub fn main(mpi: Option<MpiEntry>) -> i32 {
             },
             color,
         ),
-        Command::Worker {
-            plan,
-            jobs,
-            out,
-            table,
-            gpus,
-            progress,
-        } => match (
-            mpi,
-            WorkerArgs {
-                plan,
-                jobs,
-                out,
-                table,
-                progress,
-            },
-        ) {
-            (_, w) if gpus > 0 => gpu::local_worker(&w, gpus),
-            (Some(m), w) => (m.worker)(&w),
-            (None, _) => Err(anyhow::anyhow!("the rank worker is `baton-mpi __worker`")),
+        Command::Worker(w) => match mpi {
+            _ if w.gpus > 0 => gpu::local_worker(&w),
+            Some(m) => (m.worker)(&w),
+            None => Err(anyhow::anyhow!("the rank worker is `baton-mpi __worker`")),
         },
         Command::Ingest { logs, output, job } => ingest::run(&logs, &output, job.as_deref()),
         Command::Grade {

@@ -5,7 +5,7 @@ use std::path::Path;
 use anyhow::Context;
 use baton::exit::Exit;
 use baton::expand::Job;
-use baton::plan::{Backend, Check, Plan};
+use baton::plan::{Backend, Plan};
 use baton::results::TransportLink;
 use baton::runner::fault::Fault;
 use baton::runner::mpi::{HostEngine, MpiWorld};
@@ -100,23 +100,13 @@ pub fn run(w: &WorkerArgs) -> anyhow::Result<Exit> {
     Ok(Exit::Ok)
 }
 
-/// NCCL transports are logged when a job has a `transport` criterion or the user asked.
-fn wants_transport(args: &Args, plan: &Plan, jobs: &[Job]) -> bool {
-    plan.backend == Backend::Nccl
-        && (args.capture_transport
-            || jobs.iter().any(|j| {
-                j.expect
-                    .iter()
-                    .any(|c| matches!(c.check, Check::Transport(_)))
-            }))
-}
-
 /// `baton-mpi run PLAN` started by mpirun or srun: this process is one rank. When transports
 /// are wanted, NCCL's log goes to a file per rank in the output directory.
 pub fn run_under_launcher(args: &Args, plan: &Plan, jobs: &[Job]) -> anyhow::Result<Exit> {
-    let capture = wants_transport(args, plan, jobs)
-        .then(|| transport::for_this_process(&args.out))
-        .flatten();
+    let capture = (plan.backend == Backend::Nccl
+        && transport::wanted(args.capture_transport, jobs.iter()))
+    .then(|| transport::for_this_process(&args.out))
+    .flatten();
     if let Some(c) = &capture {
         std::fs::create_dir_all(&args.out)
             .with_context(|| format!("cannot create {}", args.out.display()))?;
@@ -161,10 +151,7 @@ pub fn run_under_launcher(args: &Args, plan: &Plan, jobs: &[Job]) -> anyhow::Res
             .iter()
             .flat_map(|s| serde_json::from_str::<Vec<TransportLink>>(s).unwrap_or_default())
             .collect();
-        let links = transport::dedupe(links);
-        for j in results.jobs.iter_mut().filter(|j| j.transports.is_empty()) {
-            j.transports = links.clone();
-        }
+        transport::attach(&mut results.jobs, &transport::dedupe(links));
     }
     if world.rank() != 0 {
         return Ok(Exit::Ok);

@@ -91,8 +91,9 @@ pub trait Engine {
     fn capture_begin(&mut self) -> Result<(), EngineError> {
         Err(no_graphs())
     }
-    /// Ends a recording begun by `capture_begin` (also after a launch failed inside it, so the
-    /// stream leaves capture mode) and keeps it for `replay`.
+    /// Ends a recording that `capture_begin` began (also after a launch failed inside it, so
+    /// the stream leaves capture mode) and keeps it for `replay`. Called only after a
+    /// successful `capture_begin`.
     fn capture_end(&mut self) -> Result<(), EngineError> {
         Ok(())
     }

@@ -196,10 +196,9 @@ pub fn run(
         let ran = run_set(k, set, &todo, &launcher, opts, &mut results, watch);
         if let Some(p) = progress {
             // Failed jobs end early: the bar moves past what they would have measured.
-            let set_jobs: Vec<Job> = set.jobs.iter().map(|i| todo[*i].clone()).collect();
-            rows_done += progress::rows(&set_jobs);
-            if let Some(last) = set_jobs.last() {
-                p.update(rows_done, &last.id);
+            rows_done += progress::rows(set.jobs.iter().map(|i| &todo[*i]));
+            if let Some(last) = set.jobs.last() {
+                p.update(rows_done, &todo[*last].id);
             }
         }
         ran?;
@@ -274,13 +273,8 @@ fn run_set(
     watch: Option<(&dyn Progress, u64)>,
 ) -> Result<(), RunError> {
     let parts = opts.out_dir.join("parts");
-    let wants_transport = opts.capture_transport
-        || set.jobs.iter().any(|i| {
-            jobs[*i]
-                .expect
-                .iter()
-                .any(|c| matches!(c.check, crate::plan::Check::Transport(_)))
-        });
+    let wants_transport =
+        super::transport::wanted(opts.capture_transport, set.jobs.iter().map(|i| &jobs[*i]));
     let capture = (wants_transport && matches!(launcher, Launcher::Threads { .. }))
         .then(|| super::transport::plan(&parts, k, &set.env))
         .flatten();
@@ -293,19 +287,17 @@ fn run_set(
     for attempt in 0.. {
         let done = watch.map(|(p, d)| {
             let waiting: std::collections::HashSet<usize> = pending.iter().copied().collect();
-            let finished: Vec<Job> = set
-                .jobs
-                .iter()
-                .filter(|i| !waiting.contains(i))
-                .map(|i| jobs[*i].clone())
-                .collect();
-            (p, d + progress::rows(&finished))
+            let finished = set.jobs.iter().filter(|i| !waiting.contains(i));
+            (p, d + progress::rows(finished.map(|i| &jobs[*i])))
         });
-        let (status, mut ran) = run_worker(k, attempt, &pending, jobs, launcher, opts, &env, done)?;
-        if let Some(r) = &ran {
-            merge_environment(&mut results.environment, r.environment.clone());
-        }
-        let ran: Vec<JobResult> = ran.take().map(|r| r.jobs).unwrap_or_default();
+        let (status, ran) = run_worker(k, attempt, &pending, jobs, launcher, opts, &env, done)?;
+        let ran: Vec<JobResult> = match ran {
+            Some(r) => {
+                merge_environment(&mut results.environment, r.environment);
+                r.jobs
+            }
+            None => Vec::new(),
+        };
         let timeout = status.code() == Some(Exit::Timeout.code());
         let describe = if timeout {
             "a collective hung and was aborted at its timeout".to_string()
@@ -367,10 +359,7 @@ fn run_set(
         );
     }
     if let Some(c) = &capture {
-        let links = c.collect();
-        for j in got.iter_mut().filter(|j| j.transports.is_empty()) {
-            j.transports = links.clone();
-        }
+        super::transport::attach(&mut got, &c.collect());
     }
     for j in got {
         results.jobs.retain(|x| x.id != j.id);

@@ -24,8 +24,8 @@ pub trait Progress: Sync {
 }
 
 /// Rows `jobs` produce: sizes × repeats (the least count of a time-bounded repeat).
-pub fn rows(jobs: &[Job]) -> u64 {
-    jobs.iter()
+pub fn rows<'a>(jobs: impl IntoIterator<Item = &'a Job>) -> u64 {
+    jobs.into_iter()
         .map(|j| j.sizes.len() as u64 * u64::from(j.repeat.min_count().max(1)))
         .sum()
 }

@@ -137,6 +137,25 @@ impl Capture {
     }
 }
 
+/// Whether NCCL's connection log is wanted for `jobs`: the user asked, or a job has a
+/// `transport` criterion.
+pub fn wanted<'a>(asked: bool, mut jobs: impl Iterator<Item = &'a crate::expand::Job>) -> bool {
+    asked
+        || jobs.any(|j| {
+            j.expect
+                .iter()
+                .any(|c| matches!(c.check, crate::plan::Check::Transport(_)))
+        })
+}
+
+/// Gives `links` to every job that recorded none of its own (the jobs of one worker share its
+/// communicators, so they share its links).
+pub fn attach(jobs: &mut [crate::results::JobResult], links: &[TransportLink]) {
+    for j in jobs.iter_mut().filter(|j| j.transports.is_empty()) {
+        j.transports = links.to_vec();
+    }
+}
+
 /// Transport links in NCCL_DEBUG text.
 pub fn links_in(text: &str) -> Vec<TransportLink> {
     text.lines()

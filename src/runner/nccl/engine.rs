@@ -29,8 +29,6 @@ pub struct NcclEngine<'w, W: World> {
     counter: Option<DevBuf>,
     alltoall: Option<AlltoAllFn>,
     timeout: Duration,
-    /// Whether the stream is recording (between `capture_begin` and `capture_end`).
-    capturing: bool,
     /// The last recording; replaced by the next one, dropped before any communicator is.
     graph: Option<Graph>,
 }
@@ -74,7 +72,6 @@ impl<'w, W: World> NcclEngine<'w, W> {
             counter: None,
             alltoall: libs::alltoall(),
             timeout: Duration::from_secs(300),
-            capturing: false,
             graph: None,
         }
     }
@@ -320,15 +317,10 @@ impl<W: World> Engine for NcclEngine<'_, W> {
 
     fn capture_begin(&mut self) -> Result<(), EngineError> {
         self.graph = None;
-        self.gpu.capture_begin()?;
-        self.capturing = true;
-        Ok(())
+        Ok(self.gpu.capture_begin()?)
     }
 
     fn capture_end(&mut self) -> Result<(), EngineError> {
-        if !std::mem::take(&mut self.capturing) {
-            return Ok(());
-        }
         self.graph = Some(self.gpu.capture_end()?);
         Ok(())
     }
