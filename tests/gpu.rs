@@ -1,10 +1,13 @@
 //! The NCCL backend on real GPUs. Each test detects a GPU at run time and says clearly when it
 //! is skipped; the evidence that they pass comes from device runs (docs/benchmarks.md).
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
 use std::process::{Command, Output};
 
 use baton::results::{self, JobStatus};
+use common::{PlanRun, baton_env, tmp, write};
 
 /// Why GPU tests cannot run here, if they cannot.
 fn no_gpu() -> Option<String> {
@@ -29,28 +32,6 @@ macro_rules! need_gpus {
     };
 }
 
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("baton-gpu-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn baton(args: &[&str], envs: &[(&str, &str)]) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_baton"));
-    c.args(args).env_remove("BATON_FAULT");
-    for (k, v) in envs {
-        c.env(k, v);
-    }
-    c.output().unwrap()
-}
-
-fn write_plan(dir: &Path, text: &str) -> String {
-    let p = dir.join("plan.yaml");
-    std::fs::write(&p, text).unwrap();
-    p.display().to_string()
-}
-
 /// Asserts the exit status, showing both streams when it differs; returns stdout.
 fn expect_exit(o: &Output, code: i32) -> String {
     let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
@@ -63,22 +44,19 @@ fn expect_exit(o: &Output, code: i32) -> String {
     stdout
 }
 
-/// `baton run` of the plan `text` in a fresh scratch directory `name`, with extra environment;
-/// asserts the exit status (and that nothing panicked) and returns the results and stdout.
-fn run_plan(
+/// `common::run_plan` asserting the exit status and that nothing panicked: the results, and
+/// the run for what else the test looks at.
+fn run_checked(
     name: &str,
     text: &str,
     envs: &[(&str, &str)],
     code: i32,
-) -> (results::Results, String) {
-    let d = scratch(name);
-    let p = write_plan(&d, text);
-    let out = d.join("out");
-    let o = baton(&["run", &p, "-o", out.to_str().unwrap()], envs);
-    let stdout = expect_exit(&o, code);
-    let stderr = String::from_utf8_lossy(&o.stderr);
+) -> (results::Results, PlanRun) {
+    let run = common::run_plan(name, text, envs);
+    expect_exit(&run.output, code);
+    let stderr = common::stderr(&run.output);
     assert!(!stderr.contains("panicked"), "{stderr}");
-    (results::read(&out.join("results.json")).unwrap(), stdout)
+    (results::read(&run.out.join("results.json")).unwrap(), run)
 }
 
 /// The first job ended with `status` and the run went on: the second job completed.
@@ -102,13 +80,9 @@ fn p2p_links(out: &Path) -> Vec<results::TransportLink> {
 #[test]
 fn every_collective_dtype_op_and_placement_verifies() {
     need_gpus!();
-    let d = scratch("smoke");
-    let plan = format!(
-        "{}/tests/data/plans/gpu-smoke.yaml",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let out = d.join("out");
-    let o = baton(&["run", &plan, "-o", out.to_str().unwrap()], &[]);
+    let out = tmp("gpu-smoke").join("out");
+    let plan = common::plan("gpu-smoke.yaml");
+    let o = baton_env(&["run", common::p(&plan), "-o", common::p(&out)], &[]);
     expect_exit(&o, 0);
     let r = results::read(&out.join("results.json")).unwrap();
     assert_eq!(r.jobs.len(), 179);
@@ -138,8 +112,8 @@ fn every_collective_dtype_op_and_placement_verifies() {
 #[test]
 fn injected_corruption_shows_in_wrong() {
     need_gpus!();
-    let (r, _) = run_plan(
-        "corrupt",
+    let (r, _) = run_checked(
+        "gpu-corrupt",
         "version: 1\nname: c\nbackend: nccl\ntests:\n  - name: ar\n    collective: all_reduce\n    sizes: [1M]\n    dtype: bfloat16\n",
         &[("BATON_FAULT", "corrupt:rank=1")],
         1,
@@ -152,8 +126,8 @@ fn injected_corruption_shows_in_wrong() {
 fn a_stalled_rank_is_aborted_at_the_timeout_and_the_next_job_gets_fresh_communicators() {
     need_gpus!();
     let t = std::time::Instant::now();
-    let (r, _) = run_plan(
-        "stall",
+    let (r, _) = run_checked(
+        "gpu-stall",
         "version: 1\nname: s\nbackend: nccl\ndefaults: { timeout: 5s }\ntests:\n  - name: hangs\n    collective: all_reduce\n    sizes: [1M]\n  - name: after\n    collective: all_gather\n    sizes: [1M]\n",
         &[("BATON_FAULT", "stall:rank=1:job=hangs")],
         4,
@@ -166,8 +140,8 @@ fn a_stalled_rank_is_aborted_at_the_timeout_and_the_next_job_gets_fresh_communic
 #[test]
 fn failed_init_errors_that_job() {
     need_gpus!();
-    let (r, _) = run_plan(
-        "init",
+    let (r, _) = run_checked(
+        "gpu-init",
         "version: 1\nname: i\nbackend: nccl\ntests:\n  - name: broken\n    collective: all_reduce\n    sizes: [1M]\n  - name: fine\n    collective: broadcast\n    sizes: [1M]\n",
         &[("BATON_FAULT", "init-fail:rank=0:job=broken")],
         3,
@@ -178,8 +152,8 @@ fn failed_init_errors_that_job() {
 #[test]
 fn split_groups_are_measured_separately() {
     need_gpus!();
-    let (r, _) = run_plan(
-        "split",
+    let (r, _) = run_checked(
+        "gpu-split",
         "version: 1\nname: g\nbackend: nccl\ntests:\n  - name: pairs\n    collective: sendrecv\n    sizes: [1M, 64M]\n    split: \"MOD 2\"\n    average: max\n",
         &[],
         0,
@@ -196,19 +170,15 @@ fn split_groups_are_measured_separately() {
 #[test]
 fn no_gpu_message_when_libraries_are_missing() {
     // Runs everywhere: with the driver hidden, `run` must explain and exit 3, never panic.
-    let d = scratch("nolib");
-    let p = write_plan(
-        &d,
+    let run = common::run_plan(
+        "gpu-nolib",
         "version: 1\nname: n\nbackend: nccl\ntests:\n  - name: t\n    collective: all_reduce\n    sizes: [1M]\n",
-    );
-    let out = d.join("out");
-    let o = baton(
-        &["run", &p, "-o", out.to_str().unwrap()],
         &[
             ("LD_LIBRARY_PATH", "/nonexistent"),
             ("BATON_HIDE_GPU_LIBS", "1"),
         ],
     );
+    let o = run.output;
     let err = String::from_utf8_lossy(&o.stderr);
     if no_gpu().is_some() {
         expect_exit(&o, 3);
@@ -227,23 +197,22 @@ fn no_gpu_message_when_libraries_are_missing() {
 #[test]
 fn a_p2p_to_shm_downgrade_fails_the_transport_criterion() {
     need_gpus!();
-    let d = scratch("transport");
     let plan = |env: &str| {
         format!(
             "version: 1\nname: t\nbackend: nccl\n{env}tests:\n  - name: ar\n    collective: all_reduce\n    sizes: [64M]\n    expect:\n      - transport: P2P\n      - wrong: 0\n"
         )
     };
-    let healthy = write_plan(&d, &plan(""));
-    let out = d.join("healthy");
-    let o = baton(&["run", &healthy, "-o", out.to_str().unwrap()], &[]);
-    expect_exit(&o, 0);
-    p2p_links(&out);
+    let (_, healthy) = run_checked("gpu-transport", &plan(""), &[], 0);
+    p2p_links(&healthy.out);
 
-    let d2 = scratch("transport-shm");
-    let degraded = write_plan(&d2, &plan("env: { NCCL_P2P_DISABLE: \"1\" }\n"));
-    let out = d2.join("shm");
-    let o = baton(&["run", &degraded, "-o", out.to_str().unwrap()], &[]);
-    let stdout = expect_exit(&o, 1);
+    let (_, shm) = run_checked(
+        "gpu-transport-shm",
+        &plan("env: { NCCL_P2P_DISABLE: \"1\" }\n"),
+        &[],
+        1,
+    );
+    let out = shm.out;
+    let stdout = common::stdout(&shm.output);
     assert!(
         stdout.contains("SHM"),
         "the verdict names the transport seen: {stdout}"
@@ -255,25 +224,16 @@ fn a_p2p_to_shm_downgrade_fails_the_transport_criterion() {
 #[test]
 fn cuda_graph_timing_verifies_and_keeps_the_bandwidth() {
     need_gpus!();
-    let d = scratch("graph");
     let plan = |graph: u32| {
         format!(
             "version: 1\nname: g\nbackend: nccl\ndefaults: {{ iters: 20, cuda_graph: {graph} }}\ntests:\n  - name: all\n    collective: [all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall, sendrecv]\n    sizes: [8, 1M, 256M]\n    dtype: bfloat16\n    expect:\n      - wrong: 0\n"
         )
     };
-    let graphed = write_plan(&d, &plan(3));
-    let out = d.join("graph");
-    let o = baton(&["run", &graphed, "-o", out.to_str().unwrap()], &[]);
-    let stdout = expect_exit(&o, 0);
+    let (r, graphed) = run_checked("gpu-graph", &plan(3), &[], 0);
+    let stdout = common::stdout(&graphed.output);
     assert!(stdout.contains("graph: 3 "), "{stdout}");
-    let r = results::read(&out.join("results.json")).unwrap();
     assert_eq!(r.jobs.len(), 7);
-    let d2 = scratch("graph-direct");
-    let direct = write_plan(&d2, &plan(0));
-    let out2 = d2.join("direct");
-    let o = baton(&["run", &direct, "-o", out2.to_str().unwrap()], &[]);
-    expect_exit(&o, 0);
-    let r2 = results::read(&out2.join("results.json")).unwrap();
+    let (r2, _) = run_checked("gpu-graph-direct", &plan(0), &[], 0);
     for (g, n) in r.jobs.iter().zip(&r2.jobs) {
         assert_eq!(g.status, JobStatus::Completed, "{}", g.id);
         assert_eq!(g.settings.cuda_graph, 3);
@@ -298,13 +258,13 @@ fn cuda_graph_timing_verifies_and_keeps_the_bandwidth() {
     }
 
     // Corruption injected after a replayed check op still shows in #wrong.
-    let out3 = d.join("graph-corrupt");
-    let o = baton(
+    let out3 = graphed.dir.join("graph-corrupt");
+    let o = baton_env(
         &[
             "run",
-            &graphed,
+            common::p(&graphed.plan),
             "-o",
-            out3.to_str().unwrap(),
+            common::p(&out3),
             "--only",
             "all_reduce",
         ],
@@ -322,9 +282,10 @@ fn cuda_graph_timing_verifies_and_keeps_the_bandwidth() {
 #[test]
 fn transport_is_captured_under_mpirun() {
     need_gpus!();
-    let d = scratch("transport-mpirun");
-    let p = write_plan(
+    let d = tmp("gpu-transport-mpirun");
+    let p = write(
         &d,
+        "plan.yaml",
         "version: 1\nname: t\nbackend: nccl\nlaunch: { nodes: 1, ranks_per_node: 2 }\ntests:\n  - name: ar\n    collective: all_reduce\n    sizes: [64M]\n    expect:\n      - transport: P2P\n",
     );
     let mpirun = |out: &Path, extra: &[&str]| {
@@ -334,9 +295,9 @@ fn transport_is_captured_under_mpirun() {
             .args([
                 env!("CARGO_BIN_EXE_baton-mpi"),
                 "run",
-                &p,
+                common::p(&p),
                 "-o",
-                out.to_str().unwrap(),
+                common::p(out),
             ])
             .env_remove("BATON_FAULT");
         c.output().unwrap()
@@ -360,8 +321,8 @@ fn transport_is_captured_under_mpirun() {
 fn a_size_that_does_not_fit_errors_its_job_and_the_run_goes_on() {
     need_gpus!();
     // send + recv of 120 GiB each: more than any GPU here holds.
-    let (r, _) = run_plan(
-        "oom",
+    let (r, _) = run_checked(
+        "gpu-oom",
         "version: 1\nname: m\nbackend: nccl\ntests:\n  - name: huge\n    collective: all_reduce\n    sizes: [120G]\n    dtype: bfloat16\n  - name: after\n    collective: all_reduce\n    sizes: [1M]\n",
         &[],
         3,
@@ -379,24 +340,17 @@ fn a_size_that_does_not_fit_errors_its_job_and_the_run_goes_on() {
 fn a_gpu_fault_errors_its_job_and_a_fresh_worker_runs_the_rest() {
     need_gpus!();
     // Rank 1's GPU hits an illegal address (sticky: the context is lost for the process).
-    let d = scratch("device-fault");
-    let p = write_plan(
-        &d,
+    let (r, run) = run_checked(
+        "gpu-device-fault",
         "version: 1\nname: f\nbackend: nccl\ntests:\n  - name: first\n    collective: all_reduce\n    sizes: [1M]\n  - name: breaks\n    collective: all_gather\n    sizes: [1M]\n  - name: after\n    collective: broadcast\n    sizes: [1M]\n",
-    );
-    let out = d.join("out");
-    let o = baton(
-        &["run", &p, "-o", out.to_str().unwrap()],
         &[("BATON_FAULT", "device-fault:rank=1:job=breaks")],
+        3,
     );
-    expect_exit(&o, 3);
-    let stderr = String::from_utf8_lossy(&o.stderr);
-    assert!(!stderr.contains("panicked"), "{stderr}");
+    let stderr = common::stderr(&run.output);
     assert!(
         stderr.contains("starting a fresh worker for the 1 job(s)"),
         "{stderr}"
     );
-    let r = results::read(&out.join("results.json")).unwrap();
     let status: Vec<JobStatus> = r.jobs.iter().map(|j| j.status).collect();
     assert_eq!(
         status,

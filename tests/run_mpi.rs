@@ -2,9 +2,10 @@
 //! and the failure paths — corruption, a hung rank, a killed rank, failed init, missing tools.
 #![cfg(feature = "mpi")]
 
-use std::path::{Path, PathBuf};
+mod common;
+
 use std::process::{Command, Output};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use baton::results::{self, JobStatus};
 
@@ -12,34 +13,8 @@ fn baton() -> &'static str {
     env!("CARGO_BIN_EXE_baton")
 }
 
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("baton-run-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn plan(dir: &Path, text: &str) -> PathBuf {
-    let p = dir.join("plan.yaml");
-    std::fs::write(&p, text).unwrap();
-    p
-}
-
-fn run(args: &[&str], envs: &[(&str, &str)]) -> (Output, Duration) {
-    let t = Instant::now();
-    let mut c = Command::new(baton());
-    c.args(args).env_remove("BATON_FAULT");
-    for (k, v) in envs {
-        c.env(k, v);
-    }
-    (c.output().unwrap(), t.elapsed())
-}
-
 fn text(o: &Output) -> (String, String) {
-    (
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
+    (common::stdout(o), common::stderr(o))
 }
 
 const SEVEN: &str = "version: 1
@@ -58,16 +33,11 @@ tests:
 
 #[test]
 fn seven_collectives_four_dtypes_verify_clean() {
-    let d = scratch("seven");
-    let p = plan(&d, SEVEN);
-    let out = d.join("out");
     // Open MPI 4.1.4's AVX reduction component sums uint8 wrongly (baton's #wrong found it:
     // ~half the elements of a 2-rank MPI_Allreduce); the others are exact. Run without it.
-    let (o, _) = run(
-        &["run", p.to_str().unwrap(), "-o", out.to_str().unwrap()],
-        &[("OMPI_MCA_op", "^avx")],
-    );
-    let (stdout, stderr) = text(&o);
+    let ran = common::run_plan("mpi-seven", SEVEN, &[("OMPI_MCA_op", "^avx")]);
+    let (o, out) = (&ran.output, &ran.out);
+    let (stdout, stderr) = text(o);
     assert_eq!(o.status.code(), Some(0), "{stderr}");
     assert_eq!(
         stdout.matches("# Out of bounds values : 0 OK").count(),
@@ -122,17 +92,13 @@ fn seven_collectives_four_dtypes_verify_clean() {
 
 #[test]
 fn injected_corruption_is_counted_and_fails_the_run() {
-    let d = scratch("corrupt");
-    let p = plan(
-        &d,
+    let ran = common::run_plan(
+        "mpi-corrupt",
         "version: 1\nname: c\nbackend: mpi\nlaunch: { nodes: 1, ranks_per_node: 4 }\ntests:\n  - name: pairs\n    collective: all_reduce\n    sizes: [1K, 64K]\n    split: \"OR 1\"\n",
-    );
-    let out = d.join("out");
-    let (o, _) = run(
-        &["run", p.to_str().unwrap(), "-o", out.to_str().unwrap()],
         &[("BATON_FAULT", "corrupt:rank=3")],
     );
-    let (stdout, _) = text(&o);
+    let (o, out) = (&ran.output, &ran.out);
+    let (stdout, _) = text(o);
     assert_eq!(o.status.code(), Some(1));
     assert!(
         stdout.contains("# Out of bounds values : 4 FAILED"),
@@ -154,17 +120,14 @@ fn injected_corruption_is_counted_and_fails_the_run() {
 
 #[test]
 fn a_hung_rank_times_out_keeps_earlier_results_and_the_run_goes_on() {
-    let d = scratch("stall");
-    let p = plan(
-        &d,
+    let ran = common::run_plan(
+        "mpi-stall",
         "version: 1\nname: s\nbackend: mpi\nlaunch: { nodes: 1, ranks_per_node: 2 }\ndefaults: { timeout: 3s }\ntests:\n  - name: first\n    collective: all_reduce\n    sizes: [1K]\n  - name: second\n    collective: all_gather\n    sizes: [1K, 2K]\n  - name: third\n    collective: broadcast\n    sizes: [1K]\n",
-    );
-    let out = d.join("out");
-    let (o, took) = run(
-        &["run", p.to_str().unwrap(), "-o", out.to_str().unwrap()],
         &[("BATON_FAULT", "stall:rank=1:job=second")],
     );
-    let (_, stderr) = text(&o);
+    let (o, out) = (&ran.output, &ran.out);
+    let took = ran.took;
+    let (_, stderr) = text(o);
     assert_eq!(o.status.code(), Some(4), "{stderr}");
     assert!(took < Duration::from_secs(30), "took {took:?}");
     let r = results::read(&out.join("results.json")).unwrap();
@@ -195,17 +158,17 @@ fn a_hung_rank_times_out_keeps_earlier_results_and_the_run_goes_on() {
     );
 
     // --resume skips the finished jobs and completes the rest.
-    let (o, _) = run(
+    let o = &common::baton_env(
         &[
             "run",
-            p.to_str().unwrap(),
+            common::p(&ran.plan),
             "-o",
-            out.to_str().unwrap(),
+            common::p(out),
             "--resume",
         ],
         &[],
     );
-    let (stdout, stderr) = text(&o);
+    let (stdout, stderr) = text(o);
     assert_eq!(o.status.code(), Some(0), "{stderr}");
     assert!(
         stderr.contains("2 job(s) already complete, 1 to run"),
@@ -218,17 +181,14 @@ fn a_hung_rank_times_out_keeps_earlier_results_and_the_run_goes_on() {
 
 #[test]
 fn a_killed_rank_errors_its_job_and_a_fresh_worker_runs_the_rest() {
-    let d = scratch("crash");
-    let p = plan(
-        &d,
+    let ran = common::run_plan(
+        "mpi-crash",
         "version: 1\nname: k\nbackend: mpi\nlaunch: { nodes: 1, ranks_per_node: 2 }\ndefaults: { timeout: 20s }\ntests:\n  - name: ok\n    collective: all_reduce\n    sizes: [1K]\n  - name: dies\n    collective: all_gather\n    sizes: [1K]\n  - name: after\n    collective: broadcast\n    sizes: [1K]\n",
-    );
-    let out = d.join("out");
-    let (o, took) = run(
-        &["run", p.to_str().unwrap(), "-o", out.to_str().unwrap()],
         &[("BATON_FAULT", "crash:rank=1:job=dies")],
     );
-    let (_, stderr) = text(&o);
+    let (o, out) = (&ran.output, &ran.out);
+    let took = ran.took;
+    let (_, stderr) = text(o);
     assert_eq!(o.status.code(), Some(3), "{stderr}");
     assert!(took < Duration::from_secs(25), "took {took:?}");
     let r = results::read(&out.join("results.json")).unwrap();
@@ -251,16 +211,12 @@ fn a_killed_rank_errors_its_job_and_a_fresh_worker_runs_the_rest() {
 
 #[test]
 fn failed_communicator_init_errors_that_job_only() {
-    let d = scratch("init");
-    let p = plan(
-        &d,
+    let ran = common::run_plan(
+        "mpi-init",
         "version: 1\nname: i\nbackend: mpi\nlaunch: { nodes: 1, ranks_per_node: 2 }\ntests:\n  - name: broken\n    collective: all_reduce\n    sizes: [1K]\n  - name: fine\n    collective: all_reduce\n    sizes: [1K]\n",
-    );
-    let out = d.join("out");
-    let (o, _) = run(
-        &["run", p.to_str().unwrap(), "-o", out.to_str().unwrap()],
         &[("BATON_FAULT", "init-fail:rank=0:job=broken")],
     );
+    let (o, out) = (&ran.output, &ran.out);
     assert_eq!(o.status.code(), Some(3));
     let r = results::read(&out.join("results.json")).unwrap();
     assert_eq!(r.jobs[0].status, JobStatus::Error);
@@ -274,28 +230,24 @@ fn failed_communicator_init_errors_that_job_only() {
 
 #[test]
 fn missing_mpirun_or_worker_is_a_clear_runtime_error() {
-    let d = scratch("missing");
-    let p = plan(
-        &d,
+    let ran = common::run_plan(
+        "mpi-missing",
         "version: 1\nname: m\nbackend: mpi\ntests:\n  - name: t\n    collective: all_reduce\n    sizes: [1K]\n",
-    );
-    let out = d.join("out");
-    let (o, _) = run(
-        &["run", p.to_str().unwrap(), "-o", out.to_str().unwrap()],
         &[("PATH", "/nonexistent")],
     );
-    let (_, stderr) = text(&o);
+    let (o, out) = (&ran.output, &ran.out);
+    let (_, stderr) = text(o);
     assert_eq!(o.status.code(), Some(3));
     assert!(
         stderr.contains("`mpirun` was not found on PATH"),
         "{stderr}"
     );
     // A lone `baton` without `baton-mpi` beside it (or on PATH) says how to get one.
-    let lone = d.join("bin");
+    let lone = ran.dir.join("bin");
     std::fs::create_dir_all(&lone).unwrap();
     std::fs::copy(baton(), lone.join("baton")).unwrap();
     let o = Command::new(lone.join("baton"))
-        .args(["run", p.to_str().unwrap(), "-o", out.to_str().unwrap()])
+        .args(["run", common::p(&ran.plan), "-o", common::p(out)])
         .env("PATH", "/usr/bin:/bin")
         .output()
         .unwrap();
@@ -306,9 +258,10 @@ fn missing_mpirun_or_worker_is_a_clear_runtime_error() {
 
 #[test]
 fn under_mpirun_baton_mpi_is_the_rank_and_plain_baton_refuses() {
-    let d = scratch("launcher");
-    let p = plan(
+    let d = common::tmp("mpi-launcher");
+    let p = common::write(
         &d,
+        "plan.yaml",
         "version: 1\nname: l\nbackend: mpi\nlaunch: { nodes: 1, ranks_per_node: 4 }\ntests:\n  - name: t\n    collective: [all_reduce, alltoall]\n    sizes: [4K]\n    split: \"DIV 2\"\n",
     );
     let out = d.join("out");
@@ -356,9 +309,10 @@ fn under_mpirun_baton_mpi_is_the_rank_and_plain_baton_refuses() {
 /// `baton run PLAN | head`: the reader leaving early ends the printing, not mpirun or the ranks.
 #[test]
 fn a_reader_that_leaves_early_does_not_end_the_run() {
-    let d = scratch("head");
-    let p = plan(
+    let d = common::tmp("mpi-head");
+    let p = common::write(
         &d,
+        "plan.yaml",
         "version: 1\nname: h\nbackend: mpi\nlaunch: { nodes: 1, ranks_per_node: 2 }\ntests:\n  - name: t\n    collective: [all_reduce, all_gather, broadcast]\n    sizes: { from: 8, to: 64K, factor: 2 }\n",
     );
     let out = d.join("out");

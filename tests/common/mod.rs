@@ -15,6 +15,44 @@ pub fn baton(args: &[&str]) -> Output {
         .expect("baton runs")
 }
 
+/// `baton` with extra environment and without an inherited `BATON_FAULT` (a stray one would
+/// fake a fault).
+pub fn baton_env(args: &[&str], envs: &[(&str, &str)]) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_baton"));
+    c.args(args).env("NO_COLOR", "1").env_remove("BATON_FAULT");
+    for (k, v) in envs {
+        c.env(k, v);
+    }
+    c.output().expect("baton runs")
+}
+
+/// One `baton run` of a plan written for the test: where everything went and how it ended.
+pub struct PlanRun {
+    pub dir: PathBuf,
+    pub plan: PathBuf,
+    /// The `-o` directory (results.json, junit.xml, report/).
+    pub out: PathBuf,
+    pub output: Output,
+    pub took: std::time::Duration,
+}
+
+/// `baton run PLAN -o DIR/out` of the plan `text`, written to the fresh scratch directory
+/// `name`, with extra environment.
+pub fn run_plan(name: &str, text: &str, envs: &[(&str, &str)]) -> PlanRun {
+    let dir = tmp(name);
+    let plan = write(&dir, "plan.yaml", text);
+    let out = dir.join("out");
+    let t = std::time::Instant::now();
+    let output = baton_env(&["run", p(&plan), "-o", p(&out)], envs);
+    PlanRun {
+        dir,
+        plan,
+        out,
+        output,
+        took: t.elapsed(),
+    }
+}
+
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
