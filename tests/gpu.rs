@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use baton::results::{self, JobStatus};
-use common::{PlanRun, baton_env, tmp, write};
+use common::{PlanRun, baton_env, tmp};
 
 /// Why GPU tests cannot run here, if they cannot.
 fn no_gpu() -> Option<String> {
@@ -282,10 +282,8 @@ fn cuda_graph_timing_verifies_and_keeps_the_bandwidth() {
 #[test]
 fn transport_is_captured_under_mpirun() {
     need_gpus!();
-    let d = tmp("gpu-transport-mpirun");
-    let p = write(
-        &d,
-        "plan.yaml",
+    let (d, p, _) = common::plan_dir(
+        "gpu-transport-mpirun",
         "version: 1\nname: t\nbackend: nccl\nlaunch: { nodes: 1, ranks_per_node: 2 }\ntests:\n  - name: ar\n    collective: all_reduce\n    sizes: [64M]\n    expect:\n      - transport: P2P\n",
     );
     let mpirun = |out: &Path, extra: &[&str]| {

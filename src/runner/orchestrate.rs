@@ -92,7 +92,7 @@ fn not_run(job: &Job, backend: Backend, why: String) -> JobResult {
 }
 
 /// Runs `jobs` of `plan`, each environment set in its own process set, telling `progress`
-/// (when there is one to show) how far it got.
+/// (when there is one to show) how far it got and passing the workers' output through it.
 pub fn run(
     plan: &Plan,
     jobs: &[Job],
@@ -187,26 +187,31 @@ pub fn run(
         }
     };
 
-    if let Some(p) = progress {
-        p.begin(progress::rows(&todo));
-    }
+    // Workers' output always comes through this process, bar or not: a reader that leaves
+    // early (`baton run … | head`) then ends only the printing. Inherited, mpirun itself would
+    // meet the closed pipe and abort every rank ("SIGPIPE detected … aborting").
+    let shown: &dyn Progress = progress.unwrap_or(&progress::Passthrough);
+    shown.begin(progress::rows(&todo));
     let mut rows_done = 0;
     for (k, set) in launch::env_sets(&todo).iter().enumerate() {
-        let watch = progress.map(|p| (p, rows_done));
-        let ran = run_set(k, set, &todo, &launcher, opts, &mut results, watch);
-        if let Some(p) = progress {
-            // Failed jobs end early: the bar moves past what they would have measured.
-            rows_done += progress::rows(set.jobs.iter().map(|i| &todo[*i]));
-            if let Some(last) = set.jobs.last() {
-                p.update(rows_done, &todo[*last].id);
-            }
+        let ran = run_set(
+            k,
+            set,
+            &todo,
+            &launcher,
+            opts,
+            &mut results,
+            (shown, rows_done),
+        );
+        // Failed jobs end early: the count moves past what they would have measured.
+        rows_done += progress::rows(set.jobs.iter().map(|i| &todo[*i]));
+        if let Some(last) = set.jobs.last() {
+            shown.update(rows_done, &todo[*last].id);
         }
         ran?;
         results::write_atomic(&results_path, &results)?;
     }
-    if let Some(p) = progress {
-        p.end();
-    }
+    shown.end();
     results.finished = Some(results::now_rfc3339());
     results::write_atomic(&results_path, &results)?;
     let exit = exit_for(&results);
@@ -270,7 +275,7 @@ fn run_set(
     launcher: &Launcher,
     opts: &RunOptions,
     results: &mut Results,
-    watch: Option<(&dyn Progress, u64)>,
+    (progress, done): (&dyn Progress, u64),
 ) -> Result<(), RunError> {
     let parts = opts.out_dir.join("parts");
     let wants_transport =
@@ -285,12 +290,10 @@ fn run_set(
     let mut pending: Vec<usize> = set.jobs.clone();
     let mut got: Vec<JobResult> = Vec::new();
     for attempt in 0.. {
-        let done = watch.map(|(p, d)| {
-            let waiting: std::collections::HashSet<usize> = pending.iter().copied().collect();
-            let finished = set.jobs.iter().filter(|i| !waiting.contains(i));
-            (p, d + progress::rows(finished.map(|i| &jobs[*i])))
-        });
-        let (status, ran) = run_worker(k, attempt, &pending, jobs, launcher, opts, &env, done)?;
+        let waiting: std::collections::HashSet<usize> = pending.iter().copied().collect();
+        let finished = set.jobs.iter().filter(|i| !waiting.contains(i));
+        let watch = (progress, done + progress::rows(finished.map(|i| &jobs[*i])));
+        let (status, ran) = run_worker(k, attempt, &pending, jobs, launcher, opts, &env, watch)?;
         let ran: Vec<JobResult> = match ran {
             Some(r) => {
                 merge_environment(&mut results.environment, r.environment);
@@ -379,7 +382,7 @@ fn run_worker(
     launcher: &Launcher,
     opts: &RunOptions,
     env: &indexmap::IndexMap<String, String>,
-    watch: Option<(&dyn Progress, u64)>,
+    (progress, done): (&dyn Progress, u64),
 ) -> Result<(std::process::ExitStatus, Option<Results>), RunError> {
     let parts = opts.out_dir.join("parts");
     let name = if attempt == 0 {
@@ -407,12 +410,10 @@ fn run_worker(
         args.push("--table".into());
     }
     let feed = parts.join(format!("{name}.progress"));
-    if watch.is_some() {
-        let _ = std::fs::remove_file(&feed);
-        args.push("--progress".into());
-        args.push(feed.clone().into());
-    }
-    let (mut cmd, what) = match launcher {
+    let _ = std::fs::remove_file(&feed);
+    args.push("--progress".into());
+    args.push(feed.clone().into());
+    let (cmd, what) = match launcher {
         Launcher::Mpirun { mpirun, worker, np } => (
             launch::mpirun_command(mpirun, *np, env, worker, &args),
             mpirun,
@@ -423,14 +424,11 @@ fn run_worker(
             (c, baton)
         }
     };
-    let status = match watch {
-        Some((p, done)) => progress::run_watched(cmd, feed, done, p),
-        None => cmd.status(),
-    }
-    .map_err(|source| RunError::Io {
-        what: format!("cannot start {}", what.display()),
-        source,
-    })?;
+    let status =
+        progress::run_watched(cmd, feed, done, progress).map_err(|source| RunError::Io {
+            what: format!("cannot start {}", what.display()),
+            source,
+        })?;
     let ran = if part.exists() {
         Some(results::read(&part)?)
     } else {

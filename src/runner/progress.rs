@@ -1,8 +1,9 @@
-//! Progress of `baton run` as its workers report it. Workers are separate processes (one set
+//! Progress of `baton run` as its workers report it, and the route of their output. Workers are separate processes (one set
 //! per environment set, maybe under mpirun), so rank 0 of each appends a line per finished row
 //! to a feed file; the parent tails it. Drawing is the CLI's business: it implements
-//! [`Progress`]. While a bar is shown, the workers' own output is routed through it so table
-//! rows and bar never overwrite each other on the terminal.
+//! [`Progress`]. The workers' own output is always routed through it: with a bar, so table rows
+//! and bar never overwrite each other; without one ([`Passthrough`]), so a closed stdout ends only
+//! the printing.
 
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::PathBuf;
@@ -21,6 +22,24 @@ pub trait Progress: Sync {
     /// One line a worker wrote (`stderr`: on its standard error).
     fn line(&self, line: &str, stderr: bool);
     fn end(&self);
+}
+
+/// No bar: workers' lines are passed on as they come. A closed stdout (`| head`) drops the rest
+/// quietly; the workers and their launcher never see it.
+pub struct Passthrough;
+
+impl Progress for Passthrough {
+    fn begin(&self, _: u64) {}
+    fn update(&self, _: u64, _: &str) {}
+    fn line(&self, line: &str, stderr: bool) {
+        if stderr {
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr(), "{line}");
+        } else {
+            let _ = crate::stdout::print(&format!("{line}\n"));
+        }
+    }
+    fn end(&self) {}
 }
 
 /// Rows `jobs` produce: sizes × repeats (the least count of a time-bounded repeat).

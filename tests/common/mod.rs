@@ -26,6 +26,15 @@ pub fn baton_env(args: &[&str], envs: &[(&str, &str)]) -> Output {
     c.output().expect("baton runs")
 }
 
+/// The plan `text` as `plan.yaml` in the fresh scratch directory `name`: the directory, the
+/// plan, and `out` inside it for results.
+pub fn plan_dir(name: &str, text: &str) -> (PathBuf, PathBuf, PathBuf) {
+    let dir = tmp(name);
+    let plan = write(&dir, "plan.yaml", text);
+    let out = dir.join("out");
+    (dir, plan, out)
+}
+
 /// One `baton run` of a plan written for the test: where everything went and how it ended.
 pub struct PlanRun {
     pub dir: PathBuf,
@@ -39,9 +48,7 @@ pub struct PlanRun {
 /// `baton run PLAN -o DIR/out` of the plan `text`, written to the fresh scratch directory
 /// `name`, with extra environment.
 pub fn run_plan(name: &str, text: &str, envs: &[(&str, &str)]) -> PlanRun {
-    let dir = tmp(name);
-    let plan = write(&dir, "plan.yaml", text);
-    let out = dir.join("out");
+    let (dir, plan, out) = plan_dir(name, text);
     let t = std::time::Instant::now();
     let output = baton_env(&["run", p(&plan), "-o", p(&out)], envs);
     PlanRun {
