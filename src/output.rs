@@ -67,6 +67,10 @@ pub fn refuse_symlink(path: &Path) -> Result<(), OutputError> {
 /// Writes `bytes` to `path`: a fresh temporary file beside it (created exclusively, never through
 /// a link), flushed to disk, then renamed over the target.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), OutputError> {
+    write_atomic_with(path, bytes, 0o644)
+}
+
+fn write_atomic_with(path: &Path, bytes: &[u8], mode: u32) -> Result<(), OutputError> {
     static SEQ: AtomicU64 = AtomicU64::new(0);
     let dir = parent(path);
     ensure_dir(&dir)?;
@@ -90,10 +94,12 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), OutputError> {
         let mut f = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
-            .mode(0o644)
+            .mode(0o600)
             .custom_flags(libc::O_NOFOLLOW)
             .open(&tmp)?;
         f.write_all(bytes)?;
+        // Explicit, so the umask neither widens nor narrows what the caller asked for.
+        f.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(mode))?;
         f.sync_all()?;
         std::fs::rename(&tmp, path)?;
         if let Ok(d) = std::fs::File::open(&dir) {
@@ -105,6 +111,11 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), OutputError> {
         let _ = std::fs::remove_file(&tmp);
     }
     result.map_err(OutputError::io(path))
+}
+
+/// [`write_atomic`] with the file's mode set (`0o755` for scripts) before it appears.
+pub fn write_atomic_mode(path: &Path, bytes: &[u8], mode: u32) -> Result<(), OutputError> {
+    write_atomic_with(path, bytes, mode)
 }
 
 /// Opens `path` for appending (created when missing), never through a link.

@@ -478,3 +478,79 @@ fn a_full_disk_ends_the_run_promptly_and_names_the_path() {
     assert!(!err.contains("hung"), "{err}");
     none_survive(&out);
 }
+
+/// mpirun's own failure (too few slots) in a rendered script is a runtime failure (exit 3), not
+/// a failed criterion, and CI still gets a junit.xml saying what has no results.
+#[test]
+fn a_launcher_failure_in_a_rendered_script_is_exit_3_with_junit() {
+    let d = common::tmp("integrity-launcher");
+    let plan = common::write(
+        &d,
+        "plan.yaml",
+        &FAST.replace("ranks_per_node: 2", "ranks_per_node: 512"),
+    );
+    let script = common::render_script(&d, &plan, "mpirun", &d.join("scripts"));
+    let out = d.join("out");
+    let r = common::run_script(&script, &out, 3);
+    assert!(
+        common::stderr(&r).contains("the launcher failed"),
+        "{}",
+        common::show(&r)
+    );
+    let junit = common::read(&out.join("junit.xml"));
+    assert!(junit.contains("no results for this job"), "{junit}");
+}
+
+fn mpirun(plan: &Path, out: &Path, extra: &[&str]) -> Child {
+    let mpi = Path::new(env!("CARGO_BIN_EXE_baton")).with_file_name("baton-mpi");
+    let mut c = Command::new("mpirun");
+    c.args([
+        "-np",
+        "2",
+        "--oversubscribe",
+        "--allow-run-as-root",
+        "-x",
+        "BATON_FAULT",
+    ])
+    .arg(&mpi)
+    .args(["run", common::p(plan), "-o", common::p(out)])
+    .args(extra)
+    .env("BATON_FAULT", "slow:us=20000")
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped())
+    .process_group(0);
+    c.spawn().expect("mpirun starts")
+}
+
+/// Under a launcher (the batch script's steps), SIGTERM from Slurm's time limit reaches every
+/// rank: rank 0 folds the journal and writes JUnit before leaving; `--resume` under the same
+/// launcher continues from there.
+#[test]
+fn under_mpirun_sigterm_keeps_every_row_and_resume_continues() {
+    let (_, plan, out) = common::plan_dir("integrity-launcher-sigterm", SLOW);
+    let child = mpirun(&plan, &out, &[]);
+    let group = child.id() as i32;
+    let before = wait_mid_run(&out);
+    signal(-group, libc::SIGTERM);
+    let (code, err) = wait(child, Duration::from_secs(40));
+    assert_ne!(code, 0, "{err}");
+    none_survive(&out);
+    let r = results::read_file(&out.join("results.json")).unwrap();
+    assert!(
+        rows(&r) >= before,
+        "{} rows kept, {before} seen: {err}",
+        rows(&r)
+    );
+    assert!(r.interrupted.is_some(), "{err}");
+    assert_eq!(r.jobs[0].status, JobStatus::Completed);
+    assert_eq!(r.jobs[1].status, JobStatus::Partial);
+    assert!(out.join("junit.xml").is_file(), "{err}");
+    let first = r.jobs[0].repeats[0].started.clone();
+
+    let (code, err) = wait(mpirun(&plan, &out, &["--resume"]), Duration::from_secs(90));
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("1 job(s) already complete, 3 to run"), "{err}");
+    let r = results::read_file(&out.join("results.json")).unwrap();
+    assert!(r.jobs.iter().all(|j| j.status == JobStatus::Completed));
+    assert_eq!(r.jobs[0].repeats[0].started, first);
+}

@@ -104,8 +104,8 @@ enum Command {
     Grade {
         /// Plan file whose `expect` criteria grade the results.
         plan: PathBuf,
-        /// Results files (from `run` or `ingest`).
-        #[arg(required = true)]
+        /// Results files (from `run` or `ingest`). With none, every job fails closed ("no
+        /// results"): what a batch script grades when no launcher step ran.
         results: Vec<PathBuf>,
         /// Results to compare `regression` against (default: the plan's `baseline:`).
         #[arg(long)]
@@ -148,6 +148,10 @@ enum BaselineAction {
         /// Baseline file to write.
         #[arg(short, long)]
         output: PathBuf,
+        /// Save even a run with errors, timeouts, cut-short jobs, #wrong > 0 or impossible
+        /// times (it would make later regressions pass or fail for the wrong reason).
+        #[arg(long)]
+        force: bool,
     },
     /// Per job and size: old and new time and busbw, their ratio, and the shape of any drop.
     Compare {
@@ -302,7 +306,11 @@ pub fn main(mpi: Option<MpiEntry>) -> i32 {
             output,
         } => grade::report(&plan, &results, baseline.as_deref(), &output, color),
         Command::Baseline { action } => match action {
-            BaselineAction::Save { results, output } => baseline::save(&results, &output),
+            BaselineAction::Save {
+                results,
+                output,
+                force,
+            } => baseline::save(&results, &output, force),
             BaselineAction::Compare { old, new, markdown } => {
                 baseline::compare(&old, &new, markdown)
             }

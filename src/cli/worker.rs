@@ -322,7 +322,9 @@ fn stopped(
             status: JobStatus::Partial,
             errors: vec![JobError {
                 kind: ErrorKind::Interrupted,
-                message: format!("stopped by {sig} before it finished"),
+                message: format!(
+                    "stopped by {sig} before it finished (Slurm's time limit, scancel, Ctrl-C, or the launcher ending the step after another rank failed)"
+                ),
                 repeat: None,
                 requested: None,
                 placement: None,

@@ -51,3 +51,37 @@ pub fn merge_environment(into: &mut Environment, from: Environment) {
         into.variables.entry(k).or_insert(v);
     }
 }
+
+/// Why `r` would make a bad baseline: the run was cut short, a job did not complete, data came
+/// back wrong, or a measured time is impossible (zero, negative, not a number).
+pub fn unfit_for_baseline(r: &Results) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(i) = &r.interrupted {
+        out.push(format!("the run was stopped ({i})"));
+    }
+    for j in &r.jobs {
+        if j.status != JobStatus::Completed {
+            let status = format!("{:?}", j.status).to_lowercase();
+            out.push(format!("job `{}` is {status}", j.id));
+        }
+        let wrong = j
+            .cells()
+            .filter(|c| c.3.wrong.is_some_and(|w| w > 0))
+            .count();
+        if wrong > 0 {
+            out.push(format!("job `{}` has #wrong > 0 in {wrong} cell(s)", j.id));
+        }
+        let impossible = j
+            .cells()
+            .filter(|c| c.3.status == CellStatus::Ok)
+            .filter(|c| !c.3.time_us.is_some_and(|t| t.is_finite() && t > 0.0))
+            .count();
+        if impossible > 0 {
+            out.push(format!(
+                "job `{}` has {impossible} cell(s) without a positive time",
+                j.id
+            ));
+        }
+    }
+    out
+}
