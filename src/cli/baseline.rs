@@ -81,12 +81,16 @@ pub fn save(results: &[PathBuf], out: &Path, force: bool) -> anyhow::Result<Exit
     Ok(Exit::Ok)
 }
 
-pub fn compare(old: &Path, new: &Path, markdown: bool) -> anyhow::Result<Exit> {
+pub fn compare(old: &Path, new: &Path, markdown: bool, report_only: bool) -> anyhow::Result<Exit> {
     let files = match super::grade::read_results(&[old.to_path_buf(), new.to_path_buf()]) {
         Ok(f) => f,
         Err(e) => return Ok(e),
     };
     let c = baton::grade::compare(&files[0].0, &files[0].1, &files[1].0, &files[1].1);
     baton::stdout::print(&baton::report::render_comparison(&c, markdown))?;
-    Ok(Exit::Ok)
+    Ok(if c.regressed() && !report_only {
+        Exit::Failed
+    } else {
+        Exit::Ok
+    })
 }

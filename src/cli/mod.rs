@@ -104,8 +104,8 @@ enum Command {
     Grade {
         /// Plan file whose `expect` criteria grade the results.
         plan: PathBuf,
-        /// Results files (from `run` or `ingest`). With none, every job fails closed ("no
-        /// results"): what a batch script grades when no launcher step ran.
+        /// Results files (from `run` or `ingest`).
+        #[arg(required_unless_present = "none_ran")]
         results: Vec<PathBuf>,
         /// Results to compare `regression` against (default: the plan's `baseline:`).
         #[arg(long)]
@@ -116,6 +116,10 @@ enum Command {
         /// Write the Markdown and HTML report into this directory.
         #[arg(long)]
         report: Option<PathBuf>,
+        /// Grade even with no results files: every job fails closed ("no results"). What a
+        /// batch script does when no launcher step ran, so CI still gets junit.xml.
+        #[arg(long)]
+        none_ran: bool,
     },
     /// Write the Markdown and HTML report only (exit 0 once written, whatever the verdict).
     Report {
@@ -162,6 +166,10 @@ enum BaselineAction {
         /// Print Markdown instead of a text table.
         #[arg(long)]
         markdown: bool,
+        /// Exit 0 even when a job got slower (by default a drop of more than 5% at any size
+        /// exits 1, so a CI step turns red).
+        #[arg(long)]
+        report_only: bool,
     },
 }
 
@@ -291,6 +299,7 @@ pub fn main(mpi: Option<MpiEntry>) -> i32 {
             baseline,
             junit,
             report,
+            none_ran: _,
         } => grade::run(
             &plan,
             &results,
@@ -311,9 +320,12 @@ pub fn main(mpi: Option<MpiEntry>) -> i32 {
                 output,
                 force,
             } => baseline::save(&results, &output, force),
-            BaselineAction::Compare { old, new, markdown } => {
-                baseline::compare(&old, &new, markdown)
-            }
+            BaselineAction::Compare {
+                old,
+                new,
+                markdown,
+                report_only,
+            } => baseline::compare(&old, &new, markdown, report_only),
         },
     };
     match outcome {
