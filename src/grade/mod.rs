@@ -182,6 +182,12 @@ fn grade_job(job: &Job, found: Found, baseline: Result<Found, String>) -> JobVer
             Check::Regression(t) => regression::evaluate(&ctx, c, t, text),
             Check::Variance(t) => variance::evaluate(&ctx, c, t, text),
             Check::GroupSpread(t) => group_spread::evaluate(&ctx, c, t, text),
+            // Fleet-relative: graded across a test's node sets, never on one job alone.
+            Check::Outlier(_) => fail_closed(
+                c,
+                text,
+                "`outlier` is graded across node sets; this job was not run as one".into(),
+            ),
         });
     }
     let status = worst(criteria.iter().map(|c| c.status));

@@ -23,6 +23,7 @@ impl Checker<'_> {
             ("regression", c.regression.as_ref().map(|v| v.pos)),
             ("variance", c.variance.as_ref().map(|v| v.pos)),
             ("group_spread", c.group_spread.as_ref().map(|v| v.pos)),
+            ("outlier", c.outlier.as_ref().map(|v| v.pos)),
         ]
         .into_iter()
         .filter_map(|(k, p)| p.map(|p| (k, p)))
@@ -36,7 +37,7 @@ impl Checker<'_> {
             0 => {
                 self.err(
                     Diagnostic::error("criterion has no metric", anchor)
-                        .help("give one of busbw, algbw, time, wrong, transport, regression, variance, group_spread"),
+                        .help("give one of busbw, algbw, time, wrong, transport, regression, variance, group_spread, outlier"),
                 );
                 return None;
             }
@@ -162,6 +163,17 @@ impl Checker<'_> {
                 );
             }
             pct(self, v, "group_spread").map(Check::GroupSpread)
+        } else if let Some(v) = &c.outlier {
+            if ctx.over == Some(Over::All) {
+                self.err(
+                    Diagnostic::error(
+                        "`outlier` compares node sets, but this test runs as one set (`over: all`)",
+                        Some(v.pos),
+                    )
+                    .help("set `over:` to each-node, pairs or isolate"),
+                );
+            }
+            pct(self, v, "outlier").map(Check::Outlier)
         } else {
             None
         };
@@ -292,4 +304,6 @@ pub(super) struct CriterionCtx<'a> {
     pub(super) repeat: Repeat,
     pub(super) backend: Backend,
     pub(super) has_baseline: bool,
+    /// `None` when the test's `over` was invalid.
+    pub(super) over: Option<Over>,
 }

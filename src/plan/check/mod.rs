@@ -2,13 +2,14 @@
 //! its location rather than stopping at the first.
 //!
 //! One file per concern, all methods of one [`Checker`]: `launch` (rank layout and launcher
-//! options), `env` (environment maps), `settings` (measurement settings and the names they
+//! options), `nodes` (node list, `over:` and node-set checks), `env` (environment maps), `settings` (measurement settings and the names they
 //! take), `sizes`, `test` (matrix axes, repeat, root, layout checks) and `criterion`. This file
 //! holds the plan as a whole and the helpers every concern uses.
 
 mod criterion;
 mod env;
 mod launch;
+mod nodes;
 mod settings;
 mod sizes;
 mod test;
@@ -52,6 +53,17 @@ pub fn check(raw: RawPlan, source: &str) -> Result<(Plan, Diags), Diags> {
         c.errors.extend(c.warnings);
         Err(c.errors)
     }
+}
+
+/// What a test inherits from the plan around it.
+struct TestCtx<'a> {
+    defaults: &'a Settings,
+    env: &'a IndexMap<String, String>,
+    launch: &'a Launch,
+    backend: Backend,
+    has_baseline: bool,
+    /// Nodes in the plan's own node list, when it has one.
+    node_count: Option<usize>,
 }
 
 struct Checker<'s> {
@@ -117,6 +129,7 @@ impl Checker<'_> {
             },
         };
         let launch = self.launch(raw.launch, backend);
+        let nodes = self.nodes(raw.nodes);
         let env = match &raw.env {
             Some(e) => self.env_map(e, "env"),
             None => IndexMap::new(),
@@ -149,7 +162,15 @@ impl Checker<'_> {
             } else {
                 names.insert(t.value.name.value.clone(), t.value.name.pos);
             }
-            let test = self.test(t, &defaults, &env, &launch, backend, has_baseline);
+            let ctx = TestCtx {
+                defaults: &defaults,
+                env: &env,
+                launch: &launch,
+                backend,
+                has_baseline,
+                node_count: nodes.planned_count(),
+            };
+            let test = self.test(t, &ctx);
             if let Some(test) = test {
                 total_jobs = total_jobs.saturating_add(test.axes.job_count());
                 tests.push(test);
@@ -171,6 +192,7 @@ impl Checker<'_> {
             description: raw.description,
             backend,
             launch,
+            nodes,
             env,
             tests,
             baseline,

@@ -7,7 +7,7 @@ use indexmap::IndexMap;
 
 use super::criterion::CriterionCtx;
 use super::settings::SettingsRef;
-use super::{Checker, MAX_REPEAT, valid_name};
+use super::{Checker, MAX_REPEAT, TestCtx, valid_name};
 use crate::plan::diag::Diagnostic;
 use crate::plan::loc::{Loc, Node, Scalar};
 use crate::plan::model::*;
@@ -80,15 +80,15 @@ impl Checker<'_> {
         ok.then_some(out)
     }
 
-    pub(super) fn test(
-        &mut self,
-        t: Loc<RawTest>,
-        defaults: &Settings,
-        plan_env: &IndexMap<String, String>,
-        launch: &Launch,
-        backend: Backend,
-        has_baseline: bool,
-    ) -> Option<Test> {
+    pub(super) fn test(&mut self, t: Loc<RawTest>, ctx: &TestCtx<'_>) -> Option<Test> {
+        let TestCtx {
+            defaults,
+            env: plan_env,
+            launch,
+            backend,
+            has_baseline,
+            node_count,
+        } = *ctx;
         // Where the test's mapping starts, for what is wrong with the test as a whole.
         let Loc {
             value: t,
@@ -291,6 +291,11 @@ impl Checker<'_> {
             self.layout_checks(&t, n, &split, &collective, root);
         }
 
+        let over = match &t.over {
+            None => Some(Over::All),
+            Some(o) => self.over(o, node_count),
+        };
+
         let sizes_list = sizes.as_ref().map(|s| s.values()).unwrap_or_default();
         let expect = match &t.expect {
             None => Vec::new(),
@@ -307,6 +312,7 @@ impl Checker<'_> {
                             repeat,
                             backend,
                             has_baseline,
+                            over,
                         },
                     )
                 })
@@ -332,6 +338,7 @@ impl Checker<'_> {
             },
             repeat,
             expect,
+            over: over?,
         })
     }
 
