@@ -354,6 +354,42 @@ fn load_plan(
     }
 }
 
+/// The node sets of a plan's tests with `over:`, over the node list the plan names (a hostfile
+/// relative to the plan) or the allocation this runs in; `None` after printing why the list
+/// cannot be read.
+fn node_sets(
+    plan: &baton::plan::Plan,
+    path: &std::path::Path,
+) -> Option<Vec<baton::expand::nodesets::TestSets>> {
+    use baton::expand::nodesets;
+    if plan.tests.iter().all(|t| t.over == baton::plan::Over::All) {
+        return Some(Vec::new());
+    }
+    let dir = path.parent().unwrap_or(std::path::Path::new("."));
+    let allocation = std::env::var(nodesets::SLURM_NODELIST).ok();
+    match nodesets::resolve(&plan.nodes, dir, allocation.as_deref()) {
+        Ok(list) => {
+            let sets = nodesets::plan_sets(plan, &list);
+            let problems: Vec<String> = sets
+                .iter()
+                .filter_map(|s| Some(format!("test `{}`: {}", s.test, s.problem.as_ref()?)))
+                .collect();
+            for p in &problems {
+                eprintln!(
+                    "error: {}: {p} (nodes from {})",
+                    path.display(),
+                    list.source
+                );
+            }
+            problems.is_empty().then_some(sets)
+        }
+        Err(e) => {
+            eprintln!("error: {}: node list: {e}", path.display());
+            None
+        }
+    }
+}
+
 /// Loads a plan like [`load_plan`] and also returns the text it was checked from, for commands
 /// that carry the plan elsewhere (`render` puts it inside scripts).
 fn load_plan_source(path: &std::path::Path, color: bool) -> Option<(baton::plan::Loaded, String)> {
