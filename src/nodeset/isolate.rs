@@ -717,7 +717,7 @@ mod tests {
     #[test]
     fn round_counts() {
         for n in [8, 32, 128, 1000] {
-            let healthy = Oracle::default().isolate(n, &[]).0.rounds();
+            let healthy = Oracle::default().isolate(n, &[]).0;
             let one = Oracle {
                 bad: vec![n / 2],
                 ..Default::default()
@@ -751,7 +751,9 @@ mod tests {
                 "n={n}"
             );
             println!(
-                "n={n}: healthy {healthy} rounds; one bad {} rounds / {} sets; two bad {} / {}; boundary {} / {}",
+                "n={n}: healthy {} rounds / {} sets; one bad {} / {}; two bad {} / {}; boundary {} / {}",
+                healthy.rounds(),
+                healthy.history().len(),
                 one.0.rounds(),
                 one.0.history().len(),
                 two.0.rounds(),
