@@ -317,3 +317,50 @@ fn too_few_nodes_in_the_allocation_is_an_error() {
         stderr(&o)
     );
 }
+
+#[test]
+fn run_and_render_refuse_node_sets_they_would_run_as_one_job() {
+    let (dir, plan, out) = plan_dir("nodesets-refuse", PAIRS);
+    let o = baton_env(&["run", p(&plan), "-o", p(&out)], &[]);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("test `pairs` runs `over: pairs` on 5 nodes (from nodes.hostlist); baton does not drive node sets yet"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        stderr(&o).contains("test `iso` runs `over: isolate`"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!out.join("results.json").exists(), "nothing ran");
+    let o = baton_env(
+        &["render", p(&plan), "-t", "slurm", "-o", p(&dir.join("job"))],
+        &[],
+    );
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+
+    // One node set of all nodes is what run and render do today: each-node on one node.
+    let one = "version: 1\nname: a\nlaunch:\n  nodes: 1\n  ranks_per_node: 8\ntests:\n  - name: a\n    collective: all_reduce\n    sizes: [1G]\n    over: each-node\n";
+    let (dir, plan, _) = plan_dir("nodesets-one", one);
+    let o = baton_env(
+        &["render", p(&plan), "-t", "slurm", "-o", p(&dir.join("job"))],
+        &[("SLURM_JOB_NODELIST", "n[1-8]")],
+    );
+    assert_eq!(
+        code(&o),
+        0,
+        "render ignores the allocation it runs in: {}",
+        stderr(&o)
+    );
+    let o = baton_env(
+        &["run", p(&plan), "-o", p(&dir.join("out"))],
+        &[("SLURM_JOB_NODELIST", "n[1-8]")],
+    );
+    assert_eq!(code(&o), 2, "inside an 8-node allocation it is 8 sets");
+    assert!(
+        stderr(&o).contains("on 8 nodes (from SLURM_JOB_NODELIST)"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -390,6 +390,54 @@ fn node_sets(
     }
 }
 
+/// Whether `run`/`render` must refuse the plan: they run each test as one job on the node list,
+/// which is a test's node sets only when they are a single set of all nodes (each-node on one
+/// node, pairs on two). Anything more would silently run, say, a per-node test as one big job.
+/// Prints why. The node count is the plan's own list, the allocation's (with `in_allocation`:
+/// `render` writes scripts for other allocations), or `launch.nodes`.
+fn node_sets_not_runnable(
+    plan: &baton::plan::Plan,
+    path: &std::path::Path,
+    in_allocation: bool,
+) -> bool {
+    use baton::expand::nodesets;
+    if plan.tests.iter().all(|t| t.over == baton::plan::Over::All) {
+        return false;
+    }
+    let dir = path.parent().unwrap_or(std::path::Path::new("."));
+    let allocation = in_allocation
+        .then(|| std::env::var(nodesets::SLURM_NODELIST).ok())
+        .flatten();
+    let (n, source) = match nodesets::resolve(&plan.nodes, dir, allocation.as_deref()) {
+        Ok(nodesets::NodeList {
+            hosts: Some(h),
+            source,
+            ..
+        }) => (h.len(), source),
+        Ok(_) => (plan.launch.nodes as usize, "launch.nodes".to_string()),
+        Err(e) => {
+            eprintln!("error: {}: node list: {e}", path.display());
+            return true;
+        }
+    };
+    let mut refused = false;
+    for t in plan
+        .tests
+        .iter()
+        .filter(|t| !nodesets::is_one_job(t.over, n))
+    {
+        eprintln!(
+            "error: {}: test `{}` runs `over: {}` on {n} node{} (from {source}); baton does not drive node sets yet (docs/node-sets.md)",
+            path.display(),
+            t.name,
+            t.over.name(),
+            if n == 1 { "" } else { "s" }
+        );
+        refused = true;
+    }
+    refused
+}
+
 /// Loads a plan like [`load_plan`] and also returns the text it was checked from, for commands
 /// that carry the plan elsewhere (`render` puts it inside scripts).
 fn load_plan_source(path: &std::path::Path, color: bool) -> Option<(baton::plan::Loaded, String)> {

@@ -38,6 +38,9 @@ pub fn run(args: &Args, mpi: Option<MpiEntry>, color: bool) -> anyhow::Result<Ex
     let Some(loaded) = load_plan(&args.plan, color, CheckFormat::Human) else {
         return Ok(Exit::Invalid);
     };
+    if super::node_sets_not_runnable(&loaded.plan, &args.plan, true) {
+        return Ok(Exit::Invalid);
+    }
     let expansion = baton::expand::expand(&loaded.plan);
     let mut jobs: Vec<_> = expansion
         .jobs

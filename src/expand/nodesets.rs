@@ -11,7 +11,7 @@ use thiserror::Error;
 
 use crate::nodeset::hostlist::{self, HostlistError};
 use crate::nodeset::isolate::Isolator;
-use crate::nodeset::schedule::{self, Over};
+use crate::nodeset::schedule::{self, Over, Pairing};
 use crate::plan::{NodeSource, Nodes, Plan};
 
 /// The environment variable Slurm names the allocation's nodes in.
@@ -222,6 +222,18 @@ pub fn test_sets(test: &str, over: Over, list: &NodeList) -> TestSets {
     v
 }
 
+/// Whether `over` on `n` nodes is one node set of all of them, which is what `run` and `render`
+/// do with every test today: each-node on one node, a pair on two.
+pub fn is_one_job(over: Over, n: usize) -> bool {
+    match over {
+        Over::All => true,
+        Over::EachNode => n == 1,
+        Over::Pairs(Pairing::Random { rounds, .. }) => n == 2 && rounds == 1,
+        Over::Pairs(_) => n == 2,
+        Over::Isolate => false,
+    }
+}
+
 impl TestSets {
     /// One line for `baton check`.
     pub fn summary(&self) -> String {
@@ -277,7 +289,6 @@ fn plural(n: usize) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::nodeset::Pairing;
 
     fn nodes(source: NodeSource) -> Nodes {
         Nodes {
@@ -326,6 +337,20 @@ mod tests {
         let e = resolve(&nodes(NodeSource::Hostfile("none".into())), &dir, None).unwrap_err();
         assert!(e.to_string().starts_with("hostfile none: "), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn only_degenerate_node_sets_are_one_job() {
+        assert!(is_one_job(Over::All, 32));
+        assert!(is_one_job(Over::EachNode, 1));
+        assert!(!is_one_job(Over::EachNode, 2));
+        assert!(is_one_job(Over::Pairs(Pairing::All), 2));
+        assert!(!is_one_job(Over::Pairs(Pairing::Ring), 3));
+        assert!(!is_one_job(
+            Over::Pairs(Pairing::Random { rounds: 2, seed: 0 }),
+            2
+        ));
+        assert!(!is_one_job(Over::Isolate, 2));
     }
 
     #[test]
