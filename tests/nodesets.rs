@@ -364,3 +364,27 @@ fn run_and_render_refuse_node_sets_they_would_run_as_one_job() {
         stderr(&o)
     );
 }
+
+#[test]
+fn outlier_on_a_job_run_alone_is_skipped_not_passed() {
+    // The fixtures are one 2-GPU node: one node set, no fleet to compare it with.
+    let d = common::tmp("nodesets-outlier-grade");
+    let r = common::healthy(&d);
+    let pl = common::two_gpu_plan(
+        &d,
+        "one-set.yaml",
+        &format!(
+            "{}    over: each-node\n    expect:\n      - outlier: \"<= 10%\"\n        at: 8G\n",
+            common::ALLREDUCE_SWEEP
+        ),
+    );
+    let o = common::baton(&["grade", p(&pl), p(&r)]);
+    assert_eq!(code(&o), 0, "{}", common::show(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains(
+            "ran as a single node set: `outlier` needs at least 3 sets of one shape to compare"
+        ),
+        "{out}"
+    );
+}

@@ -182,11 +182,16 @@ fn grade_job(job: &Job, found: Found, baseline: Result<Found, String>) -> JobVer
             Check::Regression(t) => regression::evaluate(&ctx, c, t, text),
             Check::Variance(t) => variance::evaluate(&ctx, c, t, text),
             Check::GroupSpread(t) => group_spread::evaluate(&ctx, c, t, text),
-            // Fleet-relative: graded across a test's node sets, never on one job alone.
-            Check::Outlier(_) => fail_closed(
+            // Fleet-relative: a job run on its own is one node set, and one set has no fleet to
+            // be compared with (`run` refuses plans whose node sets are more than one job).
+            Check::Outlier(_) => CriterionVerdict::whole(
                 c,
                 text,
-                "`outlier` is graded across node sets; this job was not run as one".into(),
+                Status::Skipped,
+                format!(
+                    "{what} ran as a single node set: `outlier` needs at least {} sets of one shape to compare",
+                    crate::nodeset::attribution::MIN_PEERS
+                ),
             ),
         });
     }
