@@ -14,9 +14,10 @@
 //!    when it spans several) and the failing halves are examined in turn.
 //! 3. When both halves of a failing set pass, the set is probed once more: failing again, it is
 //!    a boundary fault between the two halves, named by both sides.
-//! 4. Confirmation pairs a suspect with a node that passed; a suspect that fails is confirmed
-//!    again with a second good node from another group, so a bad link to the first partner is
-//!    not blamed on the suspect.
+//! 4. Confirmation pairs a suspect with a node that passed, from its own group and then from
+//!    before and after it in node-list order; failing on every side, it is a candidate. The
+//!    candidates then run together: bad nodes fail together too, while nodes cut off from the
+//!    rest pass together and are not blamed.
 //! 5. When no work is left, the nodes still standing run once together (the playbook's "remove
 //!    and prove"), which also catches faults between screening groups; a failure there is
 //!    examined like any other.
@@ -25,7 +26,7 @@ use std::collections::{BTreeSet, VecDeque};
 
 use thiserror::Error;
 
-use super::attribution::{Attribution, Fault, SetOutcome, SetResult, attribute};
+use super::attribution::{Attribution, Fault, SetOutcome, SetResult, Verdict, attribute};
 
 /// Most rounds one isolation may take; it stops there and leaves what is unproven as suspect.
 pub const MAX_ROUNDS: u32 = 64;
@@ -57,6 +58,9 @@ enum Item {
     Probe { a: Vec<usize>, b: Vec<usize> },
     /// Pair `node` with a known-good node it has not been tried with.
     Confirm { node: usize, tried: Vec<usize> },
+    /// Nodes that each failed with two good partners, paired among themselves: bad nodes fail
+    /// together too; nodes cut off from the rest pass together and so are not called failed.
+    Island(Vec<usize>),
 }
 
 #[derive(Debug, Clone)]
@@ -72,8 +76,9 @@ pub struct Isolator {
     history: Vec<SetOutcome>,
     good: Vec<bool>,
     dead: Vec<bool>,
-    /// Confirmed against two good nodes and failed both times.
-    failed: Vec<bool>,
+    /// Failed with two good partners this round: tested among themselves before they are
+    /// called failed, so a group cut off from the rest is not mistaken for bad nodes.
+    candidates: Vec<usize>,
     boundaries: Vec<Fault>,
     /// Node sets already run as the final check, so none runs twice.
     wholes: Vec<Vec<usize>>,
@@ -140,7 +145,7 @@ impl Isolator {
             history: Vec::new(),
             good: vec![false; n],
             dead: vec![false; n],
-            failed: vec![false; n],
+            candidates: Vec::new(),
             boundaries: Vec::new(),
             wholes,
             round: 0,
@@ -205,22 +210,36 @@ impl Isolator {
             }
         }
         let cur = self.current.take().unwrap_or_default();
+        // The whole round's evidence first: what one item does next depends on which nodes
+        // proved good anywhere in the round.
+        for ((_, s), r) in cur
+            .iter()
+            .flat_map(|(_, sets)| sets.iter().map(move |s| ((), s)))
+            .zip(results)
+        {
+            self.history.push(SetOutcome {
+                round: self.round,
+                nodes: s.clone(),
+                result: r.clone(),
+            });
+            match r {
+                SetResult::Pass => s.iter().for_each(|&i| self.good[i] = true),
+                SetResult::Dead(d) => d.iter().for_each(|&i| self.dead[i] = true),
+                SetResult::Fail => {}
+            }
+        }
         let mut results = results.iter();
         for (item, sets) in cur {
             let got: Vec<SetResult> = results.by_ref().take(sets.len()).cloned().collect();
-            for (s, r) in sets.iter().zip(&got) {
-                self.history.push(SetOutcome {
-                    round: self.round,
-                    nodes: s.clone(),
-                    result: r.clone(),
-                });
-                match r {
-                    SetResult::Pass => s.iter().for_each(|&i| self.good[i] = true),
-                    SetResult::Dead(d) => d.iter().for_each(|&i| self.dead[i] = true),
-                    SetResult::Fail => {}
-                }
-            }
             self.resolve(item, &sets, &got);
+        }
+        // Once no confirmation is left, candidates run together (one alone is failed on its
+        // evidence as it stands).
+        if !self.queue.iter().any(|i| matches!(i, Item::Confirm { .. })) {
+            let c = std::mem::take(&mut self.candidates);
+            if c.len() >= 2 {
+                self.queue.push_front(Item::Island(c));
+            }
         }
         Ok(())
     }
@@ -241,6 +260,24 @@ impl Isolator {
             })
         });
         a.faults.extend(self.boundaries.iter().cloned());
+        // A node that passed, and whose every failing set crosses a boundary found, is
+        // explained by that boundary: it passes.
+        let crosses = |nodes: &[usize]| {
+            self.boundaries.iter().any(|b| match b {
+                Fault::Boundary { a, b, .. } => {
+                    nodes.iter().any(|i| a.contains(i)) && nodes.iter().any(|i| b.contains(i))
+                }
+                _ => false,
+            })
+        };
+        for r in &mut a.nodes {
+            if r.verdict == Verdict::Suspect
+                && !r.passed_in.is_empty()
+                && r.failed_in.iter().all(|&k| crosses(&self.history[k].nodes))
+            {
+                r.verdict = Verdict::Passed;
+            }
+        }
         a
     }
 
@@ -280,7 +317,7 @@ impl Isolator {
         round
     }
 
-    fn sets_for(&self, item: Item, busy: &[bool]) -> Plan {
+    fn sets_for(&mut self, item: Item, busy: &[bool]) -> Plan {
         let free = |s: &[usize]| s.iter().all(|&i| !busy[i]);
         match item {
             Item::Test(s) => {
@@ -330,12 +367,37 @@ impl Isolator {
                     Plan::Wait(Item::Probe { a, b })
                 }
             }
+            Item::Island(nodes) => {
+                let nodes = self.alive(&nodes);
+                if nodes.len() < 2 {
+                    return Plan::Drop;
+                }
+                let mut sets: Vec<Vec<usize>> = nodes.chunks(2).map(<[usize]>::to_vec).collect();
+                if let [.., last] = sets.as_slice()
+                    && last.len() == 1
+                {
+                    let lone = sets.pop().unwrap_or_default();
+                    if let Some(prev) = sets.last_mut() {
+                        prev.extend(lone);
+                    }
+                }
+                if sets.iter().all(|s| free(s)) {
+                    Plan::Run(Item::Island(nodes), sets)
+                } else {
+                    Plan::Wait(Item::Island(nodes))
+                }
+            }
             Item::Confirm { node, tried } => {
                 if self.dead[node] || self.good[node] {
                     return Plan::Drop;
                 }
                 if busy[node] {
                     return Plan::Wait(Item::Confirm { node, tried });
+                }
+                if !tried.is_empty() && self.untried_side(node, &tried).is_none() {
+                    // Its last untried partners died: it has failed on every side there is.
+                    self.candidates.push(node);
+                    return Plan::Drop;
                 }
                 match self.partner(node, &tried, busy) {
                     Some(g) => {
@@ -348,39 +410,36 @@ impl Isolator {
         }
     }
 
-    /// A known-good, idle node for `node` to be confirmed against. The first comes from its own
-    /// group, else the nearest group in node-list order (likely the same rack or leaf); the
-    /// second from the other side of its group, so that a fault between two parts of the cluster
-    /// cannot make both confirmations fail and blame a sound node.
-    fn partner(&self, node: usize, tried: &[usize], busy: &[bool]) -> Option<usize> {
-        let own = self.group[node] as i64;
-        let ok = |g: &usize| {
-            *g != node && self.good[*g] && !self.dead[*g] && !busy[*g] && !tried.contains(g)
-        };
-        let candidates = (0..self.n).filter(ok);
-        match tried.first() {
-            None => candidates.min_by_key(|&g| ((self.group[g] as i64 - own).abs(), g)),
-            Some(&first) => {
-                let first_side = (self.group[first] as i64 - own).signum();
-                let tried_groups: BTreeSet<usize> = tried.iter().map(|&t| self.group[t]).collect();
-                candidates.min_by_key(|&g| {
-                    let side = (self.group[g] as i64 - own).signum();
-                    let rank = if side == first_side {
-                        2
-                    } else if side == 0 {
-                        1
-                    } else {
-                        0
-                    };
-                    (
-                        rank,
-                        tried_groups.contains(&self.group[g]),
-                        (self.group[g] as i64 - own).abs(),
-                        g,
-                    )
+    /// Which side of `node`'s group `g` lies on in node-list order: −1 before, 0 the same
+    /// group, 1 after. Node lists are usually in rack order, so a side approximates "beyond a
+    /// switch" when the plan names no domains.
+    fn side(&self, node: usize, g: usize) -> i64 {
+        (self.group[g] as i64 - self.group[node] as i64).signum()
+    }
+
+    /// Good nodes on a side `node` has not been confirmed against yet.
+    fn untried_side(&self, node: usize, tried: &[usize]) -> Option<i64> {
+        let done: BTreeSet<i64> = tried.iter().map(|&t| self.side(node, t)).collect();
+        [0, -1, 1].into_iter().find(|side| {
+            !done.contains(side)
+                && (0..self.n).any(|g| {
+                    g != node && self.good[g] && !self.dead[g] && self.side(node, g) == *side
                 })
-            }
-        }
+        })
+    }
+
+    /// A known-good, idle node for `node` to be confirmed against, from a side of its group it
+    /// has not been tried on: its own group first, then before and after it. A node is failed
+    /// only after failing with good nodes from every side there is, so a fault between two
+    /// parts of the cluster cannot make all its confirmations fail and blame a sound node. A
+    /// partner from the wanted side is worth waiting a round for.
+    fn partner(&self, node: usize, tried: &[usize], busy: &[bool]) -> Option<usize> {
+        let side = self.untried_side(node, tried)?;
+        (0..self.n)
+            .filter(|&g| {
+                g != node && self.good[g] && !self.dead[g] && !busy[g] && self.side(node, g) == side
+            })
+            .min_by_key(|&g| ((self.group[g] as i64 - self.group[node] as i64).abs(), g))
     }
 
     /// What an item's outcomes lead to.
@@ -427,15 +486,17 @@ impl Isolator {
                     self.boundaries.push(Fault::Boundary { a, b, sets: runs });
                 }
             }
+            // Passing together makes them good (recorded); failing leaves them failed.
+            Item::Island(_) => {}
             Item::Confirm { node, mut tried } => {
                 let s = &sets[0];
                 if failed(s) {
                     let partner = s.iter().copied().find(|&i| i != node).unwrap_or(node);
                     tried.push(partner);
-                    if tried.len() < 2 {
+                    if self.untried_side(node, &tried).is_some() {
                         self.queue.push_back(Item::Confirm { node, tried });
                     } else {
-                        self.failed[node] = true;
+                        self.candidates.push(node);
                     }
                 }
             }
@@ -631,7 +692,8 @@ mod tests {
             assert!(
                 matches!(boundaries[0], Fault::Boundary { a, b, sets } if *a == a_side && *b == b_side && sets.len() == 2)
             );
-            assert!(iso.rounds() <= 6, "{} rounds", iso.rounds());
+            // Screen, confirm on each side, remove-and-prove, bisect, probe.
+            assert!(iso.rounds() <= 8, "{} rounds", iso.rounds());
         }
     }
 
@@ -710,6 +772,61 @@ mod tests {
             Isolator::new(1, &[]),
             Err(IsolateError::TooFewNodes(1))
         ));
+    }
+
+    mod props {
+        use super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(200))]
+
+            /// Verdicts never contradict the evidence: only bad or dead nodes fail, a bad node
+            /// never passes, and when good nodes are the large majority every bad one is found.
+            #[test]
+            fn verdicts_never_blame_a_sound_node(
+                n in 2usize..90,
+                picks in prop::collection::vec(any::<prop::sample::Index>(), 0..4),
+                dead in prop::option::of(any::<prop::sample::Index>()),
+            ) {
+                let mut bad: Vec<usize> = picks.iter().map(|i| i.index(n)).collect();
+                bad.sort();
+                bad.dedup();
+                let dead: Vec<usize> = dead.map(|d| d.index(n)).filter(|d| !bad.contains(d)).into_iter().collect();
+                let oracle = Oracle { bad: bad.clone(), dead: dead.clone(), ..Default::default() };
+                let (iso, a) = oracle.isolate(n, &[]);
+                prop_assert!(iso.rounds() <= MAX_ROUNDS);
+                for f in a.with(Verdict::Failed) {
+                    prop_assert!(bad.contains(&f) || dead.contains(&f), "sound node {} failed", f);
+                }
+                for b in bad.iter().chain(&dead) {
+                    prop_assert!(a.nodes[*b].verdict != Verdict::Passed, "bad node {} passed", b);
+                }
+                if n >= 8 * (bad.len() + dead.len()).max(1) {
+                    let mut found = a.with(Verdict::Failed);
+                    found.sort();
+                    let mut want: Vec<usize> = bad.iter().chain(&dead).copied().collect();
+                    want.sort();
+                    prop_assert_eq!(found, want);
+                    prop_assert_eq!(a.with(Verdict::Suspect), Vec::<usize>::new());
+                }
+            }
+
+            /// A fault between two parts of the cluster, wherever the cut falls (each side at
+            /// least two nodes), never fails a node, and is reported as a fault between nodes.
+            #[test]
+            fn a_cut_anywhere_blames_no_node(n in 4usize..90, at in any::<prop::sample::Index>()) {
+                // A side of one node is a bad node as far as any test can tell.
+                let k = 2 + at.index(n - 3);
+                let oracle = Oracle {
+                    cuts: vec![((0..k).collect(), (k..n).collect())],
+                    ..Default::default()
+                };
+                let (_, a) = oracle.isolate(n, &[]);
+                prop_assert_eq!(a.with(Verdict::Failed), Vec::<usize>::new());
+                prop_assert!(!a.faults.is_empty());
+            }
+        }
     }
 
     /// Prints the rounds quoted in docs/node-sets.md:
