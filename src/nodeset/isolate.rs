@@ -45,6 +45,12 @@ pub enum IsolateError {
     NoRound,
     #[error("`Dead` names node {node}, which is not in its set")]
     DeadNotInSet { node: usize },
+    #[error(
+        "recorded round {round} ran other node sets than isolation proposes now: the node list or the plan changed since"
+    )]
+    ReplayMismatch { round: u32 },
+    #[error("{recorded} rounds are recorded, but isolation ended after {ran}")]
+    ReplayTooLong { recorded: usize, ran: u32 },
 }
 
 /// Work that leads to node sets.
@@ -150,6 +156,34 @@ impl Isolator {
             wholes,
             round: 0,
         })
+    }
+
+    /// An isolation resumed from the rounds a run recorded (each round's sets and outcomes, in
+    /// order): the same outcomes lead to the same rounds, so an interrupted run continues where
+    /// it stopped. Recorded sets that differ from what isolation proposes are refused.
+    pub fn replay(
+        n: usize,
+        domains: &[Vec<usize>],
+        recorded: &[(Vec<Vec<usize>>, Vec<SetResult>)],
+    ) -> Result<Isolator, IsolateError> {
+        let mut iso = Isolator::new(n, domains)?;
+        for (k, (sets, results)) in recorded.iter().enumerate() {
+            match iso.next_round() {
+                Some(proposed) if proposed == *sets => iso.record(results)?,
+                Some(_) => {
+                    return Err(IsolateError::ReplayMismatch {
+                        round: k as u32 + 1,
+                    });
+                }
+                None => {
+                    return Err(IsolateError::ReplayTooLong {
+                        recorded: recorded.len(),
+                        ran: iso.rounds(),
+                    });
+                }
+            }
+        }
+        Ok(iso)
     }
 
     /// Rounds proposed so far.
@@ -727,6 +761,36 @@ mod tests {
         }
         .isolate(32, &[]);
         assert_eq!(a.with(Verdict::Failed), [2, 9]);
+    }
+
+    #[test]
+    fn an_interrupted_isolation_resumes_from_its_record() {
+        let oracle = Oracle {
+            bad: vec![5],
+            ..Default::default()
+        };
+        let (whole, a) = oracle.isolate(32, &[]);
+        // Record the first two rounds, "crash", replay them, and finish.
+        let mut iso = Isolator::new(32, &[]).unwrap();
+        let mut recorded = Vec::new();
+        for _ in 0..2 {
+            let sets = iso.next_round().unwrap();
+            let results: Vec<SetResult> = sets.iter().map(|s| oracle.run(s)).collect();
+            iso.record(&results).unwrap();
+            recorded.push((sets, results));
+        }
+        let mut resumed = Isolator::replay(32, &[], &recorded).unwrap();
+        while let Some(sets) = resumed.next_round() {
+            let results: Vec<SetResult> = sets.iter().map(|s| oracle.run(s)).collect();
+            resumed.record(&results).unwrap();
+        }
+        assert_eq!(resumed.history(), whole.history());
+        assert_eq!(resumed.attribution(), a);
+        // A record from another node list is refused, not reinterpreted.
+        assert_eq!(
+            Isolator::replay(33, &[], &recorded).unwrap_err(),
+            IsolateError::ReplayMismatch { round: 1 }
+        );
     }
 
     #[test]
