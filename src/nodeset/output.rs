@@ -3,6 +3,7 @@
 //! … State=DRAIN` per failed node). Both are pure text here; the caller writes them atomically
 //! beside `results.json`. `drain.sh` is written, never run: draining is the engineer's call.
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::attribution::{Attribution, Fault, NodeReport, SetOutcome, Verdict};
@@ -13,8 +14,9 @@ use crate::render::quote::shell_quote;
 /// where a paragraph helps nobody.
 pub const MAX_REASON: usize = 200;
 
-/// The content of `nodes.json`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// The content of `nodes.json` (schema: `schemas/nodes.schema.json`).
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[schemars(title = "baton node verdicts")]
 pub struct NodesFile {
     /// Hostlists, ready for `-w`, `--exclude` or `baton run --nodes`.
     pub passed: String,
@@ -24,7 +26,7 @@ pub struct NodesFile {
     pub faults: Vec<FaultEntry>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct NodeEntry {
     pub host: String,
     pub verdict: Verdict,
@@ -34,8 +36,9 @@ pub struct NodeEntry {
     pub passed_rounds: Vec<u32>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct FaultEntry {
+    /// `link`, `set`, `intermittent` or `boundary`.
     pub kind: &'static str,
     /// One side (or the whole set) as a hostlist.
     pub a: String,
@@ -50,6 +53,11 @@ fn names(hosts: &[String], idx: impl IntoIterator<Item = usize>) -> Vec<&str> {
 
 fn list(hosts: &[String], idx: impl IntoIterator<Item = usize>) -> String {
     compress(&names(hosts, idx))
+}
+
+/// The JSON Schema of `nodes.json` (draft 2020-12), generated from the types above.
+pub fn nodes_schema() -> serde_json::Value {
+    serde_json::to_value(schemars::schema_for!(NodesFile)).expect("schema serializes")
 }
 
 /// Why a node has its verdict, in one line an engineer can act on.

@@ -49,6 +49,16 @@ pub struct Round {
 }
 
 impl Round {
+    /// The sets still worth running once some nodes are proven dead (did not start, or hung
+    /// and were timed out as dead), and the sets skipped because they hold one: a dead node
+    /// costs only its own sets, and later rounds do not wait on it.
+    pub fn without_dead(&self, dead: &[bool]) -> (Vec<Vec<usize>>, Vec<Vec<usize>>) {
+        self.sets
+            .iter()
+            .cloned()
+            .partition(|s| s.iter().all(|&i| !dead.get(i).copied().unwrap_or(false)))
+    }
+
     fn new(n: usize, sets: Vec<Vec<usize>>) -> Round {
         let mut used = vec![false; n];
         for s in &sets {
@@ -303,6 +313,20 @@ mod tests {
                 }
             }
             assert_eq!(pairs.len(), n * (n - 1) / 2);
+        }
+    }
+
+    #[test]
+    fn dead_nodes_skip_only_their_own_sets() {
+        let rs = rounds(&Over::Pairs(Pairing::All), 6).unwrap();
+        let mut dead = vec![false; 6];
+        dead[3] = true;
+        for r in &rs {
+            let (run, skipped) = r.without_dead(&dead);
+            assert_eq!(skipped.len(), 1, "node 3 is in one pair per round");
+            assert!(skipped[0].contains(&3));
+            assert_eq!(run.len(), 2);
+            assert!(run.iter().all(|s| !s.contains(&3)));
         }
     }
 
