@@ -332,39 +332,39 @@ impl Isolator {
         let mut waiting = VecDeque::new();
         while let Some(item) = self.queue.pop_front() {
             match self.sets_for(item, &busy) {
-                Plan::Run(item, sets) => {
+                Next::Run(item, sets) => {
                     for &i in sets.iter().flatten() {
                         busy[i] = true;
                     }
                     round.push((item, sets));
                 }
-                Plan::Wait(item) => waiting.push_back(item),
-                Plan::Replace(items) => {
+                Next::Wait(item) => waiting.push_back(item),
+                Next::Replace(items) => {
                     for it in items.into_iter().rev() {
                         self.queue.push_front(it);
                     }
                 }
-                Plan::Drop => {}
+                Next::Drop => {}
             }
         }
         self.queue = waiting;
         round
     }
 
-    fn sets_for(&mut self, item: Item, busy: &[bool]) -> Plan {
+    fn sets_for(&mut self, item: Item, busy: &[bool]) -> Next {
         let free = |s: &[usize]| s.iter().all(|&i| !busy[i]);
         match item {
             Item::Test(s) => {
                 let s = self.alive(&s);
                 match s.len() {
-                    0 => Plan::Drop,
-                    1 if self.good[s[0]] => Plan::Drop,
-                    1 => Plan::Replace(vec![Item::Confirm {
+                    0 => Next::Drop,
+                    1 if self.good[s[0]] => Next::Drop,
+                    1 => Next::Replace(vec![Item::Confirm {
                         node: s[0],
                         tried: vec![],
                     }]),
-                    _ if free(&s) => Plan::Run(Item::Test(s.clone()), vec![s]),
-                    _ => Plan::Wait(Item::Test(s)),
+                    _ if free(&s) => Next::Run(Item::Test(s.clone()), vec![s]),
+                    _ => Next::Wait(Item::Test(s)),
                 }
             }
             Item::Split { a, b } => {
@@ -373,7 +373,7 @@ impl Isolator {
                     let mut s = a2;
                     s.extend(b2);
                     s.sort();
-                    return Plan::Replace(vec![Item::Test(s)]);
+                    return Next::Replace(vec![Item::Test(s)]);
                 }
                 let sets: Vec<Vec<usize>> = [&a, &b]
                     .into_iter()
@@ -381,30 +381,30 @@ impl Isolator {
                     .cloned()
                     .collect();
                 if sets.is_empty() {
-                    return Plan::Replace(vec![Item::Probe { a, b }]);
+                    return Next::Replace(vec![Item::Probe { a, b }]);
                 }
                 if sets.iter().all(|s| free(s)) {
-                    Plan::Run(Item::Split { a, b }, sets)
+                    Next::Run(Item::Split { a, b }, sets)
                 } else {
-                    Plan::Wait(Item::Split { a, b })
+                    Next::Wait(Item::Split { a, b })
                 }
             }
             Item::Probe { a, b } => {
                 let mut s: Vec<usize> = a.iter().chain(&b).copied().collect();
                 s.sort();
                 if self.alive(&s) != s {
-                    return Plan::Replace(vec![Item::Test(self.alive(&s))]);
+                    return Next::Replace(vec![Item::Test(self.alive(&s))]);
                 }
                 if free(&s) {
-                    Plan::Run(Item::Probe { a, b }, vec![s])
+                    Next::Run(Item::Probe { a, b }, vec![s])
                 } else {
-                    Plan::Wait(Item::Probe { a, b })
+                    Next::Wait(Item::Probe { a, b })
                 }
             }
             Item::Island(nodes) => {
                 let nodes = self.alive(&nodes);
                 if nodes.len() < 2 {
-                    return Plan::Drop;
+                    return Next::Drop;
                 }
                 let mut sets: Vec<Vec<usize>> = nodes.chunks(2).map(<[usize]>::to_vec).collect();
                 if let [.., last] = sets.as_slice()
@@ -416,29 +416,29 @@ impl Isolator {
                     }
                 }
                 if sets.iter().all(|s| free(s)) {
-                    Plan::Run(Item::Island(nodes), sets)
+                    Next::Run(Item::Island(nodes), sets)
                 } else {
-                    Plan::Wait(Item::Island(nodes))
+                    Next::Wait(Item::Island(nodes))
                 }
             }
             Item::Confirm { node, tried } => {
                 if self.dead[node] || self.good[node] {
-                    return Plan::Drop;
+                    return Next::Drop;
                 }
                 if busy[node] {
-                    return Plan::Wait(Item::Confirm { node, tried });
+                    return Next::Wait(Item::Confirm { node, tried });
                 }
                 if !tried.is_empty() && self.untried_side(node, &tried).is_none() {
                     // Its last untried partners died: it has failed on every side there is.
                     self.candidates.push(node);
-                    return Plan::Drop;
+                    return Next::Drop;
                 }
                 match self.partner(node, &tried, busy) {
                     Some(g) => {
                         let set = vec![node.min(g), node.max(g)];
-                        Plan::Run(Item::Confirm { node, tried }, vec![set])
+                        Next::Run(Item::Confirm { node, tried }, vec![set])
                     }
-                    None => Plan::Wait(Item::Confirm { node, tried }),
+                    None => Next::Wait(Item::Confirm { node, tried }),
                 }
             }
         }
@@ -589,7 +589,8 @@ impl Isolator {
     }
 }
 
-enum Plan {
+/// What an item becomes in the round being assembled.
+enum Next {
     Run(Item, Vec<Vec<usize>>),
     Wait(Item),
     Replace(Vec<Item>),
