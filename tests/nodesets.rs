@@ -388,3 +388,22 @@ fn outlier_on_a_job_run_alone_is_skipped_not_passed() {
         "{out}"
     );
 }
+
+#[test]
+fn nodes_flag_previews_sets_over_any_list() {
+    let (_, plan, _) = plan_dir("nodesets-flag", PAIRS);
+    let o = baton_env(&["check", p(&plan), "--nodes", "gpu[001-064]"], &[]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("  pairs: over pairs on 64 nodes (gpu[001-064], from --nodes): 63 rounds, 2016 node sets\n"),
+        "{}",
+        stdout(&o)
+    );
+    let o = baton_env(&["expand", p(&plan), "--nodes", "gpu[1-3"], &[]);
+    assert_eq!(code(&o), 2);
+    assert!(
+        stderr(&o).contains("--nodes: `[` at column 4 is never closed"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -4,12 +4,17 @@ use baton::exit::Exit;
 
 use super::{CheckFormat, load_plan, node_sets};
 
-pub fn run(plans: &[PathBuf], format: CheckFormat, color: bool) -> anyhow::Result<Exit> {
+pub fn run(
+    plans: &[PathBuf],
+    format: CheckFormat,
+    nodes: Option<&str>,
+    color: bool,
+) -> anyhow::Result<Exit> {
     let mut exit = Exit::Ok;
     for p in plans {
         match load_plan(p, color, format) {
             Some(loaded) => {
-                let Some(sets) = node_sets(&loaded.plan, p) else {
+                let Some(sets) = node_sets(&loaded.plan, p, nodes) else {
                     exit = Exit::Invalid;
                     continue;
                 };

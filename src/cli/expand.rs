@@ -8,12 +8,13 @@ pub fn run(
     plan: &Path,
     format: ExpandFormat,
     max_listed: usize,
+    nodes: Option<&str>,
     color: bool,
 ) -> anyhow::Result<Exit> {
     let Some(loaded) = load_plan(plan, color, CheckFormat::Human) else {
         return Ok(Exit::Invalid);
     };
-    let Some(sets) = node_sets(&loaded.plan, plan) else {
+    let Some(sets) = node_sets(&loaded.plan, plan, nodes) else {
         return Ok(Exit::Invalid);
     };
     let mut expansion = baton::expand::expand(&loaded.plan);

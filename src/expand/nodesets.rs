@@ -39,6 +39,8 @@ pub enum NodeListError {
     Allocation(HostlistError),
     #[error("`nodes.exclude` leaves no node of {0}")]
     AllExcluded(String),
+    #[error("--nodes: {0}")]
+    Given(HostlistError),
 }
 
 /// The resolved node list: hosts in order, where they came from, and the domains as indices.
@@ -105,6 +107,19 @@ pub fn resolve(
         source,
         domains,
     })
+}
+
+/// The node list given on the command line (`--nodes HOSTLIST`), in place of the plan's or the
+/// allocation's; the plan's `exclude` and `domains` still apply.
+pub fn given(nodes: &Nodes, hosts: &str) -> Result<NodeList, NodeListError> {
+    let list = hostlist::expand(hosts).map_err(NodeListError::Given)?;
+    let plan = Nodes {
+        source: NodeSource::Hostlist(list),
+        ..nodes.clone()
+    };
+    let mut l = resolve(&plan, Path::new("."), None)?;
+    l.source = "--nodes".into();
+    Ok(l)
 }
 
 fn read_hostfile(path: &Path, shown: &str) -> Result<Vec<String>, NodeListError> {
