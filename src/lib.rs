@@ -9,6 +9,7 @@ pub mod expand;
 pub mod grade;
 pub mod ingest;
 pub mod nodeset;
+pub mod output;
 pub mod plan;
 pub mod render;
 pub mod report;

@@ -63,11 +63,11 @@ pub fn grade(input: &GradeInput<'_>) -> Grade {
     if let Some(only) = input.only {
         expansion.jobs.retain(|j| only.contains(&j.id));
     }
-    let (found, unmatched) = assign(&expansion.jobs, input.results);
+    let (found, unmatched) = assign(&expansion.jobs, input.results, input.plan.backend);
     let base_found: Vec<Result<Found, String>> = match input.baseline {
         Baseline::Loaded { name, results } => {
             let files = [(name.clone(), (**results).clone())];
-            assign(&expansion.jobs, &files)
+            assign(&expansion.jobs, &files, input.plan.backend)
                 .0
                 .into_iter()
                 .map(Ok)
