@@ -50,7 +50,7 @@ fn results_schema_matches_types() {
 
 #[test]
 fn nodes_schema_matches_types() {
-    let s = baton::nodeset::output::nodes_schema();
+    let s = baton::nodeset::export::nodes_schema();
     for key in ["passed", "failed", "suspect", "nodes", "faults"] {
         assert!(s["properties"][key].is_object(), "{key}");
     }

@@ -3,13 +3,13 @@
 //!
 //! Data flows one way: a node list ([`hostlist`]) → rounds of disjoint node sets ([`schedule`],
 //! or [`isolate`] round by round) → per-set outcomes → per-node verdicts ([`attribution`]) →
-//! `nodes.json` and `drain.sh` ([`output`]). Everything here is pure: it runs nothing, so the
+//! `nodes.json` and `drain.sh` ([`export`]). Everything here is pure: it runs nothing, so the
 //! runner, `check`/`expand` and the tests share it.
 
 pub mod attribution;
+pub mod export;
 pub mod hostlist;
 pub mod isolate;
-pub mod output;
 pub mod schedule;
 
 pub use attribution::{Attribution, Fault, Outlier, SetOutcome, SetResult, Verdict, attribute};
