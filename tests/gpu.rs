@@ -362,3 +362,42 @@ fn a_gpu_fault_errors_its_job_and_a_fresh_worker_runs_the_rest() {
         r.jobs[1].errors
     );
 }
+
+/// SIGTERM (Slurm's time limit) in the middle of a GPU run: every journaled row is in
+/// results.json, the job in flight is marked cut short, the run exits 5, no worker is left, and
+/// `--resume` finishes the rest without repeating the finished job.
+#[test]
+fn sigterm_mid_run_keeps_every_row_and_resume_finishes() {
+    use common::procs::{none_survive, rows, signal, wait, wait_mid_run};
+    use std::os::unix::process::CommandExt;
+    need_gpus!();
+    let plan_text = "version: 1\nname: g\nbackend: nccl\ndefaults: { iters: 4, timeout: 60s }\ntests:\n  - name: t\n    collective: [all_reduce, all_gather, broadcast, reduce]\n    sizes: [1K, 2K, 4K, 8K, 16K, 32K]\n";
+    let (_, plan, out) = common::plan_dir("gpu-sigterm", plan_text);
+    let start = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_baton"))
+            .args(["run", common::p(&plan), "-o", common::p(&out)])
+            .args(extra)
+            .env("BATON_FAULT", "slow:us=20000")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .process_group(0)
+            .spawn()
+            .unwrap()
+    };
+    let child = start(&[]);
+    let before = wait_mid_run(&out);
+    signal(child.id() as i32, libc::SIGTERM);
+    let (code, err) = wait(child, std::time::Duration::from_secs(60));
+    assert_eq!(code, 5, "{err}");
+    none_survive(&out);
+    let r = results::read_file(&out.join("results.json")).unwrap();
+    assert!(rows(&r) >= before, "{} rows kept, {before} seen", rows(&r));
+    assert_eq!(r.jobs[0].status, JobStatus::Completed);
+    assert_eq!(r.jobs[1].status, JobStatus::Partial);
+    let first = r.jobs[0].repeats[0].started.clone();
+    let (code, err) = wait(start(&["--resume"]), std::time::Duration::from_secs(120));
+    assert_eq!(code, 0, "{err}");
+    let r = results::read_file(&out.join("results.json")).unwrap();
+    assert!(r.jobs.iter().all(|j| j.status == JobStatus::Completed));
+    assert_eq!(r.jobs[0].repeats[0].started, first);
+}

@@ -5,6 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+pub mod procs;
+
 use baton::collective::{Collective, Dtype};
 
 pub fn baton(args: &[&str]) -> Output {
