@@ -200,7 +200,12 @@ pub fn settings_changed(
             (old != new).then_some((k, new, old))
         })
         .collect();
-    out.sort_by_key(|c| !FORCING.contains(&c.0.as_str()));
+    out.sort_by_key(|c| {
+        FORCING
+            .iter()
+            .position(|f| *f == c.0)
+            .unwrap_or(FORCING.len())
+    });
     out
 }
 
