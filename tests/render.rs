@@ -155,6 +155,8 @@ env:
         "#SBATCH --qos=high\n".into(),
         "#SBATCH \"--comment=a # b\"\n".into(),
         "#SBATCH --output=%x-%j.out\n".into(),
+        "#SBATCH --no-kill\n".into(),
+        "#SBATCH --no-requeue\n".into(),
         format!("    export NCCL_BATON_V={q}\n"),
         format!("container+=(--container-image={q})\n"),
         format!("container+=(--container-mounts={q}\",$out:$out\")\n"),
