@@ -495,3 +495,69 @@ tests:
             .is_file()
     );
 }
+
+#[test]
+fn a_frozen_node_times_out_and_ends_the_batch_job_with_exit_4() {
+    let Some(c) = cluster() else { return };
+    let d = tmp("cluster-freeze");
+    let timeout = Duration::from_secs(20);
+    let plan = write(
+        &d,
+        "plan.yaml",
+        &format!(
+            "version: 1
+name: freeze-node
+backend: mpi
+launch: {{ nodes: 4, ranks_per_node: 1 }}
+defaults: {{ timeout: {}s, iters: 10, warmup: 2 }}
+tests:
+  - name: t
+    collective: all_reduce
+    repeat: 500
+    sizes: [64K]
+",
+            timeout.as_secs()
+        ),
+    );
+    let mut submit = c.cmd(env!("CARGO_BIN_EXE_baton"));
+    submit
+        .args(["render", p(&plan), "-t", "slurm", "--submit", "--wait"])
+        .current_dir(&d);
+    let run = std::thread::spawn(move || submit.output().expect("baton runs"));
+    let start = Instant::now();
+    let (file, _) = loop {
+        if let Some(m) = measured(&d) {
+            break m;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(240) && !run.is_finished(),
+            "the job never measured anything"
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    };
+    let _frozen = Fault::apply(&["freeze", "node02"]);
+    let frozen = Instant::now();
+    let o = run.join().unwrap();
+    let took = frozen.elapsed();
+    assert_eq!(code(&o), 4, "{}", show(&o));
+    // The timeout, then srun ending the step and the script grading: well under a minute more.
+    assert!(
+        took < timeout + Duration::from_secs(60),
+        "the run ended {took:?} after the freeze"
+    );
+    let r = results::read(&file).unwrap();
+    assert_eq!(
+        r.jobs[0].status,
+        JobStatus::Timeout,
+        "{:?}",
+        r.jobs[0].errors
+    );
+    assert!(
+        r.jobs[0]
+            .errors
+            .iter()
+            .any(|e| e.message.contains("did not finish within 20s")),
+        "{:?}",
+        r.jobs[0].errors
+    );
+}

@@ -161,6 +161,7 @@ env:
         format!("container+=(--container-image={q})\n"),
         format!("container+=(--container-mounts={q}\",$out:$out\")\n"),
         "    exec srun --mpi='pmix_v4' --nodes=1 --ntasks-per-node=2 \\\n".into(),
+        "        --kill-on-bad-exit=1 --export=ALL \"${alloc[@]}\" \"${container[@]}\" \\\n".into(),
     ] {
         assert!(sbatch.contains(&line), "missing {line:?} in\n{sbatch}");
     }
