@@ -15,7 +15,8 @@ stop_pid() {
     local file="$1" pid
     alive "$file" || return 0
     pid="$(cat "$file")"
-    kill "$pid"
+    # Gone since alive looked (or already signalled by the caller and gone): done.
+    kill "$pid" 2>/dev/null || return 0
     for _ in $(seq 1 50); do
         kill -0 "$pid" 2>/dev/null || return 0
         sleep 0.1
