@@ -561,3 +561,54 @@ tests:
         r.jobs[0].errors
     );
 }
+
+/// Ranks dealt round-robin over the nodes (`srun -m cyclic`): results still count four nodes
+/// and name each rank's own host.
+#[test]
+fn cyclic_placement_counts_four_nodes_and_names_each_ranks_host() {
+    let Some(c) = cluster() else { return };
+    let d = tmp("cluster-cyclic");
+    let plan = write(
+        &d,
+        "plan.yaml",
+        "version: 1
+name: cyclic
+backend: mpi
+launch: { nodes: 4, ranks_per_node: 2 }
+defaults: { timeout: 60s, iters: 5, warmup: 1 }
+tests:
+  - name: t
+    collective: all_reduce
+    sizes: [64K]
+",
+    );
+    let out = d.join("out");
+    let o = c
+        .cmd("timeout")
+        .args([
+            "300",
+            "srun",
+            "--mpi=pmix",
+            "-N",
+            "4",
+            "-n",
+            "8",
+            "-m",
+            "cyclic",
+        ])
+        .arg(env!("CARGO_BIN_EXE_baton-mpi"))
+        .args(["run", p(&plan), "-o", p(&out)])
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    let r = results::read(&out.join("results.json")).unwrap();
+    let j = &r.jobs[0];
+    assert_eq!((j.layout.nranks, j.layout.nodes), (8, 4));
+    for rank in &j.layout.ranks {
+        assert_eq!(
+            rank.host,
+            format!("node{:02}", rank.rank % 4 + 1),
+            "{rank:?}"
+        );
+    }
+}

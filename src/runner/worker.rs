@@ -157,9 +157,11 @@ pub fn run_jobs<W: World, E: Engine>(
     if me == 0 && gpus.iter().any(Option::is_some) {
         record_gpus(&mut cfg.results.environment, &hosts, &gpus);
     }
-    let mut distinct: Vec<&String> = hosts.iter().collect();
-    distinct.dedup();
-    let nodes = distinct.len() as u32;
+    // Distinct hosts, wherever the launcher put the ranks (cyclic placement alternates them).
+    let nodes = hosts
+        .iter()
+        .collect::<std::collections::BTreeSet<_>>()
+        .len() as u32;
 
     let progress = cfg.progress.as_ref().and_then(|p| {
         std::fs::OpenOptions::new()
