@@ -585,17 +585,8 @@ tests:
     let out = d.join("out");
     let o = c
         .cmd("timeout")
-        .args([
-            "300",
-            "srun",
-            "--mpi=pmix",
-            "-N",
-            "4",
-            "-n",
-            "8",
-            "-m",
-            "cyclic",
-        ])
+        .args(["300", "srun", "--mpi=pmix", "--kill-on-bad-exit=1"])
+        .args(["-N", "4", "-n", "8", "-m", "cyclic"])
         .arg(env!("CARGO_BIN_EXE_baton-mpi"))
         .args(["run", p(&plan), "-o", p(&out)])
         .output()
