@@ -497,7 +497,7 @@ tests:
 }
 
 #[test]
-fn a_frozen_node_times_out_and_ends_the_batch_job_with_exit_4() {
+fn a_frozen_node_times_out_and_the_batch_job_ends_recording_the_timeout() {
     let Some(c) = cluster() else { return };
     let d = tmp("cluster-freeze");
     let timeout = Duration::from_secs(20);
@@ -539,7 +539,9 @@ tests:
     let frozen = Instant::now();
     let o = run.join().unwrap();
     let took = frozen.elapsed();
-    assert_eq!(code(&o), 4, "{}", show(&o));
+    // Rank 0 exits 4 first; what srun reports then depends on how the other ranks end when the
+    // step is torn down (the frozen one, continued, may abort in MPI: 16), so 4 or 3.
+    assert!([3, 4].contains(&code(&o)), "{}", show(&o));
     // The timeout, then srun ending the step and the script grading: well under a minute more.
     assert!(
         took < timeout + Duration::from_secs(60),

@@ -22,6 +22,10 @@ use crate::runner::nccl::GpuInfo;
 use crate::split::Split;
 use crate::units::Size;
 
+/// How long a rank other than 0 waits, after its collective timed out, before it exits: rank 0
+/// records the timeout and exits first.
+const NON_ROOT_TIMEOUT_EXIT_DELAY: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// What a worker needs besides the jobs.
 #[derive(Clone)]
 pub struct WorkerConfig {
@@ -197,6 +201,12 @@ pub fn run_jobs<W: World, E: Engine>(
                     }
                 }
                 let _ = shared.persist();
+            } else {
+                // Every rank's deadline passes at about the same moment. A launcher that ends the
+                // step at the first rank to exit (srun --kill-on-bad-exit) would otherwise often
+                // kill rank 0 before it has recorded the timeout, and report the signal (143)
+                // instead of baton's 4.
+                std::thread::sleep(NON_ROOT_TIMEOUT_EXIT_DELAY);
             }
         }))
     });
