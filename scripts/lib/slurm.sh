@@ -5,8 +5,8 @@
 # True when the pid in FILE is a live process.
 alive() {
     local pid
-    [ -f "$1" ] || return 1
-    pid="$(cat "$1")"
+    # The daemon removes its pid file as it exits: gone between test and read is "not alive".
+    pid="$(cat "$1" 2>/dev/null)" || return 1
     [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null
 }
 
@@ -14,7 +14,7 @@ alive() {
 stop_pid() {
     local file="$1" pid
     alive "$file" || return 0
-    pid="$(cat "$file")"
+    pid="$(cat "$file" 2>/dev/null)" || return 0
     # Gone since alive looked (or already signalled by the caller and gone): done.
     kill "$pid" 2>/dev/null || return 0
     for _ in $(seq 1 50); do
