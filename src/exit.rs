@@ -13,6 +13,9 @@ pub enum Exit {
     Runtime = 3,
     /// A job timed out.
     Timeout = 4,
+    /// A signal (Ctrl-C, SIGTERM from Slurm's time limit or scancel) stopped the run; what was
+    /// measured is kept, and `--resume` continues.
+    Interrupted = 5,
 }
 
 impl Exit {

@@ -134,7 +134,7 @@ fn large_size_slowdown_is_diagnosed_as_a_route_change() {
         |s| if s >= 64 << 20 { 1.5 } else { 1.0 },
     );
     assert!(
-        out.contains("diagnosis: drop only at large sizes (from 64M up), small sizes unchanged: a route or transport change — check the NCCL_DEBUG=INFO transport lines"),
+        out.contains("diagnosis: hint from the shape of the drop alone (the results record no transport, setting, telemetry or version difference): drop only at large sizes (from 64M up), small sizes unchanged: a route or transport change — check the NCCL_DEBUG=INFO transport lines"),
         "{out}"
     );
     assert!(out.contains("33.3% below (allowed <= 5%)"), "{out}");
@@ -146,7 +146,7 @@ fn large_size_slowdown_is_diagnosed_as_a_route_change() {
 fn uniform_slowdown_is_diagnosed_as_clocks_or_contention() {
     let out = shape_of("grade_shape_all", |_| 1.3);
     assert!(
-        out.contains("diagnosis: uniform drop at all sizes: the GPUs or the node, not the route — check clocks and throttle reasons"),
+        out.contains("alone (the results record no transport, setting, telemetry or version difference): uniform drop at all sizes: the GPUs or the node, not the route — check clocks and throttle reasons"),
         "{out}"
     );
     assert!(!out.contains("large sizes"), "{out}");
@@ -160,7 +160,7 @@ fn small_size_slowdown_is_diagnosed_as_latency() {
     );
     assert!(
         out.contains(
-            "diagnosis: drop only at small sizes (up to 64K), large sizes unchanged: latency"
+            "alone (the results record no transport, setting, telemetry or version difference): drop only at small sizes (up to 64K), large sizes unchanged: latency"
         ),
         "{out}"
     );

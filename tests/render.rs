@@ -546,6 +546,13 @@ env:
         let set1 = results::read(&out.join("set-1/results.json")).unwrap();
         assert_eq!(set1.jobs[0].status, JobStatus::Completed);
         let junit = common::read(&out.join("junit.xml"));
-        assert_eq!(junit.matches("<failure").count(), 1, "{junit}");
+        assert!(
+            junit.contains(r#"<testsuite name="t[NCCL_BATON_SET=ok]" tests="2" skipped="0" errors="0" failures="0">"#),
+            "{junit}"
+        );
+        assert!(
+            junit.contains(r#"<testsuite name="t[BATON_FAULT=crash:rank=1]" tests="2" skipped="0" errors="0" failures="2">"#),
+            "{junit}"
+        );
     }
 }

@@ -228,8 +228,12 @@ fn baselines_save_and_compare_side_by_side() {
     ]);
     assert_eq!(code(&o), 2, "the same job twice is refused: {}", show(&o));
     let o = baton(&["baseline", "compare", p(&saved), p(&sock)]);
-    assert_eq!(code(&o), 0, "{}", show(&o));
+    assert_eq!(code(&o), 1, "a regression exits 1: {}", show(&o));
+    let r = baton(&["baseline", "compare", p(&saved), p(&sock), "--report-only"]);
+    assert_eq!(code(&r), 0, "{}", show(&r));
+    assert_eq!(stdout(&r), stdout(&o));
     let out = stdout(&o);
+    assert!(out.contains("transports: old P2P, new NET/Socket"), "{out}");
     assert!(
         out.contains("    size  old time (us)  new time (us)  old busbw  new busbw  new/old"),
         "{out}"
@@ -251,6 +255,7 @@ fn baselines_save_and_compare_side_by_side() {
         "the broadcast job of the baseline: {out}"
     );
     let o = baton(&["baseline", "compare", p(&base), p(&base), "--markdown"]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
     let out = stdout(&o);
     assert!(
         out.contains("| 256M | 892.92 | 892.92 | 300.63 | 300.63 | 1.00 |"),

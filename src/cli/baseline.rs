@@ -2,12 +2,40 @@ use std::path::{Path, PathBuf};
 
 use baton::exit::Exit;
 
-/// Saves one or more results files as one baseline (any results file already is one).
-pub fn save(results: &[PathBuf], out: &Path) -> anyhow::Result<Exit> {
+/// Saves one or more results files as one baseline (any results file already is one). A
+/// baseline is what later runs are judged against: a bad run saved as one makes regressions
+/// pass (zero times) or fail (a broken job), so bad runs need `--force`.
+pub fn save(results: &[PathBuf], out: &Path, force: bool) -> anyhow::Result<Exit> {
+    if let Err(e) = baton::output::refuse_inputs(out, results.iter().map(PathBuf::as_path)) {
+        eprintln!("error: -o {e}");
+        return Ok(Exit::Invalid);
+    }
     let files = match super::grade::read_results(results) {
         Ok(f) => f,
         Err(e) => return Ok(e),
     };
+    let bad: Vec<String> = files
+        .iter()
+        .flat_map(|(name, r)| {
+            baton::results::unfit_for_baseline(r)
+                .into_iter()
+                .map(move |p| format!("{name}: {p}"))
+        })
+        .collect();
+    if !bad.is_empty() {
+        for b in bad.iter().take(20) {
+            eprintln!("{} {b}", if force { "warning:" } else { "error:" });
+        }
+        if bad.len() > 20 {
+            eprintln!("… and {} more", bad.len() - 20);
+        }
+        if !force {
+            eprintln!(
+                "error: not saved: a baseline must be a good run; fix or rerun it, or pass --force to save it anyway"
+            );
+            return Ok(Exit::Invalid);
+        }
+    }
     let mut iter = files.into_iter();
     let Some((first_name, mut merged)) = iter.next() else {
         return Ok(Exit::Invalid);
@@ -53,12 +81,16 @@ pub fn save(results: &[PathBuf], out: &Path) -> anyhow::Result<Exit> {
     Ok(Exit::Ok)
 }
 
-pub fn compare(old: &Path, new: &Path, markdown: bool) -> anyhow::Result<Exit> {
+pub fn compare(old: &Path, new: &Path, markdown: bool, report_only: bool) -> anyhow::Result<Exit> {
     let files = match super::grade::read_results(&[old.to_path_buf(), new.to_path_buf()]) {
         Ok(f) => f,
         Err(e) => return Ok(e),
     };
     let c = baton::grade::compare(&files[0].0, &files[0].1, &files[1].0, &files[1].1);
     baton::stdout::print(&baton::report::render_comparison(&c, markdown))?;
-    Ok(Exit::Ok)
+    Ok(if c.regressed() && !report_only {
+        Exit::Failed
+    } else {
+        Exit::Ok
+    })
 }

@@ -6,17 +6,16 @@ use baton::runner::fault::Fault;
 use baton::runner::nccl::{libs, local};
 use baton::runner::{environment, orchestrate, worker};
 
-/// `baton __worker PLAN --jobs FILE --out PART --gpus N` for `backend: nccl`.
+/// `baton __worker PLAN --plan-hash H --jobs FILE --journal J --gpus N` for `backend: nccl`.
 pub fn local_worker(w: &super::WorkerArgs) -> anyhow::Result<Exit> {
     let nccl_version = libs::preflight()?;
-    let loaded = baton::plan::load_file(&w.plan).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let jobs = super::select_jobs(&loaded.plan, &w.jobs)?;
-    let mut results = orchestrate::new_results(&loaded.plan, &w.plan, "run");
+    let (plan, jobs, hash) = super::worker_plan(w)?;
+    let mut results = orchestrate::new_results(&plan, &w.plan_name, "run", &hash);
     results.environment = environment::capture(&[worker::hostname()]);
     local::describe_environment(&mut results, nccl_version);
     let base = worker::WorkerConfig {
-        backend: loaded.plan.backend,
-        out: w.out.clone(),
+        backend: plan.backend,
+        journal: w.journal.clone(),
         print_table: w.table,
         fault: Fault::from_env(),
         device_label: String::new(),

@@ -125,12 +125,40 @@ pub fn run(
     report: Option<&Path>,
     color: bool,
 ) -> anyhow::Result<Exit> {
+    let outputs = junit.map(Path::to_path_buf).into_iter().chain(
+        report
+            .into_iter()
+            .flat_map(|d| [d.join("report.html"), d.join("report.md")]),
+    );
+    if let Some(exit) = outputs_clear(outputs, plan, results, baseline) {
+        return Ok(exit);
+    }
     let g = match graded(plan, results, baseline, color) {
         Ok(g) => g,
         Err(exit) => return Ok(exit),
     };
     emit(&g, junit, report, false)?;
     Ok(g.exit())
+}
+
+/// `Some(Exit::Invalid)` after saying why when an output would replace one of the inputs.
+fn outputs_clear(
+    outputs: impl IntoIterator<Item = PathBuf>,
+    plan: &Path,
+    results: &[PathBuf],
+    baseline: Option<&Path>,
+) -> Option<Exit> {
+    let inputs: Vec<&Path> = std::iter::once(plan)
+        .chain(results.iter().map(PathBuf::as_path))
+        .chain(baseline)
+        .collect();
+    for out in outputs {
+        if let Err(e) = baton::output::refuse_inputs(&out, inputs.iter().copied()) {
+            eprintln!("error: {e}");
+            return Some(Exit::Invalid);
+        }
+    }
+    None
 }
 
 pub fn report(
@@ -140,6 +168,10 @@ pub fn report(
     out: &Path,
     color: bool,
 ) -> anyhow::Result<Exit> {
+    let outputs = [out.join("report.html"), out.join("report.md")];
+    if let Some(exit) = outputs_clear(outputs, plan, results, baseline) {
+        return Ok(exit);
+    }
     let g = match graded(plan, results, baseline, color) {
         Ok(g) => g,
         Err(exit) => return Ok(exit),

@@ -4,6 +4,10 @@ use baton::exit::Exit;
 use baton::ingest::{LogInput, MAX_LOG_BYTES, ingest};
 
 pub fn run(logs: &[PathBuf], out: &Path, job: Option<&str>) -> anyhow::Result<Exit> {
+    if let Err(e) = baton::output::refuse_inputs(out, logs.iter().map(PathBuf::as_path)) {
+        eprintln!("error: -o {e}");
+        return Ok(Exit::Invalid);
+    }
     let mut contents: Vec<(String, Vec<u8>)> = Vec::new();
     for p in logs {
         let name = p.display().to_string();

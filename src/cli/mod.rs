@@ -105,7 +105,7 @@ enum Command {
         /// Plan file whose `expect` criteria grade the results.
         plan: PathBuf,
         /// Results files (from `run` or `ingest`).
-        #[arg(required = true)]
+        #[arg(required_unless_present = "none_ran")]
         results: Vec<PathBuf>,
         /// Results to compare `regression` against (default: the plan's `baseline:`).
         #[arg(long)]
@@ -116,6 +116,10 @@ enum Command {
         /// Write the Markdown and HTML report into this directory.
         #[arg(long)]
         report: Option<PathBuf>,
+        /// Grade even with no results files: every job fails closed ("no results"). What a
+        /// batch script does when no launcher step ran, so CI still gets junit.xml.
+        #[arg(long)]
+        none_ran: bool,
     },
     /// Write the Markdown and HTML report only (exit 0 once written, whatever the verdict).
     Report {
@@ -148,6 +152,10 @@ enum BaselineAction {
         /// Baseline file to write.
         #[arg(short, long)]
         output: PathBuf,
+        /// Save even a run with errors, timeouts, cut-short jobs, #wrong > 0 or impossible
+        /// times (it would make later regressions pass or fail for the wrong reason).
+        #[arg(long)]
+        force: bool,
     },
     /// Per job and size: old and new time and busbw, their ratio, and the shape of any drop.
     Compare {
@@ -158,6 +166,10 @@ enum BaselineAction {
         /// Print Markdown instead of a text table.
         #[arg(long)]
         markdown: bool,
+        /// Exit 0 even when a job got slower (by default a drop of more than 5% at any size
+        /// exits 1, so a CI step turns red).
+        #[arg(long)]
+        report_only: bool,
     },
 }
 
@@ -186,19 +198,26 @@ pub enum RunFormat {
 pub struct MpiEntry {
     pub worker: fn(&WorkerArgs) -> anyhow::Result<Exit>,
     pub under_launcher:
-        fn(&run::Args, &baton::plan::Plan, &[baton::expand::Job]) -> anyhow::Result<Exit>,
+        fn(&run::Args, &baton::plan::Plan, &str, &[baton::expand::Job]) -> anyhow::Result<Exit>,
 }
 
 /// What `__worker` is told by the `baton run` that started it.
 #[derive(Debug, clap::Args)]
 pub struct WorkerArgs {
+    /// The plan as the parent `baton run` read it (its copy in the output directory).
     pub plan: PathBuf,
-    /// File with the job IDs to run, one per line.
+    /// The identity the parent computed: a copy that differs is refused.
+    #[arg(long)]
+    pub plan_hash: String,
+    /// The plan's path as the user named it, recorded in the results.
+    #[arg(long)]
+    pub plan_name: PathBuf,
+    /// JSON list of the job IDs to run, in order.
     #[arg(long)]
     pub jobs: PathBuf,
-    /// Results file rank 0 keeps up to date.
+    /// The run's journal, which rank 0 appends every row to.
     #[arg(long)]
-    pub out: PathBuf,
+    pub journal: PathBuf,
     #[arg(long)]
     pub table: bool,
     /// GPUs to drive from this process (nccl backend, one thread each).
@@ -280,6 +299,7 @@ pub fn main(mpi: Option<MpiEntry>) -> i32 {
             baseline,
             junit,
             report,
+            none_ran: _,
         } => grade::run(
             &plan,
             &results,
@@ -295,10 +315,17 @@ pub fn main(mpi: Option<MpiEntry>) -> i32 {
             output,
         } => grade::report(&plan, &results, baseline.as_deref(), &output, color),
         Command::Baseline { action } => match action {
-            BaselineAction::Save { results, output } => baseline::save(&results, &output),
-            BaselineAction::Compare { old, new, markdown } => {
-                baseline::compare(&old, &new, markdown)
-            }
+            BaselineAction::Save {
+                results,
+                output,
+                force,
+            } => baseline::save(&results, &output, force),
+            BaselineAction::Compare {
+                old,
+                new,
+                markdown,
+                report_only,
+            } => baseline::compare(&old, &new, markdown, report_only),
         },
     };
     match outcome {
@@ -310,20 +337,39 @@ pub fn main(mpi: Option<MpiEntry>) -> i32 {
     }
 }
 
-/// The jobs named in `ids_file` (one ID per line), in that order.
+/// The plan copy a worker was handed, its jobs named in `--jobs`, and its identity, which must
+/// be the one the parent computed: a worker never measures a plan other than the run's.
+pub fn worker_plan(
+    w: &WorkerArgs,
+) -> anyhow::Result<(baton::plan::Plan, Vec<baton::expand::Job>, String)> {
+    let loaded = baton::plan::load_file(&w.plan).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let hash =
+        baton::expand::plan_identity(&loaded.plan, &baton::expand::expand(&loaded.plan).jobs);
+    anyhow::ensure!(
+        hash == w.plan_hash,
+        "{}: this plan is not the one `baton run` read (identity {hash}, expected {}); refusing to mix measurements",
+        w.plan.display(),
+        w.plan_hash
+    );
+    let jobs = select_jobs(&loaded.plan, &w.jobs)?;
+    Ok((loaded.plan, jobs, hash))
+}
+
+/// The jobs named in `ids_file` (a JSON list of IDs), in that order.
 pub fn select_jobs(
     plan: &baton::plan::Plan,
     ids_file: &std::path::Path,
 ) -> anyhow::Result<Vec<baton::expand::Job>> {
     use anyhow::Context;
-    let ids = std::fs::read_to_string(ids_file)
+    let text = std::fs::read_to_string(ids_file)
         .with_context(|| format!("cannot read {}", ids_file.display()))?;
+    let ids: Vec<String> = serde_json::from_str(&text)
+        .with_context(|| format!("{}: not a JSON list of job IDs", ids_file.display()))?;
     let all = baton::expand::expand(plan).jobs;
-    ids.lines()
-        .filter(|l| !l.is_empty())
+    ids.iter()
         .map(|id| {
             all.iter()
-                .find(|j| j.id == id)
+                .find(|j| j.id == *id)
                 .cloned()
                 .with_context(|| format!("job `{id}` is not in the plan"))
         })

@@ -1,5 +1,4 @@
 use std::io::Write;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
@@ -147,10 +146,9 @@ fn submit_script(script: &Path, wait: bool, name: &str) -> anyhow::Result<Exit> 
 }
 
 fn write_script(path: &Path, text: &str) -> anyhow::Result<()> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    }
-    std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))?;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))
-        .with_context(|| format!("cannot make {} executable", path.display()))
+    Ok(baton::output::write_atomic_mode(
+        path,
+        text.as_bytes(),
+        0o755,
+    )?)
 }

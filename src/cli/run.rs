@@ -3,10 +3,10 @@ use std::path::PathBuf;
 use baton::exit::Exit;
 use baton::runner::orchestrate::{self, RunOptions};
 
-use super::{CheckFormat, MpiEntry, RunFormat, load_plan};
+use super::{MpiEntry, RunFormat, load_plan_source};
 
 /// `baton run`: what to run and where the results go.
-#[derive(Debug, clap::Args)]
+#[derive(Debug, Clone, clap::Args)]
 pub struct Args {
     pub plan: PathBuf,
     /// Directory for results.json (and per-environment-set parts).
@@ -15,7 +15,9 @@ pub struct Args {
     /// Only jobs whose ID contains this text.
     #[arg(long)]
     pub only: Option<String>,
-    /// Continue an interrupted run in --out: skip jobs already complete.
+    /// Continue an interrupted run in --out: skip jobs already complete (only results of the
+    /// same plan are continued). Without it, earlier results in --out are kept aside as
+    /// results.STARTED.json.
     #[arg(long)]
     pub resume: bool,
     /// table: the nccl-tests table per job; json: the results document on stdout at the end.
@@ -35,10 +37,11 @@ pub struct Args {
 }
 
 pub fn run(args: &Args, mpi: Option<MpiEntry>, color: bool) -> anyhow::Result<Exit> {
-    let Some(loaded) = load_plan(&args.plan, color, CheckFormat::Human) else {
+    let Some((loaded, text)) = load_plan_source(&args.plan, color) else {
         return Ok(Exit::Invalid);
     };
     let expansion = baton::expand::expand(&loaded.plan);
+    let plan_hash = baton::expand::plan_identity(&loaded.plan, &expansion.jobs);
     let mut jobs: Vec<_> = expansion
         .jobs
         .into_iter()
@@ -66,7 +69,7 @@ pub fn run(args: &Args, mpi: Option<MpiEntry>, color: bool) -> anyhow::Result<Ex
     }
     if baton::runner::launch::detect_launcher().is_some() {
         return match mpi {
-            Some(m) => (m.under_launcher)(args, &loaded.plan, &jobs),
+            Some(m) => (m.under_launcher)(args, &loaded.plan, &plan_hash, &jobs),
             None => anyhow::bail!(
                 "started as one rank of many (mpirun/srun): launch `baton-mpi run`, not `baton run` \
                  (build it with `cargo build --release --features mpi`)"
@@ -75,6 +78,8 @@ pub fn run(args: &Args, mpi: Option<MpiEntry>, color: bool) -> anyhow::Result<Ex
     }
     let opts = RunOptions {
         plan_path: args.plan.clone(),
+        plan_text: text,
+        plan_hash,
         out_dir: args.out.clone(),
         resume: args.resume,
         print_table: args.format == RunFormat::Table,
@@ -90,10 +95,22 @@ pub fn run(args: &Args, mpi: Option<MpiEntry>, color: bool) -> anyhow::Result<Ex
                 baton::stdout::print(&(serde_json::to_string_pretty(&outcome.results)? + "\n"))?;
             }
             summary(&outcome.results, &outcome.results_path);
+            if let Some(sig) = outcome.interrupted {
+                eprintln!(
+                    "baton: stopped by {sig}: {} job(s) not reached; `baton run {} -o {} --resume` continues",
+                    outcome.not_reached.len(),
+                    args.plan.display(),
+                    args.out.display()
+                );
+            }
+            let ran: Vec<_> = jobs
+                .into_iter()
+                .filter(|j| !outcome.not_reached.contains(&j.id))
+                .collect();
             finish(
                 args,
                 &loaded.plan,
-                &jobs,
+                &ran,
                 &outcome.results,
                 &outcome.results_path,
                 outcome.exit,
@@ -101,7 +118,7 @@ pub fn run(args: &Args, mpi: Option<MpiEntry>, color: bool) -> anyhow::Result<Ex
         }
         Err(e) => {
             eprintln!("baton: {e}");
-            Ok(Exit::Runtime)
+            Ok(e.exit())
         }
     }
 }
@@ -138,7 +155,7 @@ pub fn finish(
         args.format == RunFormat::Json,
     )?;
     Ok(match run_exit {
-        Exit::Timeout | Exit::Runtime => run_exit,
+        Exit::Timeout | Exit::Runtime | Exit::Interrupted => run_exit,
         _ => g.exit(),
     })
 }

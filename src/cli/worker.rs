@@ -11,8 +11,9 @@ use baton::runner::fault::Fault;
 use baton::runner::mpi::{HostEngine, MpiWorld};
 use baton::runner::nccl::{Gpu, NcclEngine, libs, local};
 use baton::runner::orchestrate;
+use baton::runner::outdir::{self, OutDir, OutDirError};
 use baton::runner::world::World;
-use baton::runner::{environment, transport, worker};
+use baton::runner::{environment, interrupt, transport, worker};
 
 use crate::cli::run::Args;
 use crate::cli::{RunFormat, WorkerArgs};
@@ -34,22 +35,23 @@ fn local_rank(world: &MpiWorld) -> usize {
     .unwrap_or_else(|| world.rank())
 }
 
+#[allow(clippy::too_many_arguments)]
 fn execute(
     world: &MpiWorld,
     plan: &Plan,
-    plan_path: &Path,
+    base: baton::results::Results,
     jobs: &[Job],
-    out: &Path,
+    journal: &Path,
     table: bool,
     progress: Option<&Path>,
 ) -> anyhow::Result<baton::results::Results> {
-    let mut results = orchestrate::new_results(plan, plan_path, "run");
+    let mut results = base;
     let hosts = world.all_gather_string(&worker::hostname());
-    results.environment = environment::capture(&hosts);
+    baton::results::merge_environment(&mut results.environment, environment::capture(&hosts));
     results.environment.mpi_version = MpiWorld::library_version();
     let mut cfg = worker::WorkerConfig {
         backend: plan.backend,
-        out: out.to_path_buf(),
+        journal: journal.to_path_buf(),
         print_table: table && world.rank() == 0,
         fault: Fault::from_env(),
         device_label: "host memory (MPI)".into(),
@@ -83,88 +85,271 @@ fn execute(
     }
 }
 
-/// `baton-mpi __worker PLAN --jobs FILE --out PART`: the jobs listed in FILE, in that order.
+/// `baton-mpi __worker PLAN --plan-hash H --jobs FILE --journal J`: the jobs listed in FILE, in
+/// that order, from the plan copy the parent `baton run` read.
 pub fn run(w: &WorkerArgs) -> anyhow::Result<Exit> {
     let world = init()?;
-    let loaded = baton::plan::load_file(&w.plan).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let jobs = crate::cli::select_jobs(&loaded.plan, &w.jobs)?;
+    let (plan, jobs, hash) = crate::cli::worker_plan(w)?;
+    let base = orchestrate::new_results(&plan, &w.plan_name, "run", &hash);
     execute(
         &world,
-        &loaded.plan,
-        &w.plan,
+        &plan,
+        base,
         &jobs,
-        &w.out,
+        &w.journal,
         w.table,
         w.progress.as_deref(),
     )?;
     Ok(Exit::Ok)
 }
 
-/// `baton-mpi run PLAN` started by mpirun or srun: this process is one rank. When transports
-/// are wanted, NCCL's log goes to a file per rank in the output directory.
-pub fn run_under_launcher(args: &Args, plan: &Plan, jobs: &[Job]) -> anyhow::Result<Exit> {
+/// Rank 0's answer to "may this run start, and which jobs are left": the IDs to skip, or why not.
+#[derive(serde::Serialize, serde::Deserialize)]
+enum Go {
+    Skip(Vec<String>),
+    Stop(String, i32),
+}
+
+/// `baton-mpi run PLAN` started by mpirun or srun: this process is one rank. Rank 0 claims the
+/// output directory, journals every row, and on SIGTERM (Slurm's time limit) or SIGINT folds
+/// the journal into `results.json` and writes JUnit and the report before leaving; the other
+/// ranks give it the time to. When transports are wanted, NCCL's log goes to a file per rank.
+pub fn run_under_launcher(
+    args: &Args,
+    plan: &Plan,
+    plan_hash: &str,
+    jobs: &[Job],
+) -> anyhow::Result<Exit> {
     let capture = (plan.backend == Backend::Nccl
         && transport::wanted(args.capture_transport, jobs.iter()))
     .then(|| transport::for_this_process(&args.out))
     .flatten();
     if let Some(c) = &capture {
-        std::fs::create_dir_all(&args.out)
-            .with_context(|| format!("cannot create {}", args.out.display()))?;
+        baton::output::ensure_dir(&args.out)?;
         // SAFETY: nothing has started a thread yet: MPI, CUDA and NCCL come after this.
         unsafe { c.apply_to_this_process() };
     }
     let world = init()?;
-    if plan.backend == Backend::Mpi && plan.launch.ranks_per_node.is_some() {
-        let want = plan.launch.total_ranks().unwrap_or(0) as usize;
-        if want != world.size() && world.rank() == 0 {
+    let me = world.rank();
+    // Every rank must measure the same plan with the layout it asks for.
+    let hashes = world.all_gather_string(plan_hash);
+    if let Some(r) = hashes.iter().position(|h| h != &hashes[0]) {
+        if me == 0 {
             eprintln!(
-                "baton: plan `{}` asks for {want} ranks but the launcher started {}",
+                "baton: rank {r} read a different {} than rank 0 (was it edited at the start?); nothing was run",
+                args.plan.display()
+            );
+        }
+        return Ok(Exit::Invalid);
+    }
+    if let Some(want) = plan.launch.total_ranks()
+        && want as usize != world.size()
+    {
+        if me == 0 {
+            eprintln!(
+                "baton: plan `{}` asks for {want} ranks ({} node(s) × {} per node) but the launcher started {}; \
+                 launch it with {want} ranks, or change `launch` — its results would not be the plan's",
                 plan.name,
+                plan.launch.nodes,
+                plan.launch.ranks_per_node_total().unwrap_or(0),
                 world.size()
             );
         }
+        return Ok(Exit::Invalid);
     }
     let sets = baton::runner::launch::env_sets(jobs);
-    if sets.len() > 1 && world.rank() == 0 {
+    if sets.len() > 1 && me == 0 {
         eprintln!(
             "baton: {} environment sets run in one process set here; NCCL reads most variables once per process, \
              so launch one step per set (scripts from `baton render` do)",
             sets.len()
         );
     }
-    std::fs::create_dir_all(&args.out)
-        .with_context(|| format!("cannot create {}", args.out.display()))?;
-    let out = args.out.join("results.json");
-    let mut results = execute(
+    // Rank 0 claims the directory and starts (or resumes) the journal; everyone learns the outcome.
+    let mut claim = None;
+    let go = if me == 0 {
+        let fresh = orchestrate::new_results(plan, &args.plan, "run", plan_hash);
+        match OutDir::claim(&args.out).and_then(|o| {
+            let s = o.start(fresh, args.resume)?;
+            Ok((o, s))
+        }) {
+            Ok((o, s)) => {
+                if let Some(p) = &s.kept_aside {
+                    eprintln!(
+                        "baton: {} held results of an earlier run; kept them as {}",
+                        o.results_path().display(),
+                        p.display()
+                    );
+                }
+                let done = outdir::completed(&s.results);
+                if args.resume {
+                    eprintln!(
+                        "baton: resuming: {} job(s) already complete, {} to run",
+                        jobs.iter().filter(|j| done.contains(&j.id)).count(),
+                        jobs.iter().filter(|j| !done.contains(&j.id)).count()
+                    );
+                }
+                claim = Some((o, s.results));
+                Go::Skip(done)
+            }
+            Err(e) => {
+                let code = match e {
+                    OutDirError::Busy { .. } | OutDirError::OtherPlan { .. } => Exit::Invalid,
+                    _ => Exit::Runtime,
+                };
+                Go::Stop(e.to_string(), code.code())
+            }
+        }
+    } else {
+        Go::Skip(Vec::new())
+    };
+    let go: Go = serde_json::from_str(
+        &world.all_gather_string(&serde_json::to_string(&go).unwrap_or_default())[0],
+    )
+    .context("rank 0's start message")?;
+    let skip = match go {
+        Go::Stop(message, code) => {
+            if me == 0 {
+                eprintln!("baton: {message}");
+            }
+            return Ok(if code == Exit::Invalid.code() {
+                Exit::Invalid
+            } else {
+                Exit::Runtime
+            });
+        }
+        Go::Skip(ids) => ids,
+    };
+    let todo: Vec<Job> = jobs
+        .iter()
+        .filter(|j| !skip.contains(&j.id))
+        .cloned()
+        .collect();
+    let journal = args.out.join(baton::results::journal::FILE);
+    let results_path = args.out.join("results.json");
+    {
+        let (args, plan, jobs) = (args.clone(), plan.clone(), jobs.to_vec());
+        let (journal, results_path) = (journal.clone(), results_path.clone());
+        interrupt::on_signal(Exit::Interrupted.code(), move |sig| {
+            if me == 0 {
+                let code = match stopped(&args, &plan, &jobs, &journal, &results_path, sig) {
+                    Ok(_) => Exit::Interrupted.code(),
+                    Err(e) => {
+                        eprintln!("baton: stopped by {sig}; {e:#}");
+                        Exit::Runtime.code()
+                    }
+                };
+                // SAFETY: ends the process while other threads sit in MPI or CUDA calls that
+                // would never return; everything measured is on disk.
+                unsafe { libc::_exit(code) };
+            }
+            // Give rank 0 time to write before the launcher, seeing a rank leave, kills it.
+            std::thread::sleep(std::time::Duration::from_secs(20));
+            // SAFETY: as above.
+            unsafe { libc::_exit(Exit::Interrupted.code()) };
+        })?;
+    }
+    let base = claim
+        .as_ref()
+        .map(|(_, r)| r.clone())
+        .unwrap_or_else(|| orchestrate::new_results(plan, &args.plan, "run", plan_hash));
+    let ran = execute(
         &world,
         plan,
-        &args.plan,
-        jobs,
-        &out,
+        base,
+        &todo,
+        &journal,
         args.format == RunFormat::Table,
         None,
-    )?;
-    if let Some(c) = &capture {
+    );
+    let links = capture.as_ref().map(|c| {
         let mine = serde_json::to_string(&c.collect()).unwrap_or_default();
-        let links: Vec<TransportLink> = world
+        world
             .all_gather_string(&mine)
             .iter()
             .flat_map(|s| serde_json::from_str::<Vec<TransportLink>>(s).unwrap_or_default())
-            .collect();
-        transport::attach(&mut results.jobs, &transport::dedupe(links));
-    }
-    if world.rank() != 0 {
+            .collect::<Vec<_>>()
+    });
+    ran?;
+    let Some((out, _)) = claim else {
         return Ok(Exit::Ok);
+    };
+    let mut results = baton::results::journal::rebuild(&out.journal_path())?;
+    if let Some(links) = links {
+        let links = transport::dedupe(links);
+        for j in results
+            .jobs
+            .iter_mut()
+            .filter(|j| todo.iter().any(|t| t.id == j.id))
+        {
+            transport::attach(std::slice::from_mut(j), &links);
+        }
     }
     results.finished = Some(baton::results::now_rfc3339());
-    baton::results::write_atomic(&out, &results)?;
-    eprintln!("baton: results in {}", out.display());
+    out.finish(&results)?;
+    eprintln!("baton: results in {}", results_path.display());
     crate::cli::run::finish(
         args,
         plan,
         jobs,
         &results,
-        &out,
+        &results_path,
         orchestrate::exit_for(&results),
     )
+}
+
+/// Rank 0 after a stop signal: the journal folded into `results.json`, the job that was running
+/// marked as cut short, and JUnit and the report written for what ran.
+fn stopped(
+    args: &Args,
+    plan: &Plan,
+    jobs: &[Job],
+    journal: &Path,
+    results_path: &Path,
+    sig: &str,
+) -> anyhow::Result<()> {
+    use baton::results::journal::{Journal, Record};
+    use baton::results::{ErrorKind, JobError, JobStatus};
+    let mut j = Journal::open(journal)?;
+    let before = baton::results::journal::rebuild(journal)?;
+    for job in before
+        .jobs
+        .iter()
+        .filter(|x| x.status == JobStatus::Partial)
+    {
+        j.append(&Record::End {
+            job: job.id.clone(),
+            status: JobStatus::Partial,
+            errors: vec![JobError {
+                kind: ErrorKind::Interrupted,
+                message: format!(
+                    "stopped by {sig} before it finished (Slurm's time limit, scancel, Ctrl-C, or the launcher ending the step after another rank failed)"
+                ),
+                repeat: None,
+                requested: None,
+                placement: None,
+            }],
+            telemetry: Vec::new(),
+        })?;
+    }
+    j.append(&Record::Interrupted {
+        signal: sig.to_string(),
+        at: baton::results::now_rfc3339(),
+    })?;
+    let results = baton::results::journal::rebuild(journal)?;
+    baton::results::write_atomic(results_path, &results)?;
+    let _ = std::fs::remove_file(journal);
+    let ran: Vec<Job> = jobs
+        .iter()
+        .filter(|x| results.job(&x.id).is_some())
+        .cloned()
+        .collect();
+    eprintln!(
+        "baton: stopped by {sig}: {} of {} job(s) ran; results in {} (`--resume` continues)",
+        ran.len(),
+        jobs.len(),
+        results_path.display()
+    );
+    crate::cli::run::finish(args, plan, &ran, &results, results_path, Exit::Interrupted)?;
+    Ok(())
 }

@@ -2,6 +2,7 @@
 //! test's axes (collective × dtype × op × split × env). Repeats stay inside a job.
 
 mod id;
+mod identity;
 mod layout;
 pub mod table;
 
@@ -12,6 +13,7 @@ use indexmap::IndexMap;
 use serde::Serialize;
 
 pub use id::{job_id, test_of};
+pub use identity::{job_identity, plan_identity};
 pub use layout::{Group, Scope, groups};
 
 use crate::collective::{Collective, Dtype, RedOp};

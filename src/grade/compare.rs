@@ -3,7 +3,8 @@
 
 use serde::Serialize;
 
-use super::diagnosis::{Diagnosis, classify, transport_changed};
+use super::diagnosis::{Diagnosis, classify};
+use super::evidence::{Side, explain, facts, settings_changed};
 use super::measure::{
     describe_result, measured_sizes, median, median_busbw, printed_size, samples,
 };
@@ -34,6 +35,16 @@ pub struct JobComparison {
     /// Transport classes seen (old, new), when the runs captured them.
     pub old_transports: Vec<String>,
     pub new_transports: Vec<String>,
+    /// NCCL/UCX variables whose values differ: `NAME=new (old: …)`.
+    pub settings: Vec<String>,
+}
+
+impl Comparison {
+    /// Whether any job got slower than the tolerance at some size: what `baseline compare`
+    /// exits 1 on.
+    pub fn regressed(&self) -> bool {
+        self.jobs.iter().any(|j| j.diagnosis.is_some())
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -129,8 +140,25 @@ pub fn compare(old_name: &str, old: &Results, new_name: &str, new: &Results) -> 
             .filter_map(|c| Some((c.requested, (1.0 - c.ratio?) * 100.0)))
             .collect();
         let (old_t, new_t) = (classes(o), classes(n));
-        let diagnosis =
-            classify(&drops, TOLERANCE).map(|d| transport_changed(&d, &old_t, &new_t).unwrap_or(d));
+        let then = Side {
+            job: o,
+            env: Some(&old.environment),
+        };
+        let now = Side {
+            job: n,
+            env: Some(&new.environment),
+        };
+        let diagnosis = classify(&drops, TOLERANCE).map(|d| explain(d, facts(then, now, None)));
+        let settings = settings_changed(then, now)
+            .into_iter()
+            .map(|(k, new, old)| {
+                format!(
+                    "{k}={} (old: {})",
+                    new.as_deref().unwrap_or("not set"),
+                    old.as_deref().unwrap_or("not recorded")
+                )
+            })
+            .collect();
         jobs.push(JobComparison {
             id: n.id.clone(),
             old_id: o.id.clone(),
@@ -139,6 +167,7 @@ pub fn compare(old_name: &str, old: &Results, new_name: &str, new: &Results) -> 
             sizes,
             old_transports: old_t,
             new_transports: new_t,
+            settings,
         });
     }
     for (i, o) in old.jobs.iter().enumerate() {

@@ -2,11 +2,12 @@
 //! there is none), and the wording shared by their messages.
 
 use super::diagnosis::{self, Diagnosis};
+use super::evidence;
 use super::measure::{measured_range, measured_sizes, median_busbw, printed_size, size};
 use crate::expand::Job;
 use crate::ingest::class_satisfies;
 use crate::plan::Check;
-use crate::results::{JobResult, Placement};
+use crate::results::{Environment, JobResult, Placement};
 
 /// Drop (%) below which sizes count as unchanged for shape diagnosis when the plan sets no
 /// regression limit.
@@ -19,6 +20,9 @@ pub struct Ctx<'a> {
     pub what: String,
     /// The baseline's results for this job, or why there are none.
     pub baseline: Result<&'a JobResult, String>,
+    /// The environments of the runs the results and the baseline came from.
+    pub env: Option<&'a Environment>,
+    pub baseline_env: Option<&'a Environment>,
 }
 
 impl Ctx<'_> {
@@ -43,15 +47,7 @@ impl Ctx<'_> {
 
     /// Transport classes seen, most links first.
     pub fn transports_seen(r: &JobResult) -> Vec<String> {
-        let mut counts: Vec<(String, usize)> = Vec::new();
-        for t in &r.transports {
-            match counts.iter_mut().find(|(c, _)| *c == t.transport) {
-                Some(e) => e.1 += 1,
-                None => counts.push((t.transport.clone(), 1)),
-            }
-        }
-        counts.sort_by_key(|c| std::cmp::Reverse(c.1));
-        counts.into_iter().map(|c| c.0).collect()
+        evidence::classes(r)
     }
 
     /// `; transport SHM, expected P2P`: appended to bandwidth failures when the log says how
@@ -102,10 +98,17 @@ impl Ctx<'_> {
         let base = self.baseline.as_ref().ok()?;
         let p = *places.first()?;
         let d = diagnosis::classify(&self.drops(base, p), self.tolerance())?;
-        let (then, now) = (
-            Self::transports_seen(base),
-            Self::transports_seen(self.result),
-        );
-        Some(diagnosis::transport_changed(&d, &then, &now).unwrap_or(d))
+        let then = evidence::Side {
+            job: base,
+            env: self.baseline_env,
+        };
+        let now = evidence::Side {
+            job: self.result,
+            env: self.env,
+        };
+        Some(evidence::explain(
+            d,
+            evidence::facts(then, now, self.expected_transport()),
+        ))
     }
 }

@@ -27,6 +27,29 @@ pub enum Shape {
     SlowGroup { color: u64 },
     /// NCCL connected the ranks with another transport than in the baseline.
     TransportChanged { from: String, to: String },
+    /// NCCL connected the ranks with a transport the plan does not accept.
+    TransportNotExpected { seen: String, expected: String },
+    /// NCCL/UCX settings differ from the baseline's.
+    SettingsChanged { names: Vec<String> },
+    /// Elements came back wrong.
+    Corrupted { cells: u64 },
+    /// Telemetry recorded throttling during the job.
+    Throttled { reasons: Vec<String> },
+    /// Other NCCL, driver, CUDA or GPUs than the baseline.
+    VersionsChanged,
+}
+
+impl Shape {
+    /// Where in the sweep a drop of this shape is, in words (`drop from 64M up`).
+    pub fn located(&self) -> String {
+        match self {
+            Shape::LargeSizesOnly { from } => format!("drop from {} up", size(*from)),
+            Shape::SmallSizesOnly { up_to } => format!("drop up to {}", size(*up_to)),
+            Shape::MidSizes { from, to } => format!("drop at {}..{}", size(*from), size(*to)),
+            Shape::TooFewSizes => "drop at the few sizes compared".into(),
+            _ => "drop at all sizes".into(),
+        }
+    }
 }
 
 /// A shape and what to check, in words.
@@ -130,27 +153,6 @@ fn run_from_bottom(points: &[(u64, f64)], tol: f64) -> u64 {
     up_to.unwrap_or(points[0].0)
 }
 
-/// A drop against a baseline that connected differently: the transport change is the cause,
-/// whatever the shape, so it leads. `None` when the transports are unknown or the same.
-pub fn transport_changed(d: &Diagnosis, then: &[String], now: &[String]) -> Option<Diagnosis> {
-    if then.is_empty() || now.is_empty() || then == now {
-        return None;
-    }
-    let (from, to) = (then.join("+"), now.join("+"));
-    let shape = match &d.shape {
-        Shape::LargeSizesOnly { from } => format!("drop from {} up", size(*from)),
-        Shape::SmallSizesOnly { up_to } => format!("drop up to {}", size(*up_to)),
-        Shape::MidSizes { from, to } => format!("drop at {}..{}", size(*from), size(*to)),
-        _ => "drop at all sizes".to_string(),
-    };
-    Some(Diagnosis {
-        text: format!(
-            "transport changed from {from} (baseline) to {to}: NCCL fell down its transport ladder ({shape}) — check NCCL_P2P_DISABLE/NCCL_SHM_DISABLE/NCCL_NET settings, GPU peer access (ACS, IOMMU) and NIC/rail state"
-        ),
-        shape: Shape::TransportChanged { from, to },
-    })
-}
-
 /// Without a baseline: a healthy busbw curve climbs and plateaus; one that falls by more than
 /// 10% from its peak to the largest size degrades under load.
 pub fn falls_at_large(curve: &[(u64, f64)]) -> Option<Diagnosis> {
@@ -214,23 +216,6 @@ mod tests {
         )
         .unwrap();
         assert_eq!(noisy.shape, Shape::LargeSizesOnly { from: 256 << 20 });
-    }
-
-    #[test]
-    fn transport_change_leads() {
-        let all = classify(&sweep(|_| 95.0), 5.0).unwrap();
-        let p2p = vec!["P2P".to_string()];
-        let sock = vec!["NET/Socket".to_string()];
-        let d = transport_changed(&all, &p2p, &sock).unwrap();
-        assert!(matches!(d.shape, Shape::TransportChanged { .. }));
-        assert!(
-            d.text
-                .starts_with("transport changed from P2P (baseline) to NET/Socket"),
-            "{}",
-            d.text
-        );
-        assert_eq!(transport_changed(&all, &p2p, &p2p), None);
-        assert_eq!(transport_changed(&all, &[], &sock), None);
     }
 
     #[test]

@@ -26,10 +26,24 @@ pub fn completed(ctx: &Ctx<'_>) -> CriterionVerdict {
                 sources(r)
             ),
         ),
+        // A run cut short (a signal, a time limit, a killed worker) did not measure what the
+        // plan asked — a soak stopped at minute 3 of 10 proves nothing about minute 10; only a
+        // truncated log of a count-repeated job is graded on the rows it has.
+        JobStatus::Partial
+            if r.sources.is_empty() || matches!(ctx.job.repeat, crate::plan::Repeat::For(_)) =>
+        {
+            (
+                Status::Fail,
+                format!(
+                    "the job was cut short before it finished ({} row(s) kept){first_error}",
+                    r.repeats.iter().map(|x| x.rows.len()).sum::<usize>()
+                ),
+            )
+        }
         JobStatus::Partial => (
             Status::Warn,
             format!(
-                "results are partial (the log is truncated or the run was cut short); graded on the {} row(s) present{first_error}",
+                "results are partial (the log is truncated); graded on the {} row(s) present{first_error}",
                 r.repeats.iter().map(|x| x.rows.len()).sum::<usize>()
             ),
         ),

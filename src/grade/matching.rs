@@ -1,10 +1,13 @@
 //! Pairing plan jobs with results. Results from `run` (and `ingest --job`) carry their plan job
 //! ID; an unlabelled log only states what it ran, so it pairs with the one plan job whose
 //! collective, dtype, op, root, rank count and split agree. Anything ambiguous pairs with nothing
-//! and says so: a job graded on another job's numbers would be worse than a red one.
+//! and says so: a job graded on another job's numbers would be worse than a red one. An ID is a
+//! name, not a guarantee: results whose recorded identity or parameters differ from the plan
+//! job's (another dtype, iters, env or rank count under the same ID) pair with nothing.
 
 use crate::expand::Job;
-use crate::results::{JobResult, MatchBy, Results};
+use crate::plan::Backend;
+use crate::results::{JobResult, JobSettings, MatchBy, Results};
 use crate::split::Split;
 
 use super::measure::{describe, describe_result};
@@ -20,7 +23,11 @@ pub enum Found {
 
 /// Matches every plan job against the jobs in `files`. Returns one [`Found`] per job (in order)
 /// and a line per result job that no plan job took.
-pub fn assign(jobs: &[Job], files: &[(String, Results)]) -> (Vec<Found>, Vec<String>) {
+pub fn assign(
+    jobs: &[Job],
+    files: &[(String, Results)],
+    backend: Backend,
+) -> (Vec<Found>, Vec<String>) {
     let all: Vec<(&str, &JobResult)> = files
         .iter()
         .flat_map(|(f, r)| r.jobs.iter().map(move |j| (f.as_str(), j)))
@@ -45,7 +52,19 @@ pub fn assign(jobs: &[Job], files: &[(String, Results)]) -> (Vec<Found>, Vec<Str
             .filter(|&k| takers[k].len() > 1 && takers[k].contains(&i))
             .collect();
         found.push(match mine.as_slice() {
-            [k] => Found::One(all[*k].0.to_string(), Box::new(all[*k].1.clone())),
+            [k] => {
+                let (f, r) = all[*k];
+                match (r.match_by == MatchBy::Id)
+                    .then(|| mismatch(job, r, backend))
+                    .flatten()
+                {
+                    Some(why) => Found::None(format!(
+                        "{} in {f} was measured with other parameters than this plan's job: {why}; run it again, or grade it with the plan that made it",
+                        source_name(r)
+                    )),
+                    None => Found::One(f.to_string(), Box::new(r.clone())),
+                }
+            }
             [] if !shared.is_empty() => {
                 let (f, r) = all[shared[0]];
                 let others: Vec<&str> = takers[shared[0]]
@@ -86,6 +105,80 @@ pub fn assign(jobs: &[Job], files: &[(String, Results)]) -> (Vec<Found>, Vec<Str
         })
         .collect();
     (found, unmatched)
+}
+
+/// How a result labelled with `job`'s ID differs from it, if it does.
+fn mismatch(job: &Job, r: &JobResult, backend: Backend) -> Option<String> {
+    let mut d = Vec::new();
+    let diff = |d: &mut Vec<String>, what: &str, have: String, want: String| {
+        if have != want {
+            d.push(format!("{what} {have} (plan: {want})"));
+        }
+    };
+    diff(
+        &mut d,
+        "collective",
+        r.collective.to_string(),
+        job.collective.to_string(),
+    );
+    diff(&mut d, "dtype", r.dtype.to_string(), job.dtype.to_string());
+    if let Some(op) = job.op {
+        diff(
+            &mut d,
+            "op",
+            r.op.map_or("none".into(), |o| o.to_string()),
+            op.to_string(),
+        );
+    }
+    if let Some(root) = job.root {
+        diff(
+            &mut d,
+            "root",
+            r.root.map_or("none".into(), |x| x.to_string()),
+            root.to_string(),
+        );
+    }
+    if let Some(n) = job.ranks {
+        diff(&mut d, "ranks", r.layout.nranks.to_string(), n.to_string());
+    }
+    if !split_fits(job.split.as_deref(), r) {
+        d.push(format!(
+            "split groups {} (plan: {})",
+            r.groups.len(),
+            job.split.as_deref().unwrap_or("none")
+        ));
+    }
+    // Results of `baton run` state everything they measured; an ingested log, only the above.
+    if let Some(identity) = &r.identity {
+        diff(
+            &mut d,
+            "backend",
+            format!("{:?}", r.backend),
+            format!("{backend:?}"),
+        );
+        let (have, want) = (&r.settings, &JobSettings::from(&job.settings));
+        for (what, h, w) in [
+            ("iters", have.iters, want.iters),
+            ("warmup", have.warmup, want.warmup),
+            ("agg_iters", have.agg_iters, want.agg_iters),
+            ("cuda_graph", have.cuda_graph, want.cuda_graph),
+        ] {
+            diff(&mut d, what, h.to_string(), w.to_string());
+        }
+        if have.check != want.check
+            || have.average != want.average
+            || have.in_place != want.in_place
+        {
+            d.push("check/average/in_place settings".into());
+        }
+        if r.env != job.env {
+            d.push("env".into());
+        }
+        if d.is_empty() && *identity != crate::expand::job_identity(job, backend) {
+            d.push("sizes or repeats".into());
+        }
+    }
+    (!d.is_empty()).then(|| d.join(", "))
 }
 
 fn source_name(r: &JobResult) -> String {
@@ -215,7 +308,7 @@ mod tests {
         let js = jobs(&format!(
             "{AR}  - name: b\n    collective: all_reduce\n    dtype: half\n    sizes: [1G]\n  - name: c\n    collective: all_gather\n    sizes: [1G]\n"
         ));
-        let (found, unused) = assign(&js, &results(None));
+        let (found, unused) = assign(&js, &results(None), Backend::Nccl);
         assert!(matches!(&found[0], Found::One(..)));
         assert!(matches!(&found[1], Found::None(m) if m.contains("no results for this job")));
         assert!(matches!(&found[2], Found::None(_)));
@@ -227,7 +320,7 @@ mod tests {
         let js = jobs(&format!(
             "{AR}  - name: b\n    collective: all_reduce\n    sizes: [1G]\n"
         ));
-        let (found, _) = assign(&js, &results(None));
+        let (found, _) = assign(&js, &results(None), Backend::Nccl);
         for f in &found {
             assert!(
                 matches!(f, Found::None(m) if m.contains("matches 2 plan jobs (a, b)") && m.contains("--job")),
@@ -235,7 +328,7 @@ mod tests {
             );
         }
         // A label settles it.
-        let (found, _) = assign(&js, &results(Some("b")));
+        let (found, _) = assign(&js, &results(Some("b")), Backend::Nccl);
         assert!(matches!(&found[0], Found::None(_)));
         assert!(matches!(&found[1], Found::One(..)));
     }
@@ -249,13 +342,13 @@ mod tests {
                 j
             })
             .collect::<Vec<_>>();
-        let (found, unused) = assign(&four, &results(None));
+        let (found, unused) = assign(&four, &results(None), Backend::Nccl);
         assert!(matches!(&found[0], Found::None(m) if m.contains("nearest: ar.txt")));
         assert_eq!(unused.len(), 1);
         let split = jobs(
             "  - name: s\n    collective: all_reduce\n    split: \"DIV 1\"\n    sizes: [1G]\n",
         );
-        let (found, _) = assign(&split, &results(None));
+        let (found, _) = assign(&split, &results(None), Backend::Nccl);
         assert!(
             matches!(&found[0], Found::None(_)),
             "a log with one group is not a DIV 1 split into two"

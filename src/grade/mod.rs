@@ -8,6 +8,7 @@
 mod compare;
 mod context;
 mod diagnosis;
+mod evidence;
 mod group_spread;
 mod integrity;
 mod matching;
@@ -63,11 +64,11 @@ pub fn grade(input: &GradeInput<'_>) -> Grade {
     if let Some(only) = input.only {
         expansion.jobs.retain(|j| only.contains(&j.id));
     }
-    let (found, unmatched) = assign(&expansion.jobs, input.results);
+    let (found, unmatched) = assign(&expansion.jobs, input.results, input.plan.backend);
     let base_found: Vec<Result<Found, String>> = match input.baseline {
         Baseline::Loaded { name, results } => {
             let files = [(name.clone(), (**results).clone())];
-            assign(&expansion.jobs, &files)
+            assign(&expansion.jobs, &files, input.plan.backend)
                 .0
                 .into_iter()
                 .map(Ok)
@@ -86,12 +87,23 @@ pub fn grade(input: &GradeInput<'_>) -> Grade {
             })
             .collect(),
     };
+    let env_of = |file: &str| {
+        input
+            .results
+            .iter()
+            .find(|r| r.0 == file)
+            .map(|r| &r.1.environment)
+    };
+    let base_env = match input.baseline {
+        Baseline::Loaded { results, .. } => Some(&results.environment),
+        _ => None,
+    };
     let jobs: Vec<JobVerdict> = expansion
         .jobs
         .iter()
         .zip(found)
         .zip(base_found)
-        .map(|((job, f), b)| grade_job(job, f, b))
+        .map(|((job, f), b)| grade_job(job, f, b, &env_of, base_env))
         .collect();
     let status = worst(jobs.iter().map(|j| j.status));
     Grade {
@@ -121,7 +133,13 @@ fn worst(it: impl Iterator<Item = Status>) -> Status {
     s
 }
 
-fn grade_job(job: &Job, found: Found, baseline: Result<Found, String>) -> JobVerdict {
+fn grade_job<'e>(
+    job: &Job,
+    found: Found,
+    baseline: Result<Found, String>,
+    env_of: &dyn Fn(&str) -> Option<&'e crate::results::Environment>,
+    base_env: Option<&'e crate::results::Environment>,
+) -> JobVerdict {
     let what = describe(job);
     let (file, result) = match found {
         Found::One(f, r) => (f, *r),
@@ -150,6 +168,8 @@ fn grade_job(job: &Job, found: Found, baseline: Result<Found, String>) -> JobVer
             (None, Err(e)) => Err(e),
             (None, Ok(())) => Err("no baseline".into()),
         },
+        env: env_of(&file),
+        baseline_env: base_env,
     };
     let mut criteria = vec![integrity::completed(&ctx)];
     // Corruption anywhere fails the job; an explicit `wrong: 0` that covers every size and
@@ -290,6 +310,8 @@ mod tests {
             &job,
             Found::One("r.json".into(), Box::new(result)),
             Err("none".into()),
+            &|_| None,
+            None,
         );
         let c = v.criteria.last().unwrap();
         assert_eq!(c.status, Status::Fail, "{c:?}");
@@ -300,7 +322,13 @@ mod tests {
     fn every_criterion_of_an_unmatched_job_fails() {
         let (job, _) =
             setup("      - busbw: \">= 1 GB/s\"\n        at: 1G\n      - transport: P2P\n");
-        let v = grade_job(&job, Found::None("nothing here".into()), Err("none".into()));
+        let v = grade_job(
+            &job,
+            Found::None("nothing here".into()),
+            Err("none".into()),
+            &|_| None,
+            None,
+        );
         assert_eq!(v.status, Status::Fail);
         assert_eq!(v.criteria.len(), 3);
         assert!(

@@ -144,6 +144,7 @@ fn job(
     JobResult {
         id: format!("{}[{}]", log.source, attrs.join(",")),
         test: log.source.clone(),
+        identity: None,
         backend: Backend::Nccl,
         collective,
         dtype,

@@ -117,6 +117,10 @@ pub fn parse(source: &str, text: &str) -> Result<(Log, Vec<Warning>), JsonError>
     for (i, r) in results.into_iter().flatten().enumerate() {
         match row(r, i + 1) {
             Ok(row) => log.rows.push(row),
+            Err(m) if m.starts_with("impossible") => {
+                log.impossible
+                    .get_or_insert((i + 1, format!("results[{i}]: {m}")));
+            }
             Err(m) => warn(&mut warnings, format!("results[{i}] skipped: {m}")),
         }
     }
@@ -239,24 +243,37 @@ fn row(r: &Value, index: usize) -> Result<LogRow, String> {
         dtype,
         op,
         root,
-        out_of_place: o.get("out_of_place").and_then(cell),
-        in_place: o.get("in_place").and_then(cell),
+        out_of_place: o.get("out_of_place").map(cell).transpose()?.flatten(),
+        in_place: o.get("in_place").map(cell).transpose()?.flatten(),
     })
 }
 
-fn cell(v: &Value) -> Option<Cell> {
-    let o = v.as_object()?;
+fn cell(v: &Value) -> Result<Option<Cell>, String> {
+    let Some(o) = v.as_object() else {
+        return Ok(None);
+    };
     let f = |k: &str| o.get(k).and_then(Value::as_f64).filter(|x| x.is_finite());
-    let wrong = f("nwrong").filter(|w| *w >= 0.0).map(|w| w.round() as u64);
+    let wrong = match o.get("nwrong") {
+        None | Some(Value::Null) => None,
+        Some(Value::Number(n)) => Some(super::sanity::wrong_count(
+            n.as_f64().unwrap_or(f64::NAN),
+            &n.to_string(),
+        )?),
+        Some(other) => {
+            return Err(format!(
+                "impossible: nwrong {other} is not a number (nccl-tests writes a number or null)"
+            ));
+        }
+    };
     let mut c = Cell::measured(0.0, 0.0, 0.0, wrong);
     // `cpu_time` replaces `time` with -C 1; it is not the time bandwidths derive from.
     c.time_us = f("time");
     c.algbw = f("alg_bw");
     c.busbw = f("bus_bw");
     if c.time_us.is_none() && c.algbw.is_none() && c.busbw.is_none() {
-        return None;
+        return Ok(None);
     }
-    Some(c)
+    Ok(Some(c))
 }
 
 /// Closes a JSON document cut mid-write: back up to the end of the last complete object or list

@@ -31,6 +31,8 @@ pub struct Log {
     pub transports: Vec<TransportLink>,
     /// NCCL_DEBUG lines seen (any kind), to tell a debug capture from an unrelated file.
     pub debug_lines: usize,
+    /// The first row holding a number no run can print: its line and why.
+    pub impossible: Option<(usize, String)>,
 }
 
 impl Log {

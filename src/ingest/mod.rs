@@ -9,6 +9,7 @@ mod build;
 pub mod debug;
 mod json;
 mod log;
+mod sanity;
 mod sweep;
 mod text;
 
@@ -55,6 +56,12 @@ pub enum IngestError {
     Label { label: String, why: String },
     #[error("{path}: holds only NCCL_DEBUG lines and {why}")]
     DebugOnly { path: String, why: String },
+    #[error("{path}:{line}: {why}; refusing the log (edited or damaged?)")]
+    Impossible {
+        path: String,
+        line: usize,
+        why: String,
+    },
 }
 
 /// Reads `logs` into one results file. With `label`, every job must be the same (collective,
@@ -169,6 +176,13 @@ fn parse_one(input: &LogInput<'_>, warnings: &mut Vec<Warning>) -> Result<Log, I
     } else {
         text::parse(&path, &text)
     };
+    if let Some((line, why)) = log
+        .impossible
+        .clone()
+        .or_else(|| sanity::first_impossible(&log))
+    {
+        return Err(IngestError::Impossible { path, line, why });
+    }
     if !log.has_run() && log.debug_lines == 0 {
         return Err(IngestError::NotALog {
             path,

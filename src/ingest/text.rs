@@ -39,6 +39,10 @@ pub fn parse(source: &str, text: &str) -> (Log, Vec<Warning>) {
                     last_row_error = None;
                     true
                 }
+                Err(e) if e.starts_with("impossible") => {
+                    log.impossible.get_or_insert((n, e));
+                    true
+                }
                 Err(e) => {
                     last_row_error = Some((n, e));
                     false
@@ -436,10 +440,7 @@ fn parse_half(f: &[&str], cputime: bool) -> Result<Cell, String> {
         "N/A" => None,
         w => {
             let v = num(w, "#wrong")?.ok_or_else(|| format!("#wrong `{w}` is not a count"))?;
-            if v < 0.0 {
-                return Err(format!("#wrong `{w}` is negative"));
-            }
-            Some(v.round() as u64)
+            Some(super::sanity::wrong_count(v, w)?)
         }
     };
     let mut cell = Cell::measured(0.0, 0.0, 0.0, wrong);

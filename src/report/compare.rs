@@ -78,6 +78,22 @@ pub fn render_comparison(c: &Comparison, markdown: bool) -> String {
                 j.new_transports.join("+")
             );
         }
+        let known = |t: &[String]| {
+            if t.is_empty() {
+                "not recorded".to_string()
+            } else {
+                t.join("+")
+            }
+        };
+        let _ = writeln!(
+            o,
+            "{prefix}transports: old {}, new {}",
+            known(&j.old_transports),
+            known(&j.new_transports)
+        );
+        if !j.settings.is_empty() {
+            let _ = writeln!(o, "settings that differ: {}", j.settings.join(", "));
+        }
         match &j.diagnosis {
             Some(d) => {
                 let _ = writeln!(o, "{prefix}diagnosis: {}", d.text);

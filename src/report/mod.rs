@@ -37,6 +37,8 @@ pub enum ReportError {
         path: String,
         source: std::io::Error,
     },
+    #[error("{0}")]
+    Output(String),
 }
 
 /// One output format.
@@ -44,16 +46,9 @@ pub trait Exporter {
     fn export(&self, input: &ReportInput<'_>) -> Result<Vec<u8>, ReportError>;
 }
 
-/// Writes `bytes` to `path`, creating its directory.
+/// Writes `bytes` to `path`, creating its directory; atomic, and never through a link.
 pub fn write_file(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
-    let err = |source| ReportError::Write {
-        path: path.display().to_string(),
-        source,
-    };
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(err)?;
-    }
-    std::fs::write(path, bytes).map_err(err)
+    crate::output::write_atomic(path, bytes).map_err(|e| ReportError::Output(e.to_string()))
 }
 
 /// Writes the report directory: `report.md` with `charts/*.svg` beside it, and `report.html`,

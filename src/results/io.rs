@@ -1,6 +1,5 @@
 //! Reading and atomically writing results files.
 
-use std::io::Write;
 use std::path::Path;
 
 use super::{FORMAT, Results, VERSION};
@@ -30,14 +29,50 @@ pub enum ResultsError {
         "{path}: results format version {found} is not supported; this baton reads version {VERSION}"
     )]
     Version { path: String, found: u32 },
+    #[error("{0}")]
+    Output(String),
+    #[error("{path}: larger than {limit} bytes; not a results file baton wrote")]
+    TooLarge { path: String, limit: u64 },
 }
 
+/// Results files hold rows, not logs: far below this even for a week-long soak.
+const MAX_BYTES: u64 = 1 << 30;
+
+/// Reads a results file. When a run's journal lies beside it (the run was killed before it
+/// could fold its rows in), the results are rebuilt from the journal, which holds every row.
 pub fn read(path: &Path) -> Result<Results, ResultsError> {
+    let journal = path.with_file_name(super::journal::FILE);
+    if path.file_name().is_some_and(|f| f == "results.json") && journal.is_file() {
+        eprintln!(
+            "baton: {} holds rows not yet folded into {} (the run did not finish); reading both",
+            journal.display(),
+            path.display()
+        );
+        return super::journal::rebuild(&journal);
+    }
+    read_file(path)
+}
+
+/// Reads exactly the results file at `path`, never its journal.
+pub fn read_file(path: &Path) -> Result<Results, ResultsError> {
+    use std::io::Read;
     let name = path.display().to_string();
-    let text = std::fs::read(path).map_err(|source| ResultsError::Read {
+    let rerr = |source| ResultsError::Read {
         path: name.clone(),
         source,
-    })?;
+    };
+    let mut text = Vec::new();
+    crate::output::open_regular(path)
+        .map_err(rerr)?
+        .take(MAX_BYTES + 1)
+        .read_to_end(&mut text)
+        .map_err(rerr)?;
+    if text.len() as u64 > MAX_BYTES {
+        return Err(ResultsError::TooLarge {
+            path: name,
+            limit: MAX_BYTES,
+        });
+    }
     read_str(&name, &String::from_utf8_lossy(&text))
 }
 
@@ -73,38 +108,12 @@ pub fn read_str(name: &str, text: &str) -> Result<Results, ResultsError> {
     serde_json::from_str(text).map_err(parse_err)
 }
 
-/// Writes `results` so that a reader (or a crash) sees either the old file or the new one whole:
-/// write a temporary file beside it, flush it to disk, then rename over the target.
+/// Writes `results` so that a reader (or a crash) sees either the old file or the new one whole.
 pub fn write_atomic(path: &Path, results: &Results) -> Result<(), ResultsError> {
-    let name = path.display().to_string();
-    let werr = |source| ResultsError::Write {
-        path: name.clone(),
-        source,
-    };
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(werr)?;
-    let file_name = path
-        .file_name()
-        .map(|f| f.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{file_name}.tmp.{}", std::process::id()));
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        let bytes = serde_json::to_vec_pretty(results).map_err(std::io::Error::other)?;
-        f.write_all(&bytes)?;
-        f.write_all(b"\n")?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)?;
-        if let Ok(d) = std::fs::File::open(dir) {
-            let _ = d.sync_all();
-        }
-        Ok(())
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result.map_err(werr)
+    let mut bytes = serde_json::to_vec_pretty(results).map_err(|e| ResultsError::Write {
+        path: path.display().to_string(),
+        source: std::io::Error::other(e),
+    })?;
+    bytes.push(b'\n');
+    crate::output::write_atomic(path, &bytes).map_err(|e| ResultsError::Output(e.to_string()))
 }

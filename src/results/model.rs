@@ -20,6 +20,9 @@ pub struct Results {
     pub started: Option<String>,
     /// RFC 3339 UTC; absent while a run is still writing or when it was cut short.
     pub finished: Option<String>,
+    /// The signal that stopped the run and when (`SIGTERM at 2026-…`); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interrupted: Option<String>,
     pub environment: Environment,
     pub jobs: Vec<JobResult>,
 }
@@ -33,6 +36,7 @@ impl Results {
             plan: None,
             started: Some(super::now_rfc3339()),
             finished: None,
+            interrupted: None,
             environment: Environment::default(),
             jobs: Vec::new(),
         }
@@ -72,6 +76,10 @@ pub struct PlanRef {
     pub name: String,
     /// Path of the plan file as given to the command.
     pub file: Option<String>,
+    /// Identity of what the plan measures (`sha256:…` over its name, launch and every job's
+    /// identity); `--resume` continues only results of the same plan.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hash: Option<String>,
 }
 
 /// Where the measurements were taken: what a handover report must name.
@@ -116,6 +124,11 @@ pub struct JobResult {
     pub id: String,
     /// Test name in the plan (the part of the ID before `[`).
     pub test: String,
+    /// Identity of what was measured (`sha256:…` over backend, collective, dtype, op, root,
+    /// split, env, sizes, settings, repeats and ranks): results are graded or resumed only
+    /// against a plan job with the same identity. Absent in ingested logs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identity: Option<String>,
     pub backend: Backend,
     pub collective: Collective,
     pub dtype: Dtype,
@@ -422,5 +435,9 @@ pub enum ErrorKind {
     OutOfMemory,
     Timeout,
     Launcher,
+    /// A signal (Ctrl-C, Slurm's time limit, scancel) stopped the run during this job.
+    Interrupted,
+    /// The results could not be written (disk full, unwritable output).
+    Output,
     Other,
 }

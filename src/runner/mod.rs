@@ -9,12 +9,14 @@ pub mod world;
 
 pub mod environment;
 pub mod fault;
+pub mod interrupt;
 pub mod launch;
 pub mod layout;
 #[cfg(feature = "mpi")]
 pub mod mpi;
 pub mod nccl;
 pub mod orchestrate;
+pub mod outdir;
 pub mod progress;
 pub mod telemetry;
 pub mod transport;

@@ -1,19 +1,28 @@
 //! `baton run` outside any launcher: one worker process set per environment set, each started
-//! with exactly that environment; their incremental results are merged into `results.json`
-//! after each set, so an interrupted run keeps everything measured.
+//! with exactly that environment. Workers append every row to the run's journal; `results.json`
+//! is rebuilt from it after each set and at the end, so an interrupted run keeps everything
+//! measured.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use super::launch::{self, EnvSet};
+use super::outdir::{self, OutDir, OutDirError};
 use super::progress::{self, Progress};
 use crate::exit::Exit;
 use crate::expand::Job;
 use crate::plan::{Backend, Plan};
+use crate::results::journal::{Journal, Record};
 use crate::results::{self, ErrorKind, JobError, JobResult, JobStatus, PlanRef, Producer, Results};
 
 pub struct RunOptions {
+    /// The plan as the user named it (recorded in the results and shown in messages).
     pub plan_path: PathBuf,
+    /// The plan's text as this run read it, once: workers get this copy, so editing the file
+    /// during a run changes nothing in it.
+    pub plan_text: String,
+    /// The plan's identity (see [`crate::expand::plan_identity`]).
+    pub plan_hash: String,
     pub out_dir: PathBuf,
     pub resume: bool,
     pub print_table: bool,
@@ -25,6 +34,10 @@ pub struct RunOutcome {
     pub results: Results,
     pub results_path: PathBuf,
     pub exit: Exit,
+    /// The signal that stopped the run, if one did.
+    pub interrupted: Option<&'static str>,
+    /// Jobs the run never reached (it was stopped first).
+    pub not_reached: Vec<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -33,6 +46,8 @@ pub enum RunError {
     Unavailable(String),
     #[error(transparent)]
     Results(#[from] results::ResultsError),
+    #[error(transparent)]
+    OutDir(#[from] OutDirError),
     #[error("{what}: {source}")]
     Io {
         what: String,
@@ -40,12 +55,26 @@ pub enum RunError {
     },
 }
 
-/// A new results document for `plan`.
-pub fn new_results(plan: &Plan, plan_path: &Path, command: &str) -> Results {
+impl RunError {
+    /// Exit code: a directory another run holds, or results of another plan, are the user's
+    /// input; everything else is the run failing.
+    pub fn exit(&self) -> Exit {
+        match self {
+            RunError::OutDir(OutDirError::Busy { .. } | OutDirError::OtherPlan { .. }) => {
+                Exit::Invalid
+            }
+            _ => Exit::Runtime,
+        }
+    }
+}
+
+/// A new results document for `plan`, carrying its identity.
+pub fn new_results(plan: &Plan, plan_path: &Path, command: &str, hash: &str) -> Results {
     let mut r = Results::new(Producer::baton(command));
     r.plan = Some(PlanRef {
         name: plan.name.clone(),
         file: Some(plan_path.display().to_string()),
+        hash: Some(hash.to_string()),
     });
     r
 }
@@ -81,18 +110,23 @@ fn not_run(job: &Job, backend: Backend, why: String) -> JobResult {
     };
     let mut r = super::worker::job_result(job, backend, layout);
     r.status = JobStatus::Error;
-    r.errors.push(JobError {
-        kind: ErrorKind::Launcher,
-        message: why,
+    r.errors.push(error(ErrorKind::Launcher, why));
+    r
+}
+
+fn error(kind: ErrorKind, message: String) -> JobError {
+    JobError {
+        kind,
+        message,
         repeat: None,
         requested: None,
         placement: None,
-    });
-    r
+    }
 }
 
 /// Runs `jobs` of `plan`, each environment set in its own process set, telling `progress`
 /// (when there is one to show) how far it got and passing the workers' output through it.
+/// SIGINT, SIGTERM and SIGHUP stop it between rows (see [`super::interrupt`]).
 pub fn run(
     plan: &Plan,
     jobs: &[Job],
@@ -100,42 +134,101 @@ pub fn run(
     progress: Option<&dyn Progress>,
 ) -> Result<RunOutcome, RunError> {
     let io = |what: String| move |source| RunError::Io { what, source };
-    std::fs::create_dir_all(opts.out_dir.join("parts"))
-        .map_err(io(format!("cannot create {}", opts.out_dir.display())))?;
-    let results_path = opts.out_dir.join("results.json");
-    let mut results = if opts.resume && results_path.exists() {
-        results::read(&results_path)?
-    } else {
-        new_results(plan, &opts.plan_path, "run")
-    };
-    let done: Vec<String> = results
-        .jobs
-        .iter()
-        .filter(|j| j.status == JobStatus::Completed)
-        .map(|j| j.id.clone())
-        .collect();
+    let launcher = launcher_for(plan)?;
+    let out = OutDir::claim(&opts.out_dir)?;
+    let fresh = new_results(plan, &opts.plan_path, "run", &opts.plan_hash);
+    let start = out.start(fresh, opts.resume)?;
+    if let Some(p) = &start.kept_aside {
+        eprintln!(
+            "baton: {} held results of an earlier run; kept them as {} (use --resume to continue a run instead)",
+            out.results_path().display(),
+            p.display()
+        );
+    }
+    let mut journal = start.journal;
+    let done = outdir::completed(&start.results);
     let todo: Vec<Job> = jobs
         .iter()
         .filter(|j| !done.contains(&j.id))
         .cloned()
         .collect();
-    if opts.resume && !done.is_empty() {
+    if opts.resume {
         eprintln!(
             "baton: resuming: {} job(s) already complete, {} to run",
-            done.len(),
+            jobs.len() - todo.len(),
             todo.len()
         );
     }
-    results.finished = None;
-    results::write_atomic(&results_path, &results)?;
+    let parts = opts.out_dir.join("parts");
+    crate::output::ensure_dir(&parts).map_err(OutDirError::from)?;
+    let snapshot = parts.join("plan.yaml");
+    crate::output::write_atomic(&snapshot, opts.plan_text.as_bytes()).map_err(OutDirError::from)?;
+    super::interrupt::install().map_err(io("cannot watch for signals".into()))?;
 
+    // Workers' output always comes through this process, bar or not: a reader that leaves
+    // early (`baton run … | head`) then ends only the printing. Inherited, mpirun itself would
+    // meet the closed pipe and abort every rank ("SIGPIPE detected … aborting").
+    let shown: &dyn Progress = progress.unwrap_or(&progress::Passthrough);
+    shown.begin(progress::rows(&todo));
+    let mut rows_done = 0;
+    let mut not_reached = Vec::new();
+    let ctx = SetContext {
+        launcher: &launcher,
+        opts,
+        out: &out,
+        snapshot: &snapshot,
+    };
+    for (k, set) in launch::env_sets(&todo).iter().enumerate() {
+        if super::interrupt::requested() {
+            not_reached.extend(set.jobs.iter().map(|i| todo[*i].id.clone()));
+            continue;
+        }
+        let ran = run_set(&ctx, k, set, &todo, &mut journal, (shown, rows_done));
+        // Failed jobs end early: the count moves past what they would have measured.
+        rows_done += progress::rows(set.jobs.iter().map(|i| &todo[*i]));
+        if let Some(last) = set.jobs.last() {
+            shown.update(rows_done, &todo[*last].id);
+        }
+        not_reached.extend(ran?);
+        out.fold()?;
+    }
+    shown.end();
+    let interrupted = super::interrupt::requested()
+        .then(|| super::interrupt::signal_name().unwrap_or("a signal"));
+    if let Some(sig) = interrupted {
+        journal.append(&Record::Interrupted {
+            signal: sig.to_string(),
+            at: results::now_rfc3339(),
+        })?;
+    }
+    let mut results = out.fold()?;
+    if interrupted.is_none() {
+        results.finished = Some(results::now_rfc3339());
+    }
+    drop(journal);
+    out.finish(&results)?;
+    let exit = if interrupted.is_some() {
+        Exit::Interrupted
+    } else {
+        exit_for(&results)
+    };
+    Ok(RunOutcome {
+        results,
+        results_path: out.results_path(),
+        exit,
+        interrupted,
+        not_reached,
+    })
+}
+
+fn launcher_for(plan: &Plan) -> Result<Launcher, RunError> {
     if plan.launch.nodes > 1 {
         return Err(RunError::Unavailable(format!(
             "plan `{}` spans {} nodes; run it under Slurm or mpirun (see `baton render`)",
             plan.name, plan.launch.nodes
         )));
     }
-    let launcher = match plan.backend {
+    Ok(match plan.backend {
         Backend::Mpi => {
             let worker = launch::find_program("baton-mpi").ok_or_else(|| {
                 RunError::Unavailable(
@@ -185,41 +278,16 @@ pub fn run(
                 gpus: want,
             }
         }
-    };
-
-    // Workers' output always comes through this process, bar or not: a reader that leaves
-    // early (`baton run … | head`) then ends only the printing. Inherited, mpirun itself would
-    // meet the closed pipe and abort every rank ("SIGPIPE detected … aborting").
-    let shown: &dyn Progress = progress.unwrap_or(&progress::Passthrough);
-    shown.begin(progress::rows(&todo));
-    let mut rows_done = 0;
-    for (k, set) in launch::env_sets(&todo).iter().enumerate() {
-        let ran = run_set(
-            k,
-            set,
-            &todo,
-            &launcher,
-            opts,
-            &mut results,
-            (shown, rows_done),
-        );
-        // Failed jobs end early: the count moves past what they would have measured.
-        rows_done += progress::rows(set.jobs.iter().map(|i| &todo[*i]));
-        if let Some(last) = set.jobs.last() {
-            shown.update(rows_done, &todo[*last].id);
-        }
-        ran?;
-        results::write_atomic(&results_path, &results)?;
-    }
-    shown.end();
-    results.finished = Some(results::now_rfc3339());
-    results::write_atomic(&results_path, &results)?;
-    let exit = exit_for(&results);
-    Ok(RunOutcome {
-        results,
-        results_path,
-        exit,
     })
+}
+
+/// What every environment set of one run shares.
+struct SetContext<'a> {
+    launcher: &'a Launcher,
+    opts: &'a RunOptions,
+    out: &'a OutDir,
+    /// The plan as this run read it, for the workers.
+    snapshot: &'a Path,
 }
 
 /// How an env set's worker starts.
@@ -234,30 +302,6 @@ enum Launcher {
     Threads { baton: PathBuf, gpus: usize },
 }
 
-/// The workers saw the hosts, GPUs and library versions; the run's results keep what they saw.
-fn merge_environment(into: &mut results::Environment, from: results::Environment) {
-    for h in from.hosts {
-        match into.hosts.iter_mut().find(|x| x.hostname == h.hostname) {
-            Some(x) => {
-                for g in h.gpus {
-                    if !x.gpus.iter().any(|y| y.index == g.index) {
-                        x.gpus.push(g);
-                    }
-                }
-            }
-            None => into.hosts.push(h),
-        }
-    }
-    into.driver_version = into.driver_version.take().or(from.driver_version);
-    into.cuda_version = into.cuda_version.take().or(from.cuda_version);
-    into.nccl_version = into.nccl_version.take().or(from.nccl_version);
-    into.mpi_version = into.mpi_version.take().or(from.mpi_version);
-    into.topology = into.topology.take().or(from.topology);
-    for (k, v) in from.variables {
-        into.variables.entry(k).or_insert(v);
-    }
-}
-
 fn job_backend(l: &Launcher) -> Backend {
     match l {
         Launcher::Mpirun { .. } => Backend::Mpi,
@@ -267,19 +311,22 @@ fn job_backend(l: &Launcher) -> Backend {
 
 /// Runs one environment set. A worker that dies (a crash, a hang the watchdog ended, a sticky
 /// GPU error) takes only the job it was running with it: a fresh worker is started for the jobs
-/// it did not reach, as long as each attempt finishes at least one job.
+/// it did not reach, as long as each attempt finishes at least one job. A stop signal ends the
+/// set after the current worker: returns the jobs it never reached.
 fn run_set(
+    ctx: &SetContext<'_>,
     k: usize,
     set: &EnvSet,
     jobs: &[Job],
-    launcher: &Launcher,
-    opts: &RunOptions,
-    results: &mut Results,
+    journal: &mut Journal,
     (progress, done): (&dyn Progress, u64),
-) -> Result<(), RunError> {
-    let parts = opts.out_dir.join("parts");
-    let wants_transport =
-        super::transport::wanted(opts.capture_transport, set.jobs.iter().map(|i| &jobs[*i]));
+) -> Result<Vec<String>, RunError> {
+    let parts = ctx.opts.out_dir.join("parts");
+    let launcher = ctx.launcher;
+    let wants_transport = super::transport::wanted(
+        ctx.opts.capture_transport,
+        set.jobs.iter().map(|i| &jobs[*i]),
+    );
     let capture = (wants_transport && matches!(launcher, Launcher::Threads { .. }))
         .then(|| super::transport::plan(&parts, k, &set.env))
         .flatten();
@@ -288,58 +335,64 @@ fn run_set(
         env.extend(c.env.clone());
     }
     let mut pending: Vec<usize> = set.jobs.clone();
-    let mut got: Vec<JobResult> = Vec::new();
+    let mut not_reached = Vec::new();
     for attempt in 0.. {
         let waiting: std::collections::HashSet<usize> = pending.iter().copied().collect();
         let finished = set.jobs.iter().filter(|i| !waiting.contains(i));
         let watch = (progress, done + progress::rows(finished.map(|i| &jobs[*i])));
-        let (status, ran) = run_worker(k, attempt, &pending, jobs, launcher, opts, &env, watch)?;
-        let ran: Vec<JobResult> = match ran {
-            Some(r) => {
-                merge_environment(&mut results.environment, r.environment);
-                r.jobs
-            }
-            None => Vec::new(),
-        };
+        let from = journal.len()?;
+        let status = run_worker(ctx, k, attempt, &pending, jobs, &env, watch)?;
+        // What this attempt started, from its records; how each job stands, from all of them.
+        let (records, _) = results::journal::records(journal.path(), from)?;
+        let started: std::collections::HashSet<String> = records
+            .into_iter()
+            .filter_map(|r| match r {
+                Record::Job { job } => Some(job.id),
+                _ => None,
+            })
+            .collect();
+        let now = results::journal::rebuild(journal.path())?;
+        let interrupted = super::interrupt::requested();
         let timeout = status.code() == Some(Exit::Timeout.code());
-        let describe = if timeout {
+        let describe = if interrupted {
+            format!(
+                "stopped by {} before it finished",
+                super::interrupt::signal_name().unwrap_or("a signal")
+            )
+        } else if timeout {
             "a collective hung and was aborted at its timeout".to_string()
         } else {
             format!("the worker ended with {status}")
         };
-        // This attempt's results file holds only the jobs it was given.
-        let progressed = !ran.is_empty();
-        let by_id: std::collections::HashMap<&str, &JobResult> =
-            ran.iter().map(|j| (j.id.as_str(), j)).collect();
+        let progressed = !started.is_empty();
         let mut left = Vec::new();
         for &i in &pending {
-            let job = &jobs[i];
-            match by_id.get(job.id.as_str()).copied() {
-                Some(j) if j.status == JobStatus::Partial => {
-                    let mut j = j.clone();
-                    j.status = if timeout {
-                        JobStatus::Timeout
-                    } else {
-                        JobStatus::Error
-                    };
-                    j.errors.push(JobError {
-                        kind: if timeout {
-                            ErrorKind::Timeout
-                        } else {
-                            ErrorKind::Launcher
-                        },
-                        message: describe.clone(),
-                        repeat: None,
-                        requested: None,
-                        placement: None,
-                    });
-                    got.push(j);
-                }
-                Some(j) => got.push(j.clone()),
-                None => left.push(i),
+            let id = &jobs[i].id;
+            if !started.contains(id) {
+                left.push(i);
+                continue;
+            }
+            if now.job(id).is_some_and(|j| j.status == JobStatus::Partial) {
+                let (status, kind) = if interrupted {
+                    (JobStatus::Partial, ErrorKind::Interrupted)
+                } else if timeout {
+                    (JobStatus::Timeout, ErrorKind::Timeout)
+                } else {
+                    (JobStatus::Error, ErrorKind::Launcher)
+                };
+                journal.append(&Record::End {
+                    job: id.clone(),
+                    status,
+                    errors: vec![error(kind, describe.clone())],
+                    telemetry: Vec::new(),
+                })?;
             }
         }
         pending = left;
+        if interrupted {
+            not_reached.extend(pending.iter().map(|i| jobs[*i].id.clone()));
+            break;
+        }
         if status.success() || pending.is_empty() || !progressed {
             for &i in &pending {
                 let job = &jobs[i];
@@ -349,7 +402,9 @@ fn run_set(
                     describe.clone()
                 };
                 eprintln!("baton: {}: not run ({why})", job.id);
-                got.push(not_run(job, job_backend(launcher), why));
+                journal.append(&Record::Job {
+                    job: Box::new(not_run(job, job_backend(launcher), why)),
+                })?;
             }
             if !status.success() && !timeout {
                 eprintln!("baton: environment set {k}: {describe}");
@@ -362,58 +417,67 @@ fn run_set(
         );
     }
     if let Some(c) = &capture {
-        super::transport::attach(&mut got, &c.collect());
+        let links = c.collect();
+        let mut now = results::journal::rebuild(journal.path())?;
+        let ids: Vec<&str> = set.jobs.iter().map(|i| jobs[*i].id.as_str()).collect();
+        now.jobs.retain(|j| ids.contains(&j.id.as_str()));
+        super::transport::attach(&mut now.jobs, &links);
+        for j in now.jobs {
+            journal.append(&Record::Transports {
+                job: j.id,
+                links: j.transports,
+            })?;
+        }
     }
-    for j in got {
-        results.jobs.retain(|x| x.id != j.id);
-        results.jobs.push(j);
-    }
-    Ok(())
+    Ok(not_reached)
 }
 
-/// One worker process set for the jobs `which` of set `k`: its exit status and the results it
-/// left (`None` when it wrote none).
-#[allow(clippy::too_many_arguments)]
+/// One worker process set for the jobs `which` of set `k`, appending to the run's journal: its
+/// exit status.
 fn run_worker(
+    ctx: &SetContext<'_>,
     k: usize,
     attempt: usize,
     which: &[usize],
     jobs: &[Job],
-    launcher: &Launcher,
-    opts: &RunOptions,
     env: &indexmap::IndexMap<String, String>,
     (progress, done): (&dyn Progress, u64),
-) -> Result<(std::process::ExitStatus, Option<Results>), RunError> {
+) -> Result<std::process::ExitStatus, RunError> {
+    let opts = ctx.opts;
     let parts = opts.out_dir.join("parts");
     let name = if attempt == 0 {
         format!("set-{k}")
     } else {
         format!("set-{k}.retry{attempt}")
     };
-    let ids_file = parts.join(format!("{name}.jobs"));
-    let part = parts.join(format!("{name}.json"));
+    // JSON, not a line per ID: an ID may hold any character an env value does.
+    let ids_file = parts.join(format!("{name}.jobs.json"));
     let ids: Vec<&str> = which.iter().map(|i| jobs[*i].id.as_str()).collect();
-    std::fs::write(&ids_file, ids.join("\n") + "\n").map_err(|source| RunError::Io {
-        what: format!("cannot write {}", ids_file.display()),
-        source,
+    let text = serde_json::to_vec(&ids).map_err(|e| RunError::Io {
+        what: "cannot list the jobs".into(),
+        source: std::io::Error::other(e),
     })?;
-    let _ = std::fs::remove_file(&part);
+    crate::output::write_atomic(&ids_file, &text).map_err(OutDirError::from)?;
     let mut args: Vec<OsString> = vec![
         "__worker".into(),
+        ctx.snapshot.into(),
+        "--plan-hash".into(),
+        opts.plan_hash.clone().into(),
+        "--plan-name".into(),
         opts.plan_path.clone().into(),
         "--jobs".into(),
         ids_file.into(),
-        "--out".into(),
-        part.clone().into(),
+        "--journal".into(),
+        ctx.out.journal_path().into(),
     ];
     if opts.print_table {
         args.push("--table".into());
     }
     let feed = parts.join(format!("{name}.progress"));
-    let _ = std::fs::remove_file(&feed);
+    crate::output::write_atomic(&feed, b"").map_err(OutDirError::from)?;
     args.push("--progress".into());
     args.push(feed.clone().into());
-    let (cmd, what) = match launcher {
+    let (cmd, what) = match ctx.launcher {
         Launcher::Mpirun { mpirun, worker, np } => (
             launch::mpirun_command(mpirun, *np, env, worker, &args),
             mpirun,
@@ -424,15 +488,10 @@ fn run_worker(
             (c, baton)
         }
     };
-    let status =
-        progress::run_watched(cmd, feed, done, progress).map_err(|source| RunError::Io {
+    progress::run_watched(cmd, feed, done, progress, Some(ctx.out.lock_fd())).map_err(|source| {
+        RunError::Io {
             what: format!("cannot start {}", what.display()),
             source,
-        })?;
-    let ran = if part.exists() {
-        Some(results::read(&part)?)
-    } else {
-        None
-    };
-    Ok((status, ran))
+        }
+    })
 }

@@ -51,13 +51,37 @@ pub fn rows<'a>(jobs: impl IntoIterator<Item = &'a Job>) -> u64 {
 
 /// Runs `cmd` to completion while `feed` grows: every new line advances `progress` from `done`
 /// rows, and the command's output goes through `progress.line`.
+///
+/// The command runs in a process group of its own, so a terminal's Ctrl-C reaches this process
+/// alone, which decides: at the first stop signal ([`super::interrupt`]) the group gets SIGTERM
+/// (mpirun passes it to its ranks; every finished row is journaled already), at the second, or
+/// when it has not ended after [`STOP_GRACE`], SIGKILL. The command dies with this process too
+/// (`PR_SET_PDEATHSIG`), and inherits `keep_fd` (the output directory's lock), so the directory
+/// stays claimed while any of it lives.
 pub fn run_watched(
     mut cmd: Command,
     feed: PathBuf,
     done: u64,
     progress: &dyn Progress,
+    keep_fd: Option<std::os::fd::RawFd>,
 ) -> std::io::Result<ExitStatus> {
+    use std::os::unix::process::CommandExt;
     cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    cmd.process_group(0);
+    // SAFETY: getpid before the fork; the closure only makes async-signal-safe syscalls.
+    let parent = unsafe { libc::getpid() };
+    unsafe {
+        cmd.pre_exec(move || {
+            super::interrupt::die_with_parent(libc::SIGTERM, parent)?;
+            if let Some(fd) = keep_fd {
+                let flags = libc::fcntl(fd, libc::F_GETFD);
+                if flags >= 0 {
+                    libc::fcntl(fd, libc::F_SETFD, flags & !libc::FD_CLOEXEC);
+                }
+            }
+            Ok(())
+        });
+    }
     let mut child: Child = cmd.spawn()?;
     let out = child.stdout.take();
     let err = child.stderr.take();
@@ -70,11 +94,35 @@ pub fn run_watched(
             s.spawn(move || forward(e, true, progress));
         }
         let tail = s.spawn(|| tail(&feed, done, &finished, progress));
-        let status = child.wait();
+        let status = wait_or_stop(&mut child);
         finished.store(true, Ordering::Relaxed);
         let _ = tail.join();
         status
     })
+}
+
+/// How long a stopped worker may take to go before it is killed.
+pub const STOP_GRACE: Duration = Duration::from_secs(10);
+
+fn wait_or_stop(child: &mut Child) -> std::io::Result<ExitStatus> {
+    let group = child.id() as libc::pid_t;
+    let mut termed: Option<std::time::Instant> = None;
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(status);
+        }
+        let stops = super::interrupt::count();
+        if stops > 0 && termed.is_none() {
+            // SAFETY: signals the worker's own process group.
+            unsafe { libc::kill(-group, libc::SIGTERM) };
+            termed = Some(std::time::Instant::now());
+        }
+        if termed.is_some_and(|t| stops > 1 || t.elapsed() > STOP_GRACE) {
+            // SAFETY: as above.
+            unsafe { libc::kill(-group, libc::SIGKILL) };
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 fn forward(r: impl Read, stderr: bool, progress: &dyn Progress) {
@@ -151,7 +199,7 @@ mod tests {
             f = feed.display()
         ));
         let seen = Seen::default();
-        let status = run_watched(cmd, feed, 10, &seen).unwrap();
+        let status = run_watched(cmd, feed, 10, &seen, None).unwrap();
         assert!(status.success());
         let updates = seen.updates.lock().unwrap();
         assert_eq!(updates.last().unwrap(), &(13, "b".to_string()));

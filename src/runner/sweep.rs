@@ -79,8 +79,9 @@ impl Ctx<'_> {
 pub trait SweepHooks {
     /// Before the warm-up sweep (`None`) and before each size.
     fn before(&mut self, requested: Option<u64>);
-    /// After each finished row (rank 0 prints it and persists it).
-    fn row(&mut self, row: &Row);
+    /// After each finished row (rank 0 prints it and journals it). An error means the row could
+    /// not be recorded: every rank then stops together.
+    fn row(&mut self, row: &Row) -> Result<(), String>;
 }
 
 /// Runs one repeat of a job's sweep on this rank. Every rank returns the same rows.
@@ -176,7 +177,20 @@ pub fn sweep<W: World, E: Engine>(
                 Placement::InPlace => row.in_place = Some(cell),
             }
         }
-        hooks.row(&row);
+        let recorded = hooks.row(&row);
+        // Rank 0 alone writes; if it cannot, no rank may go on measuring what nobody keeps, and
+        // none may wait in the next collective for a rank that left.
+        let failed = world.all_gather_u64(u64::from(recorded.is_err()));
+        if failed.iter().any(|f| *f != 0) {
+            return Err(SweepError {
+                kind: ErrorKind::Output,
+                message: recorded
+                    .err()
+                    .unwrap_or_else(|| "rank 0 could not record the results".into()),
+                fatal: true,
+                rows,
+            });
+        }
         rows.push(row);
     }
     Ok(rows)
@@ -420,7 +434,9 @@ mod tests {
     struct Quiet;
     impl SweepHooks for Quiet {
         fn before(&mut self, _: Option<u64>) {}
-        fn row(&mut self, _: &Row) {}
+        fn row(&mut self, _: &Row) -> Result<(), String> {
+            Ok(())
+        }
     }
 
     fn run(fatal: bool) -> (SweepError, u32) {

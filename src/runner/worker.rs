@@ -1,6 +1,6 @@
 //! One process's share of a run: the jobs of one environment set, on one World and Engine.
-//! Rank 0 keeps the results, prints the live nccl-tests table and persists after every row, so a
-//! crash or kill loses nothing measured.
+//! Rank 0 keeps the results, prints the live nccl-tests table and appends every row to the run's
+//! journal before the next row starts, so a crash or kill loses nothing measured.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -14,6 +14,7 @@ use super::watchdog::Watchdog;
 use super::world::World;
 use crate::expand::Job;
 use crate::plan::{Backend, Repeat};
+use crate::results::journal::{Journal, Record};
 use crate::results::{
     self, CellStatus, ErrorKind, GroupInfo, JobError, JobResult, JobStatus, Layout, RankInfo,
     Results, Row,
@@ -30,14 +31,15 @@ const NON_ROOT_TIMEOUT_EXIT_DELAY: std::time::Duration = std::time::Duration::fr
 #[derive(Clone)]
 pub struct WorkerConfig {
     pub backend: Backend,
-    /// Results file rank 0 rewrites atomically after every row.
-    pub out: PathBuf,
+    /// The run's journal, which rank 0 appends every record to.
+    pub journal: PathBuf,
     /// Print the nccl-tests table on stdout (rank 0).
     pub print_table: bool,
     pub fault: Option<Fault>,
     /// How each rank names its device in the table (`host memory (MPI)`, `device 0 [...]`).
     pub device_label: String,
-    /// Results to extend (`--resume`, or earlier env sets); new jobs are appended.
+    /// Results to extend (`--resume`, or earlier env sets); new jobs are appended. Rank 0
+    /// journals its environment at the start.
     pub results: Results,
     /// This rank's GPU, recorded per rank in the layout.
     pub gpu: Option<GpuInfo>,
@@ -64,14 +66,21 @@ pub enum WorkerError {
 
 struct Shared {
     results: Mutex<Results>,
-    out: PathBuf,
+    /// Rank 0's journal; `None` on other ranks.
+    journal: Option<Mutex<Journal>>,
     progress: Option<Mutex<std::fs::File>>,
 }
 
 impl Shared {
-    fn persist(&self) -> Result<(), results::ResultsError> {
-        let r = self.results.lock().unwrap_or_else(|p| p.into_inner());
-        results::write_atomic(&self.out, &r)
+    /// Journals `rec` (flushed to disk) and applies it to the results in memory.
+    fn record(&self, rec: Record) -> Result<(), results::ResultsError> {
+        let Some(j) = &self.journal else {
+            return Ok(());
+        };
+        j.lock().unwrap_or_else(|p| p.into_inner()).append(&rec)?;
+        let mut r = self.results.lock().unwrap_or_else(|p| p.into_inner());
+        results::journal::apply(&mut r, rec);
+        Ok(())
     }
 
     /// One finished row of `job` for the progress feed; a feed that cannot be written only
@@ -118,6 +127,7 @@ pub fn job_result(job: &Job, backend: Backend, layout: Layout) -> JobResult {
     JobResult {
         id: job.id.clone(),
         test: job.test.clone(),
+        identity: Some(crate::expand::job_identity(job, backend)),
         match_by: Default::default(),
         sources: Vec::new(),
         backend,
@@ -175,38 +185,45 @@ pub fn run_jobs<W: World, E: Engine>(
             .ok()
             .map(Mutex::new)
     });
+    let journal = if me == 0 {
+        Some(Mutex::new(Journal::open(&cfg.journal)?))
+    } else {
+        None
+    };
+    let environment = cfg.results.environment.clone();
     let shared = Arc::new(Shared {
         results: Mutex::new(cfg.results),
-        out: cfg.out.clone(),
+        journal,
         progress,
     });
-    let current: Arc<Mutex<Option<usize>>> = Arc::new(Mutex::new(None));
+    shared.record(Record::Environment {
+        environment: Box::new(environment),
+    })?;
+    let current: Arc<Mutex<Option<String>>> = Arc::new(Mutex::new(None));
     let watchdog = cfg.watchdog.then(|| {
         let shared = shared.clone();
         let current = current.clone();
         Watchdog::start(Box::new(move |what: &str| {
             eprintln!("baton: rank {me}: timeout: {what}");
-            if me == 0 {
-                if let Some(i) = *current.lock().unwrap_or_else(|p| p.into_inner()) {
-                    let mut r = shared.results.lock().unwrap_or_else(|p| p.into_inner());
-                    if let Some(j) = r.jobs.get_mut(i) {
-                        j.status = JobStatus::Timeout;
-                        j.errors.push(JobError {
-                            kind: ErrorKind::Timeout,
-                            message: format!("hung collective: {what}"),
-                            repeat: None,
-                            requested: None,
-                            placement: None,
-                        });
-                    }
-                }
-                let _ = shared.persist();
-            } else {
+            if me != 0 {
                 // Every rank's deadline passes at about the same moment. A launcher that ends the
                 // step at the first rank to exit (srun --kill-on-bad-exit) would otherwise often
                 // kill rank 0 before it has recorded the timeout, and report the signal (143)
                 // instead of baton's 4.
                 std::thread::sleep(NON_ROOT_TIMEOUT_EXIT_DELAY);
+            } else if let Some(id) = current.lock().unwrap_or_else(|p| p.into_inner()).clone() {
+                let _ = shared.record(Record::End {
+                    job: id,
+                    status: JobStatus::Timeout,
+                    errors: vec![JobError {
+                        kind: ErrorKind::Timeout,
+                        message: format!("hung collective: {what}"),
+                        repeat: None,
+                        requested: None,
+                        placement: None,
+                    }],
+                    telemetry: Vec::new(),
+                });
             }
         }))
     });
@@ -255,18 +272,11 @@ pub fn run_jobs<W: World, E: Engine>(
                 placement: None,
             });
         }
-        let index = if me == 0 {
-            let mut r = shared.results.lock().unwrap_or_else(|p| p.into_inner());
-            r.jobs.retain(|j| j.id != job.id);
-            r.jobs.push(jr);
-            let i = r.jobs.len() - 1;
-            drop(r);
-            shared.persist()?;
-            i
-        } else {
-            0
-        };
-        *current.lock().unwrap_or_else(|p| p.into_inner()) = Some(index);
+        if me == 0 && cfg.telemetry && !bad_root {
+            jr.telemetry.extend(super::telemetry::sample("before"));
+        }
+        shared.record(Record::Job { job: Box::new(jr) })?;
+        *current.lock().unwrap_or_else(|p| p.into_inner()) = Some(job.id.clone());
         if bad_root {
             if me == 0 {
                 eprintln!(
@@ -286,17 +296,13 @@ pub fn run_jobs<W: World, E: Engine>(
             .filter(|f| f.applies(me, &job.id))
             .map(|f| f.kind.clone());
         engine.set_timeout(job.settings.timeout);
-        if me == 0 && cfg.telemetry {
-            let mut r = shared.results.lock().unwrap_or_else(|p| p.into_inner());
-            r.jobs[index]
-                .telemetry
-                .extend(super::telemetry::sample("before"));
-        }
         let mut faulty = Faulty::new(engine, fault);
         let started = Instant::now();
         let mut repeat = 0u32;
         let mut all_cells: Vec<(f64, bool)> = Vec::new();
         let mut fatal: Option<String> = None;
+        let mut status = JobStatus::Completed;
+        let mut errors = Vec::new();
         loop {
             let run = JobRun {
                 collective: job.collective,
@@ -308,18 +314,14 @@ pub fn run_jobs<W: World, E: Engine>(
                 settings: &job.settings,
                 groups: &groups,
             };
-            if me == 0 {
-                let mut r = shared.results.lock().unwrap_or_else(|p| p.into_inner());
-                r.jobs[index].repeats.push(results::Repeat {
-                    index: repeat,
-                    started: Some(results::now_rfc3339()),
-                    rows: Vec::new(),
-                });
-            }
+            shared.record(Record::Repeat {
+                job: job.id.clone(),
+                index: repeat,
+                started: Some(results::now_rfc3339()),
+            })?;
             let mut hooks = Hooks {
                 me,
                 shared: &shared,
-                index,
                 watchdog: watchdog.as_ref(),
                 timeout: job.settings.timeout,
                 grace: cfg.watchdog_grace,
@@ -340,21 +342,19 @@ pub fn run_jobs<W: World, E: Engine>(
                 }
                 if me == 0 {
                     eprintln!("baton: {}: {}", job.id, e.message);
-                    let mut r = shared.results.lock().unwrap_or_else(|p| p.into_inner());
-                    let j = &mut r.jobs[index];
-                    j.status = if e.kind == ErrorKind::Timeout {
-                        JobStatus::Timeout
-                    } else {
-                        JobStatus::Error
-                    };
-                    j.errors.push(JobError {
-                        kind: e.kind,
-                        message: e.message.clone(),
-                        repeat: Some(repeat),
-                        requested: None,
-                        placement: None,
-                    });
                 }
+                status = if e.kind == ErrorKind::Timeout {
+                    JobStatus::Timeout
+                } else {
+                    JobStatus::Error
+                };
+                errors.push(JobError {
+                    kind: e.kind,
+                    message: e.message.clone(),
+                    repeat: Some(repeat),
+                    requested: None,
+                    placement: None,
+                });
                 break;
             }
             repeat += 1;
@@ -368,30 +368,32 @@ pub fn run_jobs<W: World, E: Engine>(
                 break;
             }
         }
-        if me == 0 {
-            let mut r = shared.results.lock().unwrap_or_else(|p| p.into_inner());
-            let j = &mut r.jobs[index];
-            if j.status == JobStatus::Partial {
-                j.status = JobStatus::Completed;
-            }
-            if cfg.telemetry {
-                j.telemetry.extend(super::telemetry::sample("after"));
-            }
-            drop(r);
-            shared.persist()?;
-            if cfg.print_table {
-                let failing = all_cells.iter().filter(|c| c.1).count() as u64;
-                let avg = if all_cells.is_empty() {
-                    0.0
-                } else {
-                    all_cells.iter().map(|c| c.0).sum::<f64>() / all_cells.len() as f64
-                };
-                table_out(&table::footer(
-                    failing,
-                    avg,
-                    &job.collective.nccl_tests_binary(),
-                ));
-            }
+        // A write that failed is fatal: nothing more can be recorded, so the job ends here.
+        if fatal.is_none() || errors.iter().all(|e| e.kind != ErrorKind::Output) {
+            let telemetry = if me == 0 && cfg.telemetry {
+                super::telemetry::sample("after")
+            } else {
+                Vec::new()
+            };
+            shared.record(Record::End {
+                job: job.id.clone(),
+                status,
+                errors,
+                telemetry,
+            })?;
+        }
+        if me == 0 && cfg.print_table {
+            let failing = all_cells.iter().filter(|c| c.1).count() as u64;
+            let avg = if all_cells.is_empty() {
+                0.0
+            } else {
+                all_cells.iter().map(|c| c.0).sum::<f64>() / all_cells.len() as f64
+            };
+            table_out(&table::footer(
+                failing,
+                avg,
+                &job.collective.nccl_tests_binary(),
+            ));
         }
         if let Some(message) = fatal {
             return Err(WorkerError::Fatal {
@@ -439,7 +441,6 @@ fn record_gpus(env: &mut results::Environment, hosts: &[String], gpus: &[Option<
 struct Hooks<'a> {
     me: usize,
     shared: &'a Shared,
-    index: usize,
     watchdog: Option<&'a Watchdog>,
     timeout: std::time::Duration,
     grace: std::time::Duration,
@@ -472,27 +473,20 @@ impl SweepHooks for Hooks<'_> {
         }
     }
 
-    fn row(&mut self, row: &Row) {
+    fn row(&mut self, row: &Row) -> Result<(), String> {
         if self.me != 0 {
-            return;
+            return Ok(());
         }
         for c in [&row.out_of_place, &row.in_place].into_iter().flatten() {
             let failed = c.status != CellStatus::Ok || c.wrong.is_some_and(|w| w > 0);
             self.cells.push((c.busbw.unwrap_or(0.0), failed));
         }
-        {
-            let mut r = self
-                .shared
-                .results
-                .lock()
-                .unwrap_or_else(|p| p.into_inner());
-            if let Some(rep) = r.jobs[self.index].repeats.last_mut() {
-                rep.rows.push(row.clone());
-            }
-        }
-        if let Err(e) = self.shared.persist() {
-            eprintln!("baton: cannot persist results: {e}");
-        }
+        self.shared
+            .record(Record::Row {
+                job: self.job_id.to_string(),
+                row: Box::new(row.clone()),
+            })
+            .map_err(|e| e.to_string())?;
         self.shared.tick(self.job_id);
         if self.print {
             table_out(&format!(
@@ -500,6 +494,7 @@ impl SweepHooks for Hooks<'_> {
                 table::row(row, self.dtype, self.redop, self.root)
             ));
         }
+        Ok(())
     }
 }
 

@@ -1,0 +1,100 @@
+//! Numbers no nccl-tests run can print. A log is evidence a customer signs; a value that cannot
+//! have been measured (a negative time, a fraction of a wrong element, a bandwidth the size and
+//! time deny) means the file was edited or damaged, so the whole log is refused with the line —
+//! graded, such a row would pass `time <=` or hide corruption.
+
+use super::log::{Log, LogRow};
+use crate::results::Cell;
+
+/// Below this nccl-tests prints `#wrong` as a plain integer; above, `%g` may round it.
+const EXACT_WRONG: f64 = 1e6;
+
+/// Checks one printed `#wrong` value: a whole, non-negative count (or a large `%g` one).
+pub fn wrong_count(v: f64, text: &str) -> Result<u64, String> {
+    if !v.is_finite() || v < 0.0 {
+        return Err(format!(
+            "impossible: #wrong `{text}` is negative or not a number"
+        ));
+    }
+    if v < EXACT_WRONG && v.fract() != 0.0 {
+        return Err(format!(
+            "impossible: #wrong `{text}` is not a whole count of elements"
+        ));
+    }
+    Ok(v.round() as u64)
+}
+
+/// The first impossible row of `log`: its line and why.
+pub fn first_impossible(log: &Log) -> Option<(usize, String)> {
+    log.rows
+        .iter()
+        .find_map(|r| impossible(r, log.cputime).map(|why| (r.line, why)))
+}
+
+fn impossible(row: &LogRow, cputime: bool) -> Option<String> {
+    for (name, cell) in [
+        ("out-of-place", &row.out_of_place),
+        ("in-place", &row.in_place),
+    ] {
+        let Some(c) = cell else { continue };
+        if let Some(why) = cell_impossible(c, row.size, cputime) {
+            return Some(format!("{name} {why}"));
+        }
+    }
+    None
+}
+
+fn cell_impossible(c: &Cell, size: u64, cputime: bool) -> Option<String> {
+    for (what, v) in [("time", c.time_us), ("algbw", c.algbw), ("busbw", c.busbw)] {
+        if v.is_some_and(|v| v < 0.0) {
+            return Some(format!("{what} {} is negative", v.unwrap_or_default()));
+        }
+    }
+    let (Some(t), Some(alg)) = (c.time_us, c.algbw) else {
+        return None;
+    };
+    // With -C 1 the time column is CPU enqueue time; the bandwidths come from another clock.
+    if !cputime && t > 0.0 && size > 0 {
+        let want = size as f64 / (t * 1e3);
+        // Printed with 2 decimals (fewer when wide) from a time printed with 2 decimals.
+        let slack = 0.011 + 0.03 * want + if alg >= 100.0 { 0.5 } else { 0.0 };
+        if (alg - want).abs() > slack {
+            return Some(format!(
+                "algbw {alg} GB/s does not follow from {size} B in {t} us ({want:.2} GB/s)"
+            ));
+        }
+    }
+    if let Some(bus) = c.busbw
+        && bus > 2.0 * alg * 1.03 + 0.011
+    {
+        return Some(format!(
+            "busbw {bus} GB/s is more than twice algbw {alg} GB/s (no collective's factor is)"
+        ));
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cell(t: f64, alg: f64, bus: f64) -> Cell {
+        Cell::measured(t, alg, bus, Some(0))
+    }
+
+    #[test]
+    fn printed_numbers_pass_and_edited_ones_do_not() {
+        // all_reduce 1 GiB over 2 ranks on H200, as printed.
+        assert!(cell_impossible(&cell(3218.2, 333.64, 333.64), 1073741824, false).is_none());
+        assert!(cell_impossible(&cell(17.07, 61.41, 61.41), 1048576, false).is_none());
+        assert!(cell_impossible(&cell(1.17, 0.0, 0.0), 0, false).is_none());
+        assert!(cell_impossible(&cell(-1.0, 0.0, 0.0), 8, false).is_some());
+        assert!(cell_impossible(&cell(17.07, 99.0, 99.0), 1048576, false).is_some());
+        assert!(cell_impossible(&cell(17.07, 99.0, 99.0), 1048576, true).is_none());
+        assert!(cell_impossible(&cell(17.07, 61.41, 130.0), 1048576, false).is_some());
+        assert_eq!(wrong_count(3.0, "3"), Ok(3));
+        assert_eq!(wrong_count(1234570.0, "1.23457e+06"), Ok(1234570));
+        assert!(wrong_count(0.4, "0.4").is_err());
+        assert!(wrong_count(-1.0, "-1").is_err());
+    }
+}

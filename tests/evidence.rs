@@ -1,0 +1,147 @@
+//! Evidence is not overwritten, redirected or made up: outputs never replace inputs or write
+//! through planted links, ingest refuses numbers no run prints, a cut-short run fails its
+//! grade, and a bad run is not saved as a baseline.
+
+mod common;
+
+use common::{baton, code, fixture, ingest, p, read, show, stderr, tmp, write};
+
+#[test]
+fn an_output_that_is_an_input_is_refused_and_the_input_kept() {
+    let d = tmp("evidence-inputs");
+    let log = write(&d, "log.txt", &read(&fixture("all_reduce.txt")));
+    let before = read(&log);
+    let o = baton(&["ingest", p(&log), "-o", p(&log)]);
+    assert_eq!(code(&o), 2, "{}", show(&o));
+    assert!(stderr(&o).contains("is also an input"), "{}", show(&o));
+    assert_eq!(read(&log), before);
+
+    let r = ingest(&d, "r.json", &[&log], Some("a"));
+    let plan = write(
+        &d,
+        "p.yaml",
+        "version: 1\nname: p\nbackend: nccl\nlaunch: { nodes: 1, ranks_per_node: 2 }\ntests:\n  - name: a\n    collective: all_reduce\n    sizes: [1G]\n",
+    );
+    let kept = read(&r);
+    for out in [&r, &plan] {
+        let o = baton(&["grade", p(&plan), p(&r), "--junit", p(out)]);
+        assert_eq!(code(&o), 2, "{}", show(&o));
+    }
+    assert_eq!(read(&r), kept);
+    let o = baton(&["baseline", "save", p(&r), "-o", p(&r)]);
+    assert_eq!(code(&o), 2, "{}", show(&o));
+}
+
+#[test]
+fn outputs_never_go_through_a_planted_link() {
+    let d = tmp("evidence-links");
+    let victim = write(&d, "victim", "precious");
+    let log = fixture("all_reduce.txt");
+    std::os::unix::fs::symlink(&victim, d.join("r.json")).unwrap();
+    let o = baton(&["ingest", p(&log), "-o", p(&d.join("r.json"))]);
+    assert_ne!(code(&o), 0, "{}", show(&o));
+    assert!(stderr(&o).contains("symbolic link"), "{}", show(&o));
+    let r = ingest(&d, "real.json", &[&log], Some("a"));
+    let plan = write(
+        &d,
+        "p.yaml",
+        "version: 1\nname: p\nbackend: nccl\nlaunch: { nodes: 1, ranks_per_node: 2 }\ntests:\n  - name: a\n    collective: all_reduce\n    sizes: [1G]\n",
+    );
+    std::os::unix::fs::symlink(&victim, d.join("junit.xml")).unwrap();
+    let o = baton(&["grade", p(&plan), p(&r), "--junit", p(&d.join("junit.xml"))]);
+    assert_ne!(code(&o), 0, "{}", show(&o));
+    std::fs::create_dir_all(d.join("report")).unwrap();
+    std::os::unix::fs::symlink(&victim, d.join("report/report.html")).unwrap();
+    let o = baton(&["report", p(&plan), p(&r), "-o", p(&d.join("report"))]);
+    assert_ne!(code(&o), 0, "{}", show(&o));
+    // `-o` itself a link to a directory.
+    std::os::unix::fs::symlink(&d, d.join("out")).unwrap();
+    let o = baton(&["run", p(&plan), "-o", p(&d.join("out"))]);
+    assert_ne!(code(&o), 0, "{}", show(&o));
+    assert_eq!(read(&victim), "precious");
+}
+
+/// A log with one row edited so that it cannot have been printed by nccl-tests.
+fn edited(name: &str, edit: impl Fn(&mut Vec<String>)) -> std::process::Output {
+    let d = tmp(name);
+    let text = common::edit_rows(&read(&fixture("all_reduce.txt")), |size, f| {
+        if size == 1048576 {
+            edit(f)
+        }
+    });
+    let log = write(&d, "log.txt", &text);
+    baton(&["ingest", p(&log), "-o", p(&d.join("r.json"))])
+}
+
+#[test]
+fn ingest_refuses_numbers_no_run_prints_and_names_the_line() {
+    // Fields after the five prefix columns: time algbw busbw #wrong, out-of-place then in-place.
+    for (name, field, value, says) in [
+        ("fraction", 8, "0.4", "not a whole count"),
+        ("negative-wrong", 8, "-1", "negative"),
+        ("negative-time", 5, "-17.07", "negative"),
+        ("algbw", 6, "500.00", "does not follow"),
+        ("busbw", 7, "500.00", "more than twice"),
+    ] {
+        let o = edited(&format!("evidence-{name}"), |f| {
+            f[field] = value.to_string()
+        });
+        assert_eq!(code(&o), 2, "{name}: {}", show(&o));
+        assert!(stderr(&o).contains(says), "{name}: {}", show(&o));
+        assert!(stderr(&o).contains("log.txt:"), "{name}: {}", show(&o));
+    }
+    let d = tmp("evidence-json");
+    // The first nwrong of a real -J document, turned into a string.
+    let json = read(&fixture("all_gather.json")).replacen("\"nwrong\":0.0", "\"nwrong\":\"5\"", 1);
+    assert!(
+        json.contains("\"5\""),
+        "the fixture's nwrong spelling changed"
+    );
+    let log = write(&d, "log.json", &json);
+    let o = baton(&["ingest", p(&log), "-o", p(&d.join("r.json"))]);
+    assert_eq!(code(&o), 2, "{}", show(&o));
+    assert!(stderr(&o).contains("nwrong \"5\""), "{}", show(&o));
+}
+
+#[test]
+fn a_bad_run_is_not_saved_as_a_baseline_without_force() {
+    let d = tmp("evidence-baseline");
+    let r = common::corrupted_all_reduce(&d, 1048576, 8, "3");
+    let o = baton(&["baseline", "save", p(&r), "-o", p(&d.join("b.json"))]);
+    assert_eq!(code(&o), 2, "{}", show(&o));
+    assert!(stderr(&o).contains("#wrong > 0"), "{}", show(&o));
+    assert!(!d.join("b.json").exists());
+    let o = baton(&[
+        "baseline",
+        "save",
+        p(&r),
+        "-o",
+        p(&d.join("b.json")),
+        "--force",
+    ]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    let good = ingest(&d, "good.json", &[&fixture("all_reduce.txt")], None);
+    let o = baton(&["baseline", "save", p(&good), "-o", p(&d.join("g.json"))]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+}
+
+#[test]
+fn a_run_cut_short_fails_its_grade() {
+    let d = tmp("evidence-partial");
+    let r = ingest(&d, "r.json", &[&fixture("all_reduce.txt")], Some("soak"));
+    // What a time limit leaves: the job partial, stopped by a signal.
+    let mut results = common::results(&r);
+    results.producer.command = "run".into();
+    results.jobs[0].sources.clear();
+    results.jobs[0].status = baton::results::JobStatus::Partial;
+    let cut = d.join("cut.json");
+    baton::results::write_atomic(&cut, &results).unwrap();
+    let plan = write(
+        &d,
+        "p.yaml",
+        "version: 1\nname: p\nbackend: nccl\nlaunch: { nodes: 1, ranks_per_node: 2 }\ntests:\n  - name: soak\n    collective: all_reduce\n    sizes: [1G]\n    repeat: 10m\n",
+    );
+    let o = baton(&["grade", p(&plan), p(&cut)]);
+    assert_eq!(code(&o), 1, "{}", show(&o));
+    assert!(common::stdout(&o).contains("cut short"), "{}", show(&o));
+}
