@@ -8,6 +8,7 @@ pub mod exit;
 pub mod expand;
 pub mod grade;
 pub mod ingest;
+pub mod nodeset;
 pub mod output;
 pub mod plan;
 pub mod render;

@@ -145,3 +145,59 @@ fn a_run_cut_short_fails_its_grade() {
     assert_eq!(code(&o), 1, "{}", show(&o));
     assert!(common::stdout(&o).contains("cut short"), "{}", show(&o));
 }
+
+#[test]
+fn grading_a_raw_log_says_to_ingest_it_and_a_mistyped_job_gets_a_suggestion() {
+    let d = tmp("evidence-hints");
+    let plan = write(
+        &d,
+        "p.yaml",
+        "version: 1\nname: p\nbackend: nccl\nlaunch: { nodes: 1, ranks_per_node: 2 }\ntests:\n  - name: allreduce\n    collective: all_reduce\n    sizes: [1G]\n",
+    );
+    let o = baton(&["grade", p(&plan), p(&fixture("all_reduce.txt"))]);
+    assert_eq!(code(&o), 2, "{}", show(&o));
+    assert!(stderr(&o).contains("baton ingest"), "{}", show(&o));
+    let r = ingest(
+        &d,
+        "r.json",
+        &[&fixture("all_reduce.txt")],
+        Some("allredcue"),
+    );
+    let o = baton(&["grade", p(&plan), p(&r)]);
+    assert!(
+        common::stdout(&o).contains("did you mean `allreduce`?"),
+        "{}",
+        show(&o)
+    );
+}
+
+/// The seed incident end to end: a log run with NCCL_P2P_DISABLE=1 and NCCL_DEBUG=INFO, graded
+/// against a healthy baseline without debug lines, blames the transport and the setting — in
+/// the regression verdict too — never the clocks.
+#[test]
+fn the_p2p_downgrade_incident_names_its_cause_in_every_verdict() {
+    let d = tmp("evidence-incident");
+    let base = ingest(
+        &d,
+        "base.json",
+        &[&fixture("all_reduce.txt")],
+        Some("allreduce"),
+    );
+    let incident = common::fixture("all_reduce_p2p_disabled_debug.txt");
+    if !incident.exists() {
+        eprintln!("SKIPPED: no incident fixture yet ({})", incident.display());
+        return;
+    }
+    let now = ingest(&d, "now.json", &[&incident], Some("allreduce"));
+    let plan = write(
+        &d,
+        "p.yaml",
+        "version: 1\nname: p\nbackend: nccl\nlaunch: { nodes: 1, ranks_per_node: 2 }\ntests:\n  - name: allreduce\n    collective: all_reduce\n    sizes: { from: 1M, to: 1G, factor: 4 }\n    expect:\n      - transport: P2P\n      - regression: \"<= 10%\"\n",
+    );
+    let o = baton(&["grade", p(&plan), p(&now), "--baseline", p(&base)]);
+    assert_eq!(code(&o), 1, "{}", show(&o));
+    let out = common::stdout(&o);
+    assert!(!out.contains("clocks"), "{out}");
+    assert!(out.contains("NCCL_P2P_DISABLE=1"), "{out}");
+    assert!(out.contains("the plan expects P2P"), "{out}");
+}

@@ -1,5 +1,5 @@
 //! The committed JSON Schemas must match the types they are generated from. Regenerate with
-//! `BATON_BLESS=1 cargo test --test schemas` after changing the plan or results types.
+//! `BATON_BLESS=1 cargo test --test schemas` after changing the plan, results or node-verdict types.
 
 use std::path::Path;
 
@@ -46,4 +46,13 @@ fn results_schema_matches_types() {
     let s = baton::results::results_schema();
     assert!(s["properties"]["jobs"].is_object());
     check("results.schema.json", s);
+}
+
+#[test]
+fn nodes_schema_matches_types() {
+    let s = baton::nodeset::export::nodes_schema();
+    for key in ["passed", "failed", "suspect", "nodes", "faults"] {
+        assert!(s["properties"][key].is_object(), "{key}");
+    }
+    check("nodes.schema.json", s);
 }

@@ -59,6 +59,8 @@ fn every_shipped_plan_passes_baton_check_without_warnings() {
         "plans/split-pairs.yaml",
         "plans/p2p-downgrade-guard.yaml",
         "plans/examples/quickstart.yaml",
+        "plans/isolate.yaml",
+        "plans/examples/nodesets-cpu.yaml",
     ] {
         assert!(
             plans.iter().any(|p| p == Path::new(required)),
@@ -169,6 +171,14 @@ fn phase_plans_encode_the_acceptance_template() {
     assert_eq!(a.launch.total_ranks(), Some(8), "phase A is one 8-GPU node");
     let b = plan("plans/phase-b-pair.yaml");
     assert_eq!((b.launch.nodes, b.launch.total_ranks()), (2, Some(16)));
+    // A runs on every node alone, B on every pair; each job is one node set.
+    assert_eq!(a.tests[0].over, baton::plan::Over::EachNode);
+    assert_eq!(
+        b.tests[0].over,
+        baton::plan::Over::Pairs(baton::plan::Pairing::All)
+    );
+    let iso = plan("plans/isolate.yaml");
+    assert_eq!(iso.tests[0].over, baton::plan::Over::Isolate);
 
     // Phase C is graded against phase B's results: same job ID, a baseline, a 10% regression.
     let c = plan("plans/phase-c-cluster.yaml");
@@ -219,10 +229,17 @@ fn phase_plans_encode_the_acceptance_template() {
         ("plans/phase-d-alltoall.yaml", &d),
         ("plans/phase-e-soak.yaml", &e),
     ] {
+        // A plan over node sets says so in its description; the others say what node sets
+        // will add to them.
         let desc = p.description.as_deref().unwrap_or_default();
+        let over_sets = p.tests.iter().all(|t| t.over != baton::plan::Over::All);
         assert!(
-            desc.contains("node-set feature"),
-            "{file}: description must say what a later node-set feature adds"
+            if over_sets {
+                desc.contains("(`over: ")
+            } else {
+                desc.contains("node-set feature")
+            },
+            "{file}: description must say how it covers the nodes"
         );
         for t in &p.tests {
             assert!(

@@ -2,20 +2,33 @@ use std::path::PathBuf;
 
 use baton::exit::Exit;
 
-use super::{CheckFormat, load_plan};
+use super::{CheckFormat, load_plan, node_sets};
 
-pub fn run(plans: &[PathBuf], format: CheckFormat, color: bool) -> anyhow::Result<Exit> {
+pub fn run(
+    plans: &[PathBuf],
+    format: CheckFormat,
+    nodes: Option<&str>,
+    color: bool,
+) -> anyhow::Result<Exit> {
     let mut exit = Exit::Ok;
     for p in plans {
         match load_plan(p, color, format) {
             Some(loaded) => {
+                let Some(sets) = node_sets(&loaded.plan, p, nodes) else {
+                    exit = Exit::Invalid;
+                    continue;
+                };
                 let jobs = baton::expand::expand(&loaded.plan).total_jobs;
-                baton::stdout::print(&format!(
+                let mut out = format!(
                     "{}: ok ({} tests, {} jobs)\n",
                     p.display(),
                     loaded.plan.tests.len(),
                     jobs
-                ))?;
+                );
+                for s in &sets {
+                    out.push_str(&format!("  {}: {}\n", s.test, s.summary()));
+                }
+                baton::stdout::print(&out)?;
             }
             None => exit = Exit::Invalid,
         }

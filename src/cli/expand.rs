@@ -2,21 +2,33 @@ use std::path::Path;
 
 use baton::exit::Exit;
 
-use super::{CheckFormat, ExpandFormat, load_plan};
+use super::{CheckFormat, ExpandFormat, load_plan, node_sets};
 
 pub fn run(
     plan: &Path,
     format: ExpandFormat,
     max_listed: usize,
+    nodes: Option<&str>,
     color: bool,
 ) -> anyhow::Result<Exit> {
     let Some(loaded) = load_plan(plan, color, CheckFormat::Human) else {
         return Ok(Exit::Invalid);
     };
-    let expansion = baton::expand::expand(&loaded.plan);
+    let Some(sets) = node_sets(&loaded.plan, plan, nodes) else {
+        return Ok(Exit::Invalid);
+    };
+    let mut expansion = baton::expand::expand(&loaded.plan);
+    expansion.node_sets = sets;
     match format {
         ExpandFormat::Table => {
-            baton::stdout::print(&baton::expand::table::render(&expansion, max_listed))?
+            let mut text = baton::expand::table::render(&expansion, max_listed);
+            if !expansion.node_sets.is_empty() {
+                text.push_str("node sets\n");
+                for s in &expansion.node_sets {
+                    text.push_str(&s.render(max_listed));
+                }
+            }
+            baton::stdout::print(&text)?
         }
         // Streamed: the JSON of a plan near the job limit is too big to build as one string.
         ExpandFormat::Json => baton::stdout::write_with(|out| {

@@ -56,6 +56,13 @@ pub(super) fn read_results(paths: &[PathBuf]) -> Result<Vec<(String, Results)>, 
                 .map(|r| (p.display().to_string(), r))
                 .map_err(|e| {
                     eprintln!("error: {e}");
+                    if looks_like_a_log(p) {
+                        eprintln!(
+                            "hint: {} looks like an nccl-tests log; turn it into results first: baton ingest {} -o results.json",
+                            p.display(),
+                            p.display()
+                        );
+                    }
                     Exit::Invalid
                 })
         })
@@ -180,4 +187,18 @@ pub fn report(
         baton::stdout::print(&format!("{}\n", p.display()))?;
     }
     Ok(Exit::Ok)
+}
+
+/// Whether `p` starts like nccl-tests output (text or `-J` JSON) rather than a results file.
+fn looks_like_a_log(p: &Path) -> bool {
+    use std::io::Read;
+    let mut head = vec![0u8; 4096];
+    let n = std::fs::File::open(p)
+        .and_then(|mut f| f.read(&mut head))
+        .unwrap_or(0);
+    let text = String::from_utf8_lossy(&head[..n]);
+    text.contains("# nThread")
+        || text.contains("#  Rank")
+        || text.contains("# Collective test starting")
+        || text.contains("\"nccl_tests_version\"")
 }

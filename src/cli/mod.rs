@@ -43,6 +43,9 @@ enum Command {
         /// human: snippets with carets; short: one line per diagnostic.
         #[arg(long, value_enum, default_value_t = CheckFormat::Human)]
         format: CheckFormat,
+        /// Show node sets over this Slurm hostlist instead of the plan's or the allocation's.
+        #[arg(long, value_name = "HOSTLIST")]
+        nodes: Option<String>,
     },
     /// Run a plan's jobs, print the nccl-tests table live and write results.
     Run(run::Args),
@@ -87,6 +90,9 @@ enum Command {
         /// Most jobs listed in the table (the totals always count every job).
         #[arg(long, default_value_t = 1000)]
         max_listed: usize,
+        /// Node sets over this Slurm hostlist instead of the plan's or the allocation's.
+        #[arg(long, value_name = "HOSTLIST")]
+        nodes: Option<String>,
     },
     /// Read nccl-tests logs (text, JSON -J, NCCL_DEBUG=INFO) into a results file.
     Ingest {
@@ -252,12 +258,17 @@ pub fn main(mpi: Option<MpiEntry>) -> i32 {
         Color::Auto => std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
     };
     let outcome = match cli.command {
-        Command::Check { plans, format } => check::run(&plans, format, color),
+        Command::Check {
+            plans,
+            format,
+            nodes,
+        } => check::run(&plans, format, nodes.as_deref(), color),
         Command::Expand {
             plan,
             format,
             max_listed,
-        } => expand::run(&plan, format, max_listed, color),
+            nodes,
+        } => expand::run(&plan, format, max_listed, nodes.as_deref(), color),
         Command::Run(args) => run::run(&args, mpi, color),
         Command::Render {
             plan,
@@ -398,6 +409,100 @@ fn load_plan(
             None
         }
     }
+}
+
+/// The node sets of a plan's tests with `over:`, over `given` (`--nodes`), the node list the
+/// plan names (a hostfile relative to the plan) or the allocation this runs in; `None` after
+/// printing why the list cannot be read.
+fn node_sets(
+    plan: &baton::plan::Plan,
+    path: &std::path::Path,
+    given: Option<&str>,
+) -> Option<Vec<baton::expand::nodesets::TestSets>> {
+    use baton::expand::nodesets;
+    if plan.tests.iter().all(|t| t.over == baton::plan::Over::All) {
+        // Nothing to show, but a --nodes that is not a hostlist is still an error.
+        if let Some(Err(e)) = given.map(baton::nodeset::expand) {
+            eprintln!("error: --nodes: {e}");
+            return None;
+        }
+        return Some(Vec::new());
+    }
+    let dir = path.parent().unwrap_or(std::path::Path::new("."));
+    let allocation = std::env::var(nodesets::SLURM_NODELIST).ok();
+    let resolved = match given {
+        Some(hosts) => nodesets::given(&plan.nodes, hosts),
+        None => nodesets::resolve(&plan.nodes, dir, allocation.as_deref()),
+    };
+    match resolved {
+        Ok(list) => {
+            let sets = nodesets::plan_sets(plan, &list);
+            let problems: Vec<String> = sets
+                .iter()
+                .filter_map(|s| Some(format!("test `{}`: {}", s.test, s.problem.as_ref()?)))
+                .collect();
+            for p in &problems {
+                eprintln!(
+                    "error: {}: {p} (nodes from {})",
+                    path.display(),
+                    list.source
+                );
+            }
+            problems.is_empty().then_some(sets)
+        }
+        Err(e) => {
+            eprintln!("error: {}: node list: {e}", path.display());
+            None
+        }
+    }
+}
+
+/// Whether `run`/`render` must refuse the plan: they run each test as one job on the node list,
+/// which is a test's node sets only when they are a single set of all nodes (each-node on one
+/// node, pairs on two). Anything more would silently run, say, a per-node test as one big job.
+/// Prints why. The node count is the plan's own list, the allocation's (with `in_allocation`:
+/// `render` writes scripts for other allocations), or `launch.nodes`.
+fn node_sets_not_runnable(
+    plan: &baton::plan::Plan,
+    path: &std::path::Path,
+    in_allocation: bool,
+) -> bool {
+    use baton::expand::nodesets;
+    if plan.tests.iter().all(|t| t.over == baton::plan::Over::All) {
+        return false;
+    }
+    let dir = path.parent().unwrap_or(std::path::Path::new("."));
+    let allocation = in_allocation
+        .then(|| std::env::var(nodesets::SLURM_NODELIST).ok())
+        .flatten();
+    let (n, source) = match nodesets::resolve(&plan.nodes, dir, allocation.as_deref()) {
+        Ok(nodesets::NodeList {
+            hosts: Some(h),
+            source,
+            ..
+        }) => (h.len(), source),
+        Ok(_) => (plan.launch.nodes as usize, "launch.nodes".to_string()),
+        Err(e) => {
+            eprintln!("error: {}: node list: {e}", path.display());
+            return true;
+        }
+    };
+    let mut refused = false;
+    for t in plan
+        .tests
+        .iter()
+        .filter(|t| !nodesets::is_one_job(t.over, n))
+    {
+        eprintln!(
+            "error: {}: test `{}` runs `over: {}` on {n} node{} (from {source}); baton does not drive node sets yet (docs/node-sets.md)",
+            path.display(),
+            t.name,
+            t.over.name(),
+            if n == 1 { "" } else { "s" }
+        );
+        refused = true;
+    }
+    refused
 }
 
 /// Loads a plan like [`load_plan`] and also returns the text it was checked from, for commands

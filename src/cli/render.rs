@@ -40,6 +40,9 @@ pub fn run(args: &Args, color: bool) -> anyhow::Result<Exit> {
     let Some((loaded, text)) = load_plan_source(&args.plan, color) else {
         return Ok(Exit::Invalid);
     };
+    if super::node_sets_not_runnable(&loaded.plan, &args.plan, false) {
+        return Ok(Exit::Invalid);
+    }
     let plan_path = std::path::absolute(&args.plan)
         .with_context(|| format!("cannot resolve {}", args.plan.display()))?;
     // Scripts start in other directories and on other machines: every path in them is absolute.

@@ -40,6 +40,9 @@ pub fn run(args: &Args, mpi: Option<MpiEntry>, color: bool) -> anyhow::Result<Ex
     let Some((loaded, text)) = load_plan_source(&args.plan, color) else {
         return Ok(Exit::Invalid);
     };
+    if super::node_sets_not_runnable(&loaded.plan, &args.plan, true) {
+        return Ok(Exit::Invalid);
+    }
     let expansion = baton::expand::expand(&loaded.plan);
     let plan_hash = baton::expand::plan_identity(&loaded.plan, &expansion.jobs);
     let mut jobs: Vec<_> = expansion

@@ -4,6 +4,7 @@
 mod id;
 mod identity;
 mod layout;
+pub mod nodesets;
 pub mod table;
 
 use std::collections::{HashMap, HashSet};
@@ -57,6 +58,10 @@ pub struct Expansion {
     pub total_jobs: usize,
     /// Largest `memory_per_rank` over all jobs: what the biggest GPU buffer set needs.
     pub max_memory_per_rank: u64,
+    /// Node sets of the tests with `over:` other than `all`; filled by the caller from
+    /// [`nodesets::resolve`], since the node list may come from a file or the allocation.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub node_sets: Vec<nodesets::TestSets>,
 }
 
 /// Expands every test of `plan` into jobs, in plan order.
@@ -147,5 +152,6 @@ pub fn expand(plan: &Plan) -> Expansion {
         total_jobs: jobs.len(),
         jobs,
         max_memory_per_rank,
+        node_sets: Vec::new(),
     }
 }

@@ -55,6 +55,7 @@ pub fn criterion_text(c: &Criterion) -> String {
         Check::Regression(t) => format!("regression {t}"),
         Check::Variance(t) => format!("variance {t}"),
         Check::GroupSpread(t) => format!("group_spread {t}"),
+        Check::Outlier(t) => format!("outlier {t}"),
     };
     if let Some(at) = &c.at {
         let _ = write!(s, " at {at}");

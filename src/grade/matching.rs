@@ -95,7 +95,13 @@ pub fn assign(
         .zip(&takers)
         .filter(|(_, t)| t.is_empty())
         .map(|((f, r), _)| match r.match_by {
-            MatchBy::Id => format!("{f}: job `{}` is not a job of this plan", r.id),
+            MatchBy::Id => format!(
+                "{f}: job `{}` is not a job of this plan{}",
+                r.id,
+                nearest_id(jobs, &r.id)
+                    .map(|n| format!(" (did you mean `{n}`?)"))
+                    .unwrap_or_default()
+            ),
             MatchBy::Attributes => format!(
                 "{f}: {} ({} on {} rank(s)) matches no plan job",
                 source_name(r),
@@ -179,6 +185,15 @@ fn mismatch(job: &Job, r: &JobResult, backend: Backend) -> Option<String> {
         }
     }
     (!d.is_empty()).then(|| d.join(", "))
+}
+
+/// The plan job ID closest to a mistyped one, when one is close.
+fn nearest_id<'a>(jobs: &'a [Job], id: &str) -> Option<&'a str> {
+    jobs.iter()
+        .map(|j| (strsim::levenshtein(&j.id, id), j.id.as_str()))
+        .filter(|(d, _)| *d <= 3.max(id.len() / 4))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, j)| j)
 }
 
 fn source_name(r: &JobResult) -> String {

@@ -202,6 +202,17 @@ fn grade_job<'e>(
             Check::Regression(t) => regression::evaluate(&ctx, c, t, text),
             Check::Variance(t) => variance::evaluate(&ctx, c, t, text),
             Check::GroupSpread(t) => group_spread::evaluate(&ctx, c, t, text),
+            // Fleet-relative: a job run on its own is one node set, and one set has no fleet to
+            // be compared with (`run` refuses plans whose node sets are more than one job).
+            Check::Outlier(_) => CriterionVerdict::whole(
+                c,
+                text,
+                Status::Skipped,
+                format!(
+                    "{what} ran as a single node set: `outlier` needs at least {} sets of one shape to compare",
+                    crate::nodeset::attribution::MIN_PEERS
+                ),
+            ),
         });
     }
     let status = worst(criteria.iter().map(|c| c.status));

@@ -7,6 +7,7 @@ use indexmap::IndexMap;
 use serde::Serialize;
 
 use crate::collective::{Collective, Dtype, RedOp};
+pub use crate::nodeset::{Over, Pairing};
 use crate::split::Split;
 use crate::units::{SizeSelector, Threshold};
 
@@ -49,6 +50,38 @@ impl InPlace {
     }
     pub fn runs_in_place(self) -> bool {
         self != InPlace::Out
+    }
+}
+
+/// Where the node list comes from.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "from", content = "value")]
+pub enum NodeSource {
+    /// The allocation `baton run` finds itself in (`SLURM_JOB_NODELIST`).
+    #[default]
+    Allocation,
+    /// Hosts the plan lists, expanded.
+    Hostlist(Vec<String>),
+    /// A hostfile, as written in the plan (relative to the plan's directory); read when used.
+    Hostfile(String),
+}
+
+/// The plan's node list and topology (top-level `nodes:`), hostlists expanded.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Nodes {
+    pub source: NodeSource,
+    pub exclude: Vec<String>,
+    pub domains: Vec<Vec<String>>,
+}
+
+impl Nodes {
+    /// How many nodes the plan's own list has, when it has one (a hostfile is read only when
+    /// used, and the allocation is known only inside it).
+    pub fn planned_count(&self) -> Option<usize> {
+        match &self.source {
+            NodeSource::Hostlist(h) => Some(h.iter().filter(|x| !self.exclude.contains(x)).count()),
+            _ => None,
+        }
     }
 }
 
@@ -245,6 +278,8 @@ pub enum Check {
     Regression(Threshold),
     Variance(Threshold),
     GroupSpread(Threshold),
+    /// Largest deficit below the median of node sets of the same shape.
+    Outlier(Threshold),
 }
 
 impl Check {
@@ -258,6 +293,7 @@ impl Check {
             Check::Regression(_) => "regression",
             Check::Variance(_) => "variance",
             Check::GroupSpread(_) => "group_spread",
+            Check::Outlier(_) => "outlier",
         }
     }
 }
@@ -336,6 +372,8 @@ pub struct Test {
     pub axes: Axes,
     pub repeat: Repeat,
     pub expect: Vec<Criterion>,
+    /// The node sets it runs on.
+    pub over: Over,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -345,6 +383,7 @@ pub struct Plan {
     pub description: Option<String>,
     pub backend: Backend,
     pub launch: Launch,
+    pub nodes: Nodes,
     pub env: IndexMap<String, String>,
     pub tests: Vec<Test>,
     pub baseline: Option<String>,

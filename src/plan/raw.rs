@@ -68,6 +68,8 @@ pub struct RawPlan {
     pub backend: Option<Loc<String>>,
     /// Rank layout, used by `run` and `render`.
     pub launch: Option<RawLaunch>,
+    /// The node list that tests with `over:` split into node sets, and its topology.
+    pub nodes: Option<RawNodes>,
     /// Environment variables exported to every rank of every test.
     #[schemars(with = "Option<EnvMap>")]
     pub env: Option<Loc<Node>>,
@@ -95,6 +97,23 @@ pub struct RawLaunch {
     pub gpus_per_rank: Option<Loc<i64>>,
     pub slurm: Option<RawSlurm>,
     pub mpirun: Option<RawMpirun>,
+}
+
+/// Where the node list comes from: the allocation at run time (the default: Slurm's
+/// `SLURM_JOB_NODELIST`), an explicit hostlist, or a hostfile.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawNodes {
+    /// A Slurm hostlist, e.g. `node[01-32,40]`.
+    pub hostlist: Option<Loc<String>>,
+    /// A file with one host (or hostlist) per line, relative to the plan; Open MPI (`node01
+    /// slots=8`) and MPICH (`node01:8`) hostfiles work.
+    pub hostfile: Option<Loc<String>>,
+    /// Hosts to leave out, as a hostlist.
+    pub exclude: Option<Loc<String>>,
+    /// Topology domains (racks, NVLink domains) as hostlists: `over: isolate` screens one per
+    /// domain and bisects at their boundaries.
+    pub domains: Option<Loc<Vec<Loc<String>>>>,
 }
 
 /// `#SBATCH` options for `render --target slurm`.
@@ -155,6 +174,11 @@ with_settings! {
         /// Environment merged over the plan's.
         #[schemars(with = "Option<EnvMap>")]
         pub env: Option<Loc<Node>>,
+        /// Node sets the test runs on: `all` (default: the whole node list as one job),
+        /// `each-node`, `pairs` (every pair), `{pairs: {rounds: K, seed: S}}`, `{pairs: ring}`,
+        /// or `isolate` (adaptive fault isolation).
+        #[schemars(with = "Option<OverField>")]
+        pub over: Option<Loc<Node>>,
         /// Cartesian axes; each job takes one value of every axis.
         pub matrix: Option<RawMatrix>,
         /// Repeat the job's sweep N times, or for a duration (`1h`).
@@ -203,6 +227,9 @@ pub struct RawCriterion {
     pub variance: Option<Loc<String>>,
     /// Largest gap between the slowest and the fastest split group, e.g. `<= 10%`.
     pub group_spread: Option<Loc<String>>,
+    /// Largest deficit below the median of the node sets of the same shape, e.g. `<= 10%`:
+    /// fleet-relative, so it needs no absolute number. Needs `over:` other than `all`.
+    pub outlier: Option<Loc<String>>,
     /// Requested sizes this applies to: one size, `>= 1G`, `1G..4G`; omitted = every size.
     #[schemars(with = "Option<Scalar>")]
     pub at: Option<Loc<Scalar>>,
@@ -323,6 +350,59 @@ enum SizesField {
 enum RepeatField {
     Times(u64),
     For(String),
+}
+
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)]
+enum OverField {
+    Name(OverName),
+    Pairs(OverPairs),
+}
+
+#[derive(JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+#[allow(dead_code)]
+enum OverName {
+    All,
+    EachNode,
+    Pairs,
+    Isolate,
+}
+
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct OverPairs {
+    pairs: PairsField,
+}
+
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)]
+enum PairsField {
+    /// `all` (every pair) or `ring` (neighbours).
+    Name(PairsName),
+    Random(RandomPairs),
+}
+
+#[derive(JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[allow(dead_code)]
+enum PairsName {
+    All,
+    Ring,
+}
+
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct RandomPairs {
+    /// Rounds of random disjoint pairs.
+    #[schemars(range(min = 1, max = 10000))]
+    rounds: u32,
+    /// Seed of the pairing (default 0): the same seed gives the same pairs.
+    seed: Option<u64>,
 }
 
 /// The plan's JSON Schema (draft 2020-12), generated from the types above.

@@ -10,7 +10,7 @@
 //! producing an injectable script.
 
 mod context;
-mod quote;
+pub(crate) mod quote;
 pub mod submit;
 
 use std::path::{Path, PathBuf};

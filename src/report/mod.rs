@@ -6,6 +6,7 @@ mod compare;
 mod html;
 mod junit;
 mod markdown;
+pub mod pair_matrix;
 mod tables;
 mod text;
 

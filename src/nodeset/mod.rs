@@ -1,0 +1,18 @@
+//! Node sets: which nodes run together. Cluster acceptance runs a test on every node alone, on
+//! pairs of nodes, or adaptively to isolate a fault; results then name nodes, not rank indices.
+//!
+//! Data flows one way: a node list ([`hostlist`]) → rounds of disjoint node sets ([`schedule`],
+//! or [`isolate`] round by round) → per-set outcomes → per-node verdicts ([`attribution`]) →
+//! `nodes.json` and `drain.sh` ([`export`]). Everything here is pure: it runs nothing, so the
+//! runner, `check`/`expand` and the tests share it.
+
+pub mod attribution;
+pub mod export;
+pub mod hostlist;
+pub mod isolate;
+pub mod schedule;
+
+pub use attribution::{Attribution, Fault, Outlier, SetOutcome, SetResult, Verdict, attribute};
+pub use hostlist::{HostlistError, compress, expand, parse_hostfile};
+pub use isolate::Isolator;
+pub use schedule::{Over, Pairing, Round, rounds};

@@ -1,0 +1,429 @@
+//! One test: its matrix axes, repeat, root, layout-dependent checks and criteria.
+
+use crate::collective::{Collective, RedOp};
+use crate::plan::raw::RawTest;
+use crate::units::parse_duration;
+use indexmap::IndexMap;
+
+use super::criterion::CriterionCtx;
+use super::settings::SettingsRef;
+use super::{Checker, MAX_REPEAT, TestCtx, valid_name};
+use crate::plan::diag::Diagnostic;
+use crate::plan::loc::{Loc, Node, Scalar};
+use crate::plan::model::*;
+
+impl Checker<'_> {
+    pub(super) fn string_list(&mut self, n: &Loc<Node>, key: &str) -> Vec<Loc<String>> {
+        let one = |n: &Loc<Node>| match &n.value {
+            Node::Scalar(Scalar::Str(s)) => Ok(Loc::new(s.clone(), n.pos)),
+            other => Err(other.kind()),
+        };
+        let items: Vec<&Loc<Node>> = match &n.value {
+            Node::Seq(items) => items.iter().collect(),
+            _ => vec![n],
+        };
+        let mut out = Vec::new();
+        for it in items {
+            match one(it) {
+                Ok(s) => out.push(s),
+                Err(kind) => self.err(Diagnostic::error(
+                    format!("`{key}` items must be names, found {kind}"),
+                    Some(it.pos),
+                )),
+            }
+        }
+        out
+    }
+
+    pub(super) fn axis<T: PartialEq + Clone>(
+        &mut self,
+        name: &str,
+        items: &Loc<Vec<Loc<String>>>,
+        mut parse: impl FnMut(&mut Self, &Loc<String>) -> Option<T>,
+    ) -> Option<Vec<T>> {
+        if items.value.is_empty() {
+            self.err(
+                Diagnostic::error(format!("matrix axis `{name}` is empty"), Some(items.pos))
+                    .label("no values"),
+            );
+            return None;
+        }
+        let mut out: Vec<T> = Vec::new();
+        // As written, beside `out`: a duplicate may be another spelling of the same value
+        // (`fp32` and `float`, `div 8` and `DIV 8`), and the message names both.
+        let mut written: Vec<&str> = Vec::new();
+        let mut ok = true;
+        for it in &items.value {
+            let text = it.value.trim();
+            match parse(self, it) {
+                Some(v) => match out.iter().position(|o| *o == v) {
+                    Some(i) => {
+                        let same = if written[i] == text {
+                            String::new()
+                        } else {
+                            format!(" (same as `{}`)", written[i])
+                        };
+                        self.err(Diagnostic::error(
+                            format!("matrix axis `{name}` lists `{text}` twice{same}"),
+                            Some(it.pos),
+                        ));
+                        ok = false;
+                    }
+                    None => {
+                        out.push(v);
+                        written.push(text);
+                    }
+                },
+                None => ok = false,
+            }
+        }
+        ok.then_some(out)
+    }
+
+    pub(super) fn test(&mut self, t: Loc<RawTest>, ctx: &TestCtx<'_>) -> Option<Test> {
+        let TestCtx {
+            defaults,
+            env: plan_env,
+            launch,
+            backend,
+            has_baseline,
+            node_count,
+        } = *ctx;
+        // Where the test's mapping starts, for what is wrong with the test as a whole.
+        let Loc {
+            value: t,
+            pos: test_pos,
+            ..
+        } = t;
+        let errors_before = self.errors.len();
+        if !valid_name(&t.name.value) {
+            self.err(
+                Diagnostic::error(
+                    format!(
+                        "test name `{}` has characters outside [A-Za-z0-9._-]",
+                        t.name.value
+                    ),
+                    Some(t.name.pos),
+                )
+                .help("test names become job IDs, file names and JUnit names"),
+            );
+        }
+        let settings = self.settings(defaults, &SettingsRef::from(&t));
+        self.graphs_need_nccl(t.cuda_graph.as_ref(), backend);
+        let matrix = t.matrix.as_ref();
+        let mut named: Vec<&'static str> = Vec::new();
+
+        // `collective` and `matrix.collective` are one axis written in two places, so exactly one
+        // of them gives it: with both, one would silently replace the other.
+        let mut collective: Vec<Collective> = Vec::new();
+        match (&t.collective, matrix.and_then(|m| m.collective.as_ref())) {
+            (None, None) => self.err(
+                Diagnostic::error(
+                    "missing `collective` (or a `matrix.collective` axis)",
+                    Some(test_pos),
+                )
+                .label("this test names no collective")
+                .help("e.g. `collective: all_reduce`, or `collective: [all_reduce, all_gather]` for a job of each"),
+            ),
+            (Some(_), Some(m)) => self.err(
+                Diagnostic::error(
+                    "collectives are given both in `collective` and in `matrix.collective`; keep one",
+                    Some(m.pos),
+                )
+                .label("second list of collectives"),
+            ),
+            (Some(field), None) => {
+                let items = Loc::new(self.string_list(field, "collective"), field.pos);
+                if items.value.is_empty() {
+                    self.err(Diagnostic::error(
+                        "`collective` is an empty list",
+                        Some(field.pos),
+                    ));
+                } else if let Some(v) = self.axis("collective", &items, |c, s| c.collective(s)) {
+                    collective = v;
+                }
+                if collective.len() > 1 {
+                    named.push("collective");
+                }
+            }
+            (None, Some(m)) => {
+                if let Some(v) = self.axis("collective", m, |c, s| c.collective(s)) {
+                    collective = v;
+                    named.push("collective");
+                }
+            }
+        }
+
+        let dtype = self.matrix_axis(
+            matrix.and_then(|m| m.dtype.as_ref()),
+            "dtype",
+            t.dtype.as_ref(),
+            settings.dtype,
+            &mut named,
+            |c, s| c.dtype(s),
+        );
+        let op = self.matrix_axis(
+            matrix.and_then(|m| m.op.as_ref()),
+            "op",
+            t.op.as_ref(),
+            settings.op,
+            &mut named,
+            |c, s| c.op(s),
+        );
+
+        if backend == Backend::Mpi {
+            let at = |k: Option<&Loc<String>>, m: Option<&Loc<Vec<Loc<String>>>>| {
+                k.map(|x| x.pos).or(m.map(|x| x.pos)).unwrap_or(t.name.pos)
+            };
+            for d in dtype.iter().filter(|d| !d.host_native()) {
+                self.err(
+                    Diagnostic::error(format!("the mpi backend has no `{d}` type"), Some(at(t.dtype.as_ref(), matrix.and_then(|m| m.dtype.as_ref()))))
+                        .help("MPI reduces int8, uint8, int32, uint32, int64, uint64, float and double; half, bfloat16 and fp8 need the nccl backend"),
+                );
+            }
+            if op.contains(&RedOp::Avg) && collective.iter().any(|c| c.reduces()) {
+                self.err(
+                    Diagnostic::error(
+                        "the mpi backend has no `avg` reduction",
+                        Some(at(t.op.as_ref(), matrix.and_then(|m| m.op.as_ref()))),
+                    )
+                    .help("use sum, prod, min or max, or the nccl backend"),
+                );
+            }
+        }
+
+        let mut split: Vec<Option<SplitSpec>> =
+            vec![t.split.as_ref().and_then(|s| self.split(s)).flatten()];
+        if let Some(ms) = matrix.and_then(|m| m.split.as_ref()) {
+            if let Some(ts) = &t.split {
+                self.err(Diagnostic::error(
+                    "`split` is set on the test and as a matrix axis; keep one",
+                    Some(ts.pos),
+                ));
+            } else if let Some(v) = self.axis("split", ms, |c, s| c.split(s)) {
+                split = v;
+                named.push("split");
+            }
+        }
+
+        let mut env = plan_env.clone();
+        if let Some(e) = &t.env {
+            env.extend(self.env_map(e, "env"));
+        }
+        let mut env_axis = vec![IndexMap::new()];
+        if let Some(me) = matrix.and_then(|m| m.env.as_ref()) {
+            if me.value.is_empty() {
+                self.err(Diagnostic::error(
+                    "matrix axis `env` is empty",
+                    Some(me.pos),
+                ));
+            } else {
+                env_axis.clear();
+                for item in &me.value {
+                    let m = self.env_map(item, "matrix.env");
+                    if m.is_empty() {
+                        self.err(Diagnostic::error(
+                            "matrix `env` entries need at least one variable",
+                            Some(item.pos),
+                        ));
+                    } else if env_axis.contains(&m) {
+                        self.err(Diagnostic::error(
+                            "matrix axis `env` lists the same variables twice",
+                            Some(item.pos),
+                        ));
+                    } else {
+                        env_axis.push(m);
+                    }
+                }
+                named.push("env");
+            }
+        }
+
+        let sizes = self.sizes(&t.sizes);
+        let repeat = match &t.repeat {
+            None => Repeat::Times(1),
+            Some(r) => match &r.value {
+                Node::Scalar(Scalar::Int(i)) => Repeat::Times(
+                    self.in_range(*i, r.pos, "repeat", "at least 1", 1, MAX_REPEAT.into())
+                        .map_or(1, |n| n as u32),
+                ),
+                Node::Scalar(Scalar::Str(s)) => match parse_duration(s) {
+                    Ok(d) => Repeat::For(d),
+                    Err(e) => {
+                        self.err(
+                            Diagnostic::error(format!("`repeat`: {e}"), Some(r.pos))
+                                .help("a count (3) or a duration (1h)"),
+                        );
+                        Repeat::Times(1)
+                    }
+                },
+                other => {
+                    self.err(Diagnostic::error(
+                        format!(
+                            "`repeat` must be a count or a duration, found {}",
+                            other.kind()
+                        ),
+                        Some(r.pos),
+                    ));
+                    Repeat::Times(1)
+                }
+            },
+        };
+
+        let root = match &t.root {
+            None => 0,
+            Some(r) => {
+                if !collective.iter().any(|c| c.rooted()) && !collective.is_empty() {
+                    self.warn(
+                        Diagnostic::warning(
+                            "`root` has no effect: none of this test's collectives has a root",
+                            Some(r.pos),
+                        )
+                        .help("root applies to broadcast and reduce"),
+                    );
+                }
+                self.count(&t.root, "root", 0).unwrap_or(0)
+            }
+        };
+
+        // Layout-dependent checks, when the plan fixes the rank count.
+        if let Some(n) = launch.total_ranks() {
+            self.layout_checks(&t, n, &split, &collective, root);
+        }
+
+        let over = match &t.over {
+            None => Some(Over::All),
+            Some(o) => self.over(o, node_count),
+        };
+
+        let sizes_list = sizes.as_ref().map(|s| s.values()).unwrap_or_default();
+        let expect = match &t.expect {
+            None => Vec::new(),
+            Some(e) => e
+                .value
+                .iter()
+                .filter_map(|c| {
+                    self.criterion(
+                        c,
+                        &CriterionCtx {
+                            sizes: sizes.as_ref().map(|_| sizes_list.as_slice()),
+                            settings: &settings,
+                            split: &split,
+                            repeat,
+                            backend,
+                            has_baseline,
+                            over,
+                        },
+                    )
+                })
+                .collect(),
+        };
+
+        if self.errors.len() > errors_before {
+            return None;
+        }
+        Some(Test {
+            name: t.name.value,
+            sizes: sizes?,
+            root,
+            env,
+            settings,
+            axes: Axes {
+                collective,
+                dtype,
+                op,
+                split,
+                env: env_axis,
+                named,
+            },
+            repeat,
+            expect,
+            over: over?,
+        })
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn matrix_axis<T: PartialEq + Clone>(
+        &mut self,
+        axis: Option<&Loc<Vec<Loc<String>>>>,
+        name: &'static str,
+        on_test: Option<&Loc<String>>,
+        default: T,
+        named: &mut Vec<&'static str>,
+        parse: impl FnMut(&mut Self, &Loc<String>) -> Option<T>,
+    ) -> Vec<T> {
+        let Some(axis) = axis else {
+            return vec![default];
+        };
+        if let Some(t) = on_test {
+            self.err(Diagnostic::error(
+                format!("`{name}` is set on the test and as a matrix axis; keep one"),
+                Some(t.pos),
+            ));
+            return vec![default];
+        }
+        match self.axis(name, axis, parse) {
+            Some(v) => {
+                named.push(name);
+                v
+            }
+            None => vec![default],
+        }
+    }
+
+    pub(super) fn layout_checks(
+        &mut self,
+        t: &RawTest,
+        n: u64,
+        splits: &[Option<SplitSpec>],
+        colls: &[Collective],
+        root: u32,
+    ) {
+        for s in splits {
+            let groups: Vec<Vec<u64>> = match s {
+                Some(s) => s.split.groups(n).into_values().collect(),
+                None => vec![(0..n).collect()],
+            };
+            let smallest = groups.iter().map(Vec::len).min().unwrap_or(0) as u64;
+            let pos = t.split.as_ref().map(|s| s.pos).unwrap_or(t.name.pos);
+            if let Some(s) = s {
+                if smallest == 1 && colls.iter().any(|c| c.busbw_factor(1) == 0.0) {
+                    self.warn(
+                        Diagnostic::warning(
+                            format!("split `{}` on {n} ranks leaves groups of 1 rank: their busbw is 0", s.text),
+                            Some(pos),
+                        )
+                        .help("a one-rank all_reduce/all_gather/reduce_scatter/alltoall moves no data between GPUs"),
+                    );
+                }
+                if groups.len() == 1 {
+                    self.warn(Diagnostic::warning(
+                        format!(
+                            "split `{}` on {n} ranks forms a single group: it does not split",
+                            s.text
+                        ),
+                        Some(pos),
+                    ));
+                }
+            }
+            if colls.iter().any(|c| c.rooted()) && root as u64 >= smallest {
+                let rpos = t.root.as_ref().map(|r| r.pos).unwrap_or(t.name.pos);
+                self.err(
+                    Diagnostic::error(
+                        format!(
+                            "root {root} is out of range: the {} has {smallest} rank{}",
+                            if s.is_some() {
+                                "smallest split group"
+                            } else {
+                                "communicator"
+                            },
+                            if smallest == 1 { "" } else { "s" }
+                        ),
+                        Some(rpos),
+                    )
+                    .help("root is a rank of the communicator (of the group, when split)"),
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,409 @@
+//! Node sets in the plan language (`nodes:`, `over:`, `outlier`) and what `baton check` and
+//! `baton expand` show of them.
+
+mod common;
+
+use baton::plan::{Diagnostic, Level, NodeSource, Over, Pairing, Plan, parse_str};
+use common::{baton_env, code, p, plan_dir, stderr, stdout, write};
+
+const HEAD: &str = "version: 1\nname: t\n";
+
+fn test_with(nodes: &str, over: &str, expect: &str) -> String {
+    format!(
+        "{HEAD}{nodes}tests:\n  - name: a\n    collective: all_reduce\n    sizes: [1G]\n{over}{expect}"
+    )
+}
+
+fn errors(yaml: &str) -> Vec<Diagnostic> {
+    let r = match parse_str("plan.yaml", yaml) {
+        Ok(l) => l.report,
+        Err(r) => r,
+    };
+    r.diagnostics
+        .into_iter()
+        .filter(|d| d.level == Level::Error)
+        .collect()
+}
+
+#[track_caller]
+fn one_error(yaml: &str, line: u64, text: &str) {
+    let errs = errors(yaml);
+    assert_eq!(errs.len(), 1, "expected one error, got {errs:#?}");
+    assert!(
+        errs[0].message.contains(text),
+        "message {:?} lacks {text:?}",
+        errs[0].message
+    );
+    assert_eq!(
+        errs[0].pos.map(|p| p.line),
+        Some(line),
+        "{:?}",
+        errs[0].message
+    );
+}
+
+fn parsed(yaml: &str) -> Plan {
+    match parse_str("plan.yaml", yaml) {
+        Ok(l) => l.plan,
+        Err(r) => panic!("{:#?}", r.diagnostics),
+    }
+}
+
+#[test]
+fn over_defaults_to_all_and_reads_every_form() {
+    let over = |o: &str| parsed(&test_with("", o, "")).tests[0].over;
+    assert_eq!(over(""), Over::All);
+    assert_eq!(over("    over: each-node\n"), Over::EachNode);
+    assert_eq!(over("    over: pairs\n"), Over::Pairs(Pairing::All));
+    assert_eq!(
+        over("    over: { pairs: ring }\n"),
+        Over::Pairs(Pairing::Ring)
+    );
+    assert_eq!(
+        over("    over: { pairs: { rounds: 3, seed: 7 } }\n"),
+        Over::Pairs(Pairing::Random { rounds: 3, seed: 7 })
+    );
+    assert_eq!(
+        over("    over: { pairs: { rounds: 2 } }\n"),
+        Over::Pairs(Pairing::Random { rounds: 2, seed: 0 })
+    );
+    assert_eq!(over("    over: isolate\n"), Over::Isolate);
+}
+
+#[test]
+fn bad_over_values_are_named() {
+    one_error(
+        &test_with("", "    over: pair\n", ""),
+        7,
+        "did you mean `pairs`",
+    );
+    one_error(
+        &test_with("", "    over: { pairs: { rounds: 0 } }\n", ""),
+        7,
+        "`pairs.rounds` is 0",
+    );
+    one_error(
+        &test_with("", "    over: { pairs: { seed: 1 } }\n", ""),
+        7,
+        "missing required key `rounds`",
+    );
+    one_error(
+        &test_with("", "    over: { pairs: star }\n", ""),
+        7,
+        "`pairs` must be `all`, `ring`",
+    );
+    let errs = errors(&test_with("", "    over: { trios: 3 }\n", ""));
+    assert!(
+        errs.iter()
+            .any(|e| e.message.contains("unknown key `trios`") && e.pos.map(|p| p.line) == Some(7)),
+        "{errs:#?}"
+    );
+}
+
+#[test]
+fn nodes_expand_hostlists_and_check_them() {
+    let plan = parsed(&test_with(
+        "nodes:\n  hostlist: node[01-04]\n  exclude: node03\n  domains: [\"node[01-02]\", \"node04\"]\n",
+        "    over: pairs\n",
+        "",
+    ));
+    assert_eq!(
+        plan.nodes.source,
+        NodeSource::Hostlist(vec![
+            "node01".into(),
+            "node02".into(),
+            "node03".into(),
+            "node04".into()
+        ])
+    );
+    assert_eq!(plan.nodes.exclude, ["node03"]);
+    assert_eq!(plan.nodes.domains.len(), 2);
+    assert_eq!(plan.nodes.planned_count(), Some(3));
+
+    one_error(
+        &test_with("nodes:\n  hostlist: node[01-04\n", "", ""),
+        4,
+        "`[` at column 5 is never closed",
+    );
+    one_error(
+        &test_with("nodes:\n  hostlist: \"n1;reboot\"\n", "", ""),
+        4,
+        "`;` at column 3 cannot be part of a host name",
+    );
+    one_error(
+        &test_with("nodes:\n  hostlist: n[1-2]\n  hostfile: h\n", "", ""),
+        5,
+        "both `hostlist` and `hostfile`",
+    );
+    one_error(
+        &test_with("nodes:\n  hostlist: n[1-2]\n  exclude: n[1-2]\n", "", ""),
+        5,
+        "leaves no node",
+    );
+    one_error(
+        &test_with(
+            "nodes:\n  hostlist: n[1-4]\n  domains: [\"n[1-2]\", \"n[2-3]\"]\n",
+            "",
+            "",
+        ),
+        5,
+        "`n2` is in domain 1 and in domain 2",
+    );
+    one_error(
+        &test_with("nodes:\n  hostlist: n[1-2]\n  domains: [n7]\n", "", ""),
+        5,
+        "domain host `n7` is not in `nodes.hostlist`",
+    );
+    one_error(
+        &test_with("nodes:\n  hostlist: n[1-100001]\n", "", ""),
+        4,
+        "more than",
+    );
+}
+
+#[test]
+fn over_is_checked_against_a_known_node_list() {
+    one_error(
+        &test_with("nodes:\n  hostlist: n1\n", "    over: pairs\n", ""),
+        9,
+        "needs at least 2 nodes",
+    );
+    one_error(
+        &test_with("nodes:\n  hostlist: n[1-2000]\n", "    over: pairs\n", ""),
+        9,
+        "node sets; at most",
+    );
+    // From the allocation, the count is unknown until run time: no error.
+    assert!(errors(&test_with("", "    over: pairs\n", "")).is_empty());
+}
+
+#[test]
+fn outlier_needs_node_sets() {
+    let plan = parsed(&test_with(
+        "",
+        "    over: pairs\n",
+        "    expect:\n      - outlier: \"<= 10%\"\n",
+    ));
+    assert_eq!(plan.tests[0].expect[0].check.key(), "outlier");
+    one_error(
+        &test_with("", "", "    expect:\n      - outlier: \"<= 10%\"\n"),
+        8,
+        "`outlier` compares node sets",
+    );
+    one_error(
+        &test_with(
+            "",
+            "    over: pairs\n",
+            "    expect:\n      - outlier: \">= 10%\"\n",
+        ),
+        9,
+        "largest allowed value",
+    );
+}
+
+const PAIRS: &str = "version: 1\nname: sweep\nnodes:\n  hostlist: node[01-05]\ntests:\n  - name: whole\n    collective: all_reduce\n    sizes: [1G]\n  - name: pairs\n    collective: all_reduce\n    sizes: [1G]\n    over: pairs\n  - name: iso\n    collective: all_reduce\n    sizes: [1G]\n    over: isolate\n";
+
+#[test]
+fn check_shows_each_tests_node_sets() {
+    let (_, plan, _) = plan_dir("nodesets-check", PAIRS);
+    let o = baton_env(&["check", p(&plan)], &[]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains(
+            "  pairs: over pairs on 5 nodes (node[01-05], from nodes.hostlist): 5 rounds, 10 node sets\n"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("  iso: over isolate on 5 nodes"), "{out}");
+    assert!(
+        !out.contains("  whole:"),
+        "`over: all` is today's single job: {out}"
+    );
+}
+
+#[test]
+fn expand_lists_rounds_with_hosts() {
+    let (_, plan, _) = plan_dir("nodesets-expand", PAIRS);
+    let o = baton_env(&["expand", p(&plan)], &[]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("node sets\n"), "{out}");
+    let rounds: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("    round "))
+        .collect();
+    assert_eq!(rounds.len(), 6, "5 pair rounds, 1 screening round: {out}");
+    assert!(
+        rounds[0].contains("(idle: "),
+        "odd N has a bye: {}",
+        rounds[0]
+    );
+    let o = baton_env(&["expand", p(&plan), "--format", "json"], &[]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let sets = &v["node_sets"];
+    assert_eq!(sets[0]["test"], "pairs");
+    assert_eq!(sets[0]["total_sets"], 10);
+    assert_eq!(sets[0]["rounds"].as_array().unwrap().len(), 5);
+    assert_eq!(sets[1]["adaptive"], true);
+}
+
+#[test]
+fn without_a_node_list_sets_come_from_the_allocation() {
+    let text = "version: 1\nname: t\ntests:\n  - name: a\n    collective: all_reduce\n    sizes: [1G]\n    over: each-node\n";
+    let (_, plan, _) = plan_dir("nodesets-alloc", text);
+    let o = baton_env(&["check", p(&plan)], &[]);
+    let out = stdout(&o);
+    // The test process may itself run inside an allocation; both answers name their source.
+    if std::env::var("SLURM_JOB_NODELIST").is_err() {
+        assert!(
+            out.contains("  a: over each-node on nodes from the allocation at run time\n"),
+            "{out}"
+        );
+    }
+    let o = baton_env(&["check", p(&plan)], &[("SLURM_JOB_NODELIST", "gpu[1-3]")]);
+    assert!(
+        stdout(&o).contains("  a: over each-node on 3 nodes (gpu[1-3], from SLURM_JOB_NODELIST): 1 round, 3 node sets\n"),
+        "{}",
+        stdout(&o)
+    );
+    let o = baton_env(&["check", p(&plan)], &[("SLURM_JOB_NODELIST", "gpu[1-")]);
+    assert_eq!(code(&o), 2);
+    assert!(
+        stderr(&o).contains("SLURM_JOB_NODELIST: `[` at column 4 is never closed"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn hostfiles_are_read_relative_to_the_plan() {
+    let text = "version: 1\nname: t\nnodes:\n  hostfile: hosts.txt\ntests:\n  - name: a\n    collective: all_reduce\n    sizes: [1G]\n    over: { pairs: ring }\n";
+    let (dir, plan, _) = plan_dir("nodesets-hostfile", text);
+    let o = baton_env(&["check", p(&plan)], &[]);
+    assert_eq!(code(&o), 2);
+    assert!(
+        stderr(&o).contains("hostfile hosts.txt: "),
+        "{}",
+        stderr(&o)
+    );
+    write(
+        &dir,
+        "hosts.txt",
+        "# rack 1\nn01 slots=8\nn02 slots=8\nn03\nn04\n",
+    );
+    let o = baton_env(&["check", p(&plan)], &[]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains(
+            "over pairs: ring on 4 nodes (n[01-04], from hostfile hosts.txt): 2 rounds, 4 node sets"
+        ),
+        "{}",
+        stdout(&o)
+    );
+    let o = baton_env(&["check", p(&plan)], &[("SLURM_JOB_NODELIST", "n1")]);
+    assert_eq!(code(&o), 0, "the plan's own list wins over the allocation");
+}
+
+#[test]
+fn too_few_nodes_in_the_allocation_is_an_error() {
+    let text = "version: 1\nname: t\ntests:\n  - name: a\n    collective: all_reduce\n    sizes: [1G]\n    over: pairs\n";
+    let (_, plan, _) = plan_dir("nodesets-few", text);
+    let o = baton_env(&["check", p(&plan)], &[("SLURM_JOB_NODELIST", "n1")]);
+    assert_eq!(code(&o), 2);
+    assert!(
+        stderr(&o).contains("test `a`: `over: pairs` needs at least 2 nodes"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn run_and_render_refuse_node_sets_they_would_run_as_one_job() {
+    let (dir, plan, out) = plan_dir("nodesets-refuse", PAIRS);
+    let o = baton_env(&["run", p(&plan), "-o", p(&out)], &[]);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("test `pairs` runs `over: pairs` on 5 nodes (from nodes.hostlist); baton does not drive node sets yet"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        stderr(&o).contains("test `iso` runs `over: isolate`"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!out.join("results.json").exists(), "nothing ran");
+    let o = baton_env(
+        &["render", p(&plan), "-t", "slurm", "-o", p(&dir.join("job"))],
+        &[],
+    );
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+
+    // One node set of all nodes is what run and render do today: each-node on one node.
+    let one = "version: 1\nname: a\nlaunch:\n  nodes: 1\n  ranks_per_node: 8\ntests:\n  - name: a\n    collective: all_reduce\n    sizes: [1G]\n    over: each-node\n";
+    let (dir, plan, _) = plan_dir("nodesets-one", one);
+    let o = baton_env(
+        &["render", p(&plan), "-t", "slurm", "-o", p(&dir.join("job"))],
+        &[("SLURM_JOB_NODELIST", "n[1-8]")],
+    );
+    assert_eq!(
+        code(&o),
+        0,
+        "render ignores the allocation it runs in: {}",
+        stderr(&o)
+    );
+    let o = baton_env(
+        &["run", p(&plan), "-o", p(&dir.join("out"))],
+        &[("SLURM_JOB_NODELIST", "n[1-8]")],
+    );
+    assert_eq!(code(&o), 2, "inside an 8-node allocation it is 8 sets");
+    assert!(
+        stderr(&o).contains("on 8 nodes (from SLURM_JOB_NODELIST)"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn outlier_on_a_job_run_alone_is_skipped_not_passed() {
+    // The fixtures are one 2-GPU node: one node set, no fleet to compare it with.
+    let d = common::tmp("nodesets-outlier-grade");
+    let r = common::healthy(&d);
+    let pl = common::two_gpu_plan(
+        &d,
+        "one-set.yaml",
+        &format!(
+            "{}    over: each-node\n    expect:\n      - outlier: \"<= 10%\"\n        at: 8G\n",
+            common::ALLREDUCE_SWEEP
+        ),
+    );
+    let o = common::baton(&["grade", p(&pl), p(&r)]);
+    assert_eq!(code(&o), 0, "{}", common::show(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains(
+            "ran as a single node set: `outlier` needs at least 3 sets of one shape to compare"
+        ),
+        "{out}"
+    );
+}
+
+#[test]
+fn nodes_flag_previews_sets_over_any_list() {
+    let (_, plan, _) = plan_dir("nodesets-flag", PAIRS);
+    let o = baton_env(&["check", p(&plan), "--nodes", "gpu[001-064]"], &[]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("  pairs: over pairs on 64 nodes (gpu[001-064], from --nodes): 63 rounds, 2016 node sets\n"),
+        "{}",
+        stdout(&o)
+    );
+    let o = baton_env(&["expand", p(&plan), "--nodes", "gpu[1-3"], &[]);
+    assert_eq!(code(&o), 2);
+    assert!(
+        stderr(&o).contains("--nodes: `[` at column 4 is never closed"),
+        "{}",
+        stderr(&o)
+    );
+}
