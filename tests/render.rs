@@ -155,10 +155,13 @@ env:
         "#SBATCH --qos=high\n".into(),
         "#SBATCH \"--comment=a # b\"\n".into(),
         "#SBATCH --output=%x-%j.out\n".into(),
+        "#SBATCH --no-kill\n".into(),
+        "#SBATCH --no-requeue\n".into(),
         format!("    export NCCL_BATON_V={q}\n"),
         format!("container+=(--container-image={q})\n"),
         format!("container+=(--container-mounts={q}\",$out:$out\")\n"),
         "    exec srun --mpi='pmix_v4' --nodes=1 --ntasks-per-node=2 \\\n".into(),
+        "        --kill-on-bad-exit=1 --export=ALL \"${alloc[@]}\" \"${container[@]}\" \\\n".into(),
     ] {
         assert!(sbatch.contains(&line), "missing {line:?} in\n{sbatch}");
     }

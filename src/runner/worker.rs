@@ -23,6 +23,10 @@ use crate::runner::nccl::GpuInfo;
 use crate::split::Split;
 use crate::units::Size;
 
+/// How long a rank other than 0 waits, after its collective timed out, before it exits: rank 0
+/// records the timeout and exits first.
+const NON_ROOT_TIMEOUT_EXIT_DELAY: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// What a worker needs besides the jobs.
 #[derive(Clone)]
 pub struct WorkerConfig {
@@ -167,9 +171,11 @@ pub fn run_jobs<W: World, E: Engine>(
     if me == 0 && gpus.iter().any(Option::is_some) {
         record_gpus(&mut cfg.results.environment, &hosts, &gpus);
     }
-    let mut distinct: Vec<&String> = hosts.iter().collect();
-    distinct.dedup();
-    let nodes = distinct.len() as u32;
+    // Distinct hosts, wherever the launcher put the ranks (cyclic placement alternates them).
+    let nodes = hosts
+        .iter()
+        .collect::<std::collections::BTreeSet<_>>()
+        .len() as u32;
 
     let progress = cfg.progress.as_ref().and_then(|p| {
         std::fs::OpenOptions::new()
@@ -199,9 +205,13 @@ pub fn run_jobs<W: World, E: Engine>(
         let current = current.clone();
         Watchdog::start(Box::new(move |what: &str| {
             eprintln!("baton: rank {me}: timeout: {what}");
-            if me == 0
-                && let Some(id) = current.lock().unwrap_or_else(|p| p.into_inner()).clone()
-            {
+            if me != 0 {
+                // Every rank's deadline passes at about the same moment. A launcher that ends the
+                // step at the first rank to exit (srun --kill-on-bad-exit) would otherwise often
+                // kill rank 0 before it has recorded the timeout, and report the signal (143)
+                // instead of baton's 4.
+                std::thread::sleep(NON_ROOT_TIMEOUT_EXIT_DELAY);
+            } else if let Some(id) = current.lock().unwrap_or_else(|p| p.into_inner()).clone() {
                 let _ = shared.record(Record::End {
                     job: id,
                     status: JobStatus::Timeout,

@@ -1,0 +1,607 @@
+//! Multi-node runs on the simulated cluster (`scripts/cluster-sim up 4`): four namespace nodes
+//! with their own hostnames, a real slurmctld and one slurmd per node, Open MPI over TCP on
+//! the bridge. Checks that rendered scripts place ranks on four hosts and that results name
+//! them, and that a slow node and a dead node are found.
+//!
+//! Without a cluster the tests print `SKIPPED: no simulated cluster: …` and pass, unless
+//! `BATON_REQUIRE_CLUSTER=1` (CI), where that is a failure. They take one lock, so they run one
+//! at a time whatever `--test-threads` says: a fault on a node would spoil another test's run.
+#![cfg(feature = "mpi")]
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use baton::results::{self, CellStatus, JobStatus, Results};
+use common::{code, p, read, render_script, show, stdout, tmp, write};
+
+const SIM: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/cluster-sim");
+
+/// The running cluster: what `cluster-sim env` exports, and its nodes.
+struct Cluster {
+    env: Exports,
+    nodes: Vec<String>,
+    /// Held for the whole test: one test on the cluster at a time.
+    _lock: MutexGuard<'static, ()>,
+}
+
+/// The simulated cluster when it is up with at least four idle nodes; otherwise the skip line
+/// (or, with `BATON_REQUIRE_CLUSTER=1`, a failure saying why).
+fn cluster() -> Option<Cluster> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    let lock = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    match find_cluster() {
+        Ok((env, nodes)) => Some(Cluster {
+            env,
+            nodes,
+            _lock: lock,
+        }),
+        Err(why) => {
+            if std::env::var("BATON_REQUIRE_CLUSTER").as_deref() == Ok("1") {
+                panic!("no simulated cluster: {why} (BATON_REQUIRE_CLUSTER=1)");
+            }
+            eprintln!("SKIPPED: no simulated cluster: {why} (run scripts/cluster-sim up 4)");
+            None
+        }
+    }
+}
+
+/// What `cluster-sim env` exports, as (name, value) pairs.
+type Exports = Vec<(String, String)>;
+
+fn find_cluster() -> Result<(Exports, Vec<String>), String> {
+    let o = Command::new(SIM)
+        .arg("env")
+        .output()
+        .map_err(|e| format!("{SIM}: {e}"))?;
+    if !o.status.success() {
+        return Err(String::from_utf8_lossy(&o.stderr).trim().to_string());
+    }
+    let env: Exports = stdout(&o)
+        .lines()
+        .filter_map(|l| l.strip_prefix("export ")?.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let conf = env
+        .iter()
+        .find(|(k, _)| k == "SLURM_CONF")
+        .ok_or("cluster-sim env names no SLURM_CONF")?;
+    let o = Command::new("timeout")
+        .args(["15", "sinfo", "-h", "-N", "-t", "idle", "-o", "%N"])
+        .env("SLURM_CONF", &conf.1)
+        .output()
+        .map_err(|e| format!("sinfo: {e}"))?;
+    let mut nodes: Vec<String> = stdout(&o).lines().map(str::to_string).collect();
+    nodes.sort();
+    nodes.dedup();
+    if nodes.len() < 4 {
+        return Err(format!(
+            "{} idle node(s), these tests need 4: {}",
+            nodes.len(),
+            show(&o)
+        ));
+    }
+    Ok((env, nodes))
+}
+
+impl Cluster {
+    /// `program` with the cluster's environment, outside any Slurm job, without BATON_FAULT.
+    fn cmd(&self, program: &str) -> Command {
+        let mut c = Command::new(program);
+        for (k, v) in &self.env {
+            c.env(k, v);
+        }
+        for v in [
+            "SLURM_JOB_ID",
+            "SLURM_JOBID",
+            "SLURM_NODELIST",
+            "BATON_FAULT",
+        ] {
+            c.env_remove(v);
+        }
+        c.env("NO_COLOR", "1");
+        c
+    }
+
+    /// `baton ARGS` from `dir` (sbatch submits from there, so job output lands there).
+    fn baton(&self, dir: &Path, args: &[&str]) -> Output {
+        self.cmd(env!("CARGO_BIN_EXE_baton"))
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .expect("baton runs")
+    }
+
+    /// `salloc -N 4 --ntasks-per-node=PER bash -c SCRIPT` from `dir`, bounded to 5 minutes.
+    fn salloc(&self, dir: &Path, per_node: u32, script: &str) -> Output {
+        self.cmd("timeout")
+            .args(["300", "salloc", "-N", "4"])
+            .arg(format!("--ntasks-per-node={per_node}"))
+            .args(["bash", "-c", script])
+            .current_dir(dir)
+            .output()
+            .expect("salloc runs")
+    }
+
+    /// Bytes through each node's end of the bridge (its veth), sent plus received.
+    fn bridge_bytes(&self) -> BTreeMap<String, u64> {
+        self.nodes
+            .iter()
+            .map(|n| {
+                let stat = |what: &str| -> u64 {
+                    read(Path::new(&format!(
+                        "/sys/class/net/bsim-{n}/statistics/{what}_bytes"
+                    )))
+                    .trim()
+                    .parse()
+                    .unwrap()
+                };
+                (n.clone(), stat("rx") + stat("tx"))
+            })
+            .collect()
+    }
+}
+
+/// A fault on one node (`cluster-sim slow|kill|freeze NODE …`), healed when dropped, also when
+/// the test fails.
+struct Fault {
+    node: String,
+}
+
+impl Fault {
+    fn apply(args: &[&str]) -> Fault {
+        let o = Command::new(SIM).args(args).output().expect("cluster-sim");
+        assert!(o.status.success(), "cluster-sim {args:?}: {}", show(&o));
+        Fault {
+            node: args[1].to_string(),
+        }
+    }
+}
+
+impl Drop for Fault {
+    fn drop(&mut self) {
+        let o = Command::new(SIM).args(["heal", &self.node]).output();
+        if !o.as_ref().is_ok_and(|o| o.status.success()) {
+            eprintln!("cluster-sim heal {} failed: {o:?}", self.node);
+        }
+    }
+}
+
+/// Four nodes of two ranks: a world all_reduce (every rank's traffic crosses nodes) and a
+/// `DIV 2` split, one group per node.
+fn placement_plan(dir: &Path, name: &str, launch_extra: &str) -> PathBuf {
+    write(
+        dir,
+        "plan.yaml",
+        &format!(
+            "version: 1
+name: {name}
+backend: mpi
+launch: {{ nodes: 4, ranks_per_node: 2{launch_extra} }}
+defaults: {{ timeout: 60s, iters: 10, warmup: 2 }}
+tests:
+  - name: world
+    collective: all_reduce
+    sizes: [64K, 1M]
+    expect: [ {{ wrong: 0 }} ]
+  - name: per-node
+    collective: all_reduce
+    sizes: [64K, 1M]
+    split: \"DIV 2\"
+    expect: [ {{ wrong: 0 }} ]
+"
+        ),
+    )
+}
+
+/// Ranks 2k and 2k+1 ran on node0(k+1), results list the four hosts, and the `DIV 2` split
+/// made one group per node whose members all name that node.
+fn assert_placement(results_json: &Path) {
+    let r: Results = results::read(results_json).unwrap_or_else(|e| panic!("{e}"));
+    let hosts: Vec<&str> = r
+        .environment
+        .hosts
+        .iter()
+        .map(|h| h.hostname.as_str())
+        .collect();
+    assert_eq!(hosts, ["node01", "node02", "node03", "node04"]);
+    let expected: BTreeMap<String, Vec<u64>> = (0..4u64)
+        .map(|k| (format!("node{:02}", k + 1), vec![2 * k, 2 * k + 1]))
+        .collect();
+    assert_eq!(r.jobs.len(), 2);
+    for j in &r.jobs {
+        assert_eq!(j.status, JobStatus::Completed, "{}: {:?}", j.id, j.errors);
+        assert_eq!((j.layout.nranks, j.layout.nodes), (8, 4), "{}", j.id);
+        let mut on: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+        for rank in &j.layout.ranks {
+            on.entry(rank.host.clone()).or_default().push(rank.rank);
+        }
+        assert_eq!(on, expected, "{}: ranks per host", j.id);
+    }
+    let split = r.job("per-node").expect("the split job");
+    assert_eq!(split.groups.len(), 4, "{:?}", split.groups);
+    for (k, g) in split.groups.iter().enumerate() {
+        let group_hosts: Vec<&str> = g
+            .members
+            .iter()
+            .map(|m| split.layout.ranks[*m as usize].host.as_str())
+            .collect();
+        let node = format!("node{:02}", k + 1);
+        assert_eq!(
+            group_hosts,
+            [node.as_str(), node.as_str()],
+            "group {}",
+            g.color
+        );
+        for m in &g.members {
+            assert_eq!(split.layout.ranks[*m as usize].group, Some(g.color));
+        }
+    }
+}
+
+fn scontrol_job(c: &Cluster, id: &str) -> String {
+    stdout(
+        &c.cmd("scontrol")
+            .args(["show", "job", id])
+            .output()
+            .expect("scontrol"),
+    )
+}
+
+/// `submitted batch job N: …` → N.
+fn job_id(o: &Output) -> String {
+    let s = stdout(o);
+    let rest = s
+        .split("submitted batch job ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no job ID in {}", show(o)));
+    rest.split(':').next().unwrap().to_string()
+}
+
+#[test]
+fn sbatch_places_two_ranks_on_each_of_four_nodes_over_the_bridge() {
+    let Some(c) = cluster() else { return };
+    let d = tmp("cluster-sbatch");
+    let plan = placement_plan(&d, "four-nodes", "");
+    let before = c.bridge_bytes();
+    let o = c.baton(
+        &d,
+        &[
+            "render",
+            p(&plan),
+            "-t",
+            "slurm",
+            "-o",
+            p(&d.join("scripts")),
+            "--submit",
+            "--wait",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    let id = job_id(&o);
+    let job = scontrol_job(&c, &id);
+    assert!(job.contains("JobState=COMPLETED"), "{job}");
+    assert!(job.contains(" NodeList=node[01-04]"), "{job}");
+    let out = d.join(format!("four-nodes-{id}"));
+    assert_placement(&out.join("set-0/results.json"));
+    assert!(out.join("junit.xml").is_file());
+    // Ranks on different nodes talked over the bridge: every node's link carried the world
+    // all_reduce (10 + 2 iterations of 1 MiB, each rank sending about 1.75 MiB, twice: in and
+    // out of place). Shared memory between nodes would leave the links nearly idle.
+    let after = c.bridge_bytes();
+    for (node, b) in &before {
+        let moved = after[node] - b;
+        assert!(
+            moved > 20 << 20,
+            "{node}'s link carried only {moved} bytes during the run"
+        );
+    }
+}
+
+#[test]
+fn srun_script_in_an_allocation_places_ranks_the_same() {
+    let Some(c) = cluster() else { return };
+    let d = tmp("cluster-srun");
+    let plan = placement_plan(&d, "four-srun", "");
+    let script = render_script(&d, &plan, "srun", &d.join("scripts"));
+    let out = d.join("out");
+    let o = c.salloc(&d, 2, &format!("exec '{}' '{}'", p(&script), p(&out)));
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    assert_placement(&out.join("set-0/results.json"));
+}
+
+#[test]
+fn mpirun_script_with_the_allocations_hostfile_places_ranks_the_same() {
+    let Some(c) = cluster() else { return };
+    let d = tmp("cluster-mpirun");
+    let plan = placement_plan(&d, "four-mpirun", ", mpirun: { hostfile: hosts }");
+    let script = render_script(&d, &plan, "mpirun", &d.join("scripts"));
+    let out = d.join("out");
+    // The hostfile is the allocation's node list, written inside it; mpirun starts its daemons
+    // on those nodes through Slurm.
+    let o = c.salloc(
+        &d,
+        2,
+        &format!(
+            "scontrol show hostnames \"$SLURM_JOB_NODELIST\" >hosts && exec '{}' '{}'",
+            p(&script),
+            p(&out)
+        ),
+    );
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    assert_eq!(
+        read(&out.join("hostfile")),
+        "node01 slots=2\nnode02 slots=2\nnode03 slots=2\nnode04 slots=2\n"
+    );
+    assert_placement(&out.join("set-0/results.json"));
+}
+
+/// Median over repeats and placements of each group's busbw at `requested` bytes.
+fn group_busbw(r: &Results, requested: u64) -> BTreeMap<u64, f64> {
+    let mut per: BTreeMap<u64, Vec<f64>> = BTreeMap::new();
+    for (_, row, _, cell) in r.jobs[0].cells() {
+        if row.requested == requested {
+            for g in &cell.groups {
+                per.entry(g.color).or_default().push(g.busbw);
+            }
+        }
+    }
+    per.into_iter()
+        .map(|(color, mut v)| {
+            v.sort_by(f64::total_cmp);
+            (color, v[v.len() / 2])
+        })
+        .collect()
+}
+
+#[test]
+fn a_slow_node_slows_its_group_and_group_spread_names_it() {
+    let Some(c) = cluster() else { return };
+    let d = tmp("cluster-slow");
+    // One rank per node and DIV 2: group 0 is node01+node02, group 1 node03+node04, each
+    // group's all_reduce crossing the bridge.
+    let plan = write(
+        &d,
+        "plan.yaml",
+        "version: 1
+name: slow-node
+backend: mpi
+launch: { nodes: 4, ranks_per_node: 1 }
+defaults: { timeout: 60s, iters: 10, warmup: 2 }
+tests:
+  - name: pairs
+    collective: all_reduce
+    repeat: 3
+    sizes: [256K]
+    split: \"DIV 2\"
+    expect: [ { group_spread: \"<= 50%\" } ]
+",
+    );
+    let script = render_script(&d, &plan, "srun", &d.join("scripts"));
+    let out = d.join("out");
+    let _slow = Fault::apply(&["slow", "node04", "50mbit"]);
+    let o = c.salloc(&d, 1, &format!("exec '{}' '{}'", p(&script), p(&out)));
+    assert_eq!(code(&o), 1, "the spread criterion fails: {}", show(&o));
+    let r = results::read(&out.join("set-0/results.json")).unwrap();
+    let bw = group_busbw(&r, 256 << 10);
+    let ratio = bw[&0] / bw[&1];
+    eprintln!(
+        "slow node04 (50mbit): group busbw {bw:?} GB/s, healthy/slow ratio {ratio:.1} at 256K"
+    );
+    assert!(
+        ratio >= 3.0,
+        "node04's group should be clearly slower: {bw:?}"
+    );
+    let log = stdout(&o);
+    assert!(
+        log.contains("slowest group 1 (ranks 2-3: node03, node04)"),
+        "group_spread names the slow node's group and hosts: {log}"
+    );
+}
+
+/// The results file of the one run under `dir` (`NAME-JOBID/set-0/results.json`), once it holds
+/// at least one measured cell.
+fn measured(dir: &Path) -> Option<(PathBuf, Results)> {
+    let run = std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| p.is_dir() && p.join("set-0/results.json").is_file())?;
+    let file = run.join("set-0/results.json");
+    let r = results::read(&file).ok()?;
+    let any = r
+        .jobs
+        .iter()
+        .any(|j| j.cells().any(|(_, _, _, c)| c.status == CellStatus::Ok));
+    any.then_some((file, r))
+}
+
+#[test]
+fn a_killed_node_ends_the_batch_job_with_exit_3_and_keeps_what_was_measured() {
+    let Some(c) = cluster() else { return };
+    let d = tmp("cluster-kill");
+    let timeout = Duration::from_secs(90);
+    // Long enough to be running when node03 dies, whatever the load.
+    let plan = write(
+        &d,
+        "plan.yaml",
+        &format!(
+            "version: 1
+name: kill-node
+backend: mpi
+launch: {{ nodes: 4, ranks_per_node: 2 }}
+defaults: {{ timeout: {}s, iters: 10, warmup: 2 }}
+tests:
+  - name: t
+    collective: all_reduce
+    repeat: 500
+    sizes: [64K, 256K]
+",
+            timeout.as_secs()
+        ),
+    );
+    let mut submit = c.cmd(env!("CARGO_BIN_EXE_baton"));
+    submit
+        .args(["render", p(&plan), "-t", "slurm", "--submit", "--wait"])
+        .current_dir(&d);
+    let run = std::thread::spawn(move || submit.output().expect("baton runs"));
+    let start = Instant::now();
+    let before = loop {
+        if let Some(m) = measured(&d) {
+            break m;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(240) && !run.is_finished(),
+            "the job never measured anything"
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    };
+    let _dead = Fault::apply(&["kill", "node03"]);
+    let killed = Instant::now();
+    let o = run.join().unwrap();
+    let took = killed.elapsed();
+    assert_eq!(code(&o), 3, "{}", show(&o));
+    assert!(
+        took < timeout,
+        "the run ended {took:?} after the kill: not within the plan's timeout {timeout:?}"
+    );
+    let id = job_id(&o);
+    let job = scontrol_job(&c, &id);
+    assert!(job.contains("JobState=FAILED"), "{job}");
+    // Everything measured before the kill is still there; the job is cut short, not complete.
+    let (file, first) = before;
+    let after = results::read(&file).unwrap();
+    let ok = |r: &Results| {
+        r.jobs[0]
+            .cells()
+            .filter(|(_, _, _, c)| c.status == CellStatus::Ok)
+            .count()
+    };
+    assert!(ok(&after) >= ok(&first), "cells lost after the kill");
+    assert_eq!(after.jobs[0].status, JobStatus::Partial);
+    // The job's output names the dead node, and the script still graded what was measured.
+    let log = read(&d.join(format!("kill-node-{id}.out")));
+    assert!(log.contains("Node failure on node03"), "{log}");
+    assert!(
+        file.parent()
+            .unwrap()
+            .parent()
+            .unwrap()
+            .join("junit.xml")
+            .is_file()
+    );
+}
+
+#[test]
+fn a_frozen_node_times_out_and_the_batch_job_ends_recording_the_timeout() {
+    let Some(c) = cluster() else { return };
+    let d = tmp("cluster-freeze");
+    let timeout = Duration::from_secs(20);
+    let plan = write(
+        &d,
+        "plan.yaml",
+        &format!(
+            "version: 1
+name: freeze-node
+backend: mpi
+launch: {{ nodes: 4, ranks_per_node: 1 }}
+defaults: {{ timeout: {}s, iters: 10, warmup: 2 }}
+tests:
+  - name: t
+    collective: all_reduce
+    repeat: 500
+    sizes: [64K]
+",
+            timeout.as_secs()
+        ),
+    );
+    let mut submit = c.cmd(env!("CARGO_BIN_EXE_baton"));
+    submit
+        .args(["render", p(&plan), "-t", "slurm", "--submit", "--wait"])
+        .current_dir(&d);
+    let run = std::thread::spawn(move || submit.output().expect("baton runs"));
+    let start = Instant::now();
+    let (file, _) = loop {
+        if let Some(m) = measured(&d) {
+            break m;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(240) && !run.is_finished(),
+            "the job never measured anything"
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    };
+    let _frozen = Fault::apply(&["freeze", "node02"]);
+    let frozen = Instant::now();
+    let o = run.join().unwrap();
+    let took = frozen.elapsed();
+    // Rank 0 exits 4 first; what srun reports then depends on how the other ranks end when the
+    // step is torn down (the frozen one, continued, may abort in MPI: 16), so 4 or 3.
+    assert!([3, 4].contains(&code(&o)), "{}", show(&o));
+    // The timeout, then srun ending the step and the script grading: well under a minute more.
+    assert!(
+        took < timeout + Duration::from_secs(60),
+        "the run ended {took:?} after the freeze"
+    );
+    let r = results::read(&file).unwrap();
+    assert_eq!(
+        r.jobs[0].status,
+        JobStatus::Timeout,
+        "{:?}",
+        r.jobs[0].errors
+    );
+    assert!(
+        r.jobs[0]
+            .errors
+            .iter()
+            .any(|e| e.message.contains("did not finish within 20s")),
+        "{:?}",
+        r.jobs[0].errors
+    );
+}
+
+/// Ranks dealt round-robin over the nodes (`srun -m cyclic`): results still count four nodes
+/// and name each rank's own host.
+#[test]
+fn cyclic_placement_counts_four_nodes_and_names_each_ranks_host() {
+    let Some(c) = cluster() else { return };
+    let d = tmp("cluster-cyclic");
+    let plan = write(
+        &d,
+        "plan.yaml",
+        "version: 1
+name: cyclic
+backend: mpi
+launch: { nodes: 4, ranks_per_node: 2 }
+defaults: { timeout: 60s, iters: 5, warmup: 1 }
+tests:
+  - name: t
+    collective: all_reduce
+    sizes: [64K]
+",
+    );
+    let out = d.join("out");
+    let o = c
+        .cmd("timeout")
+        .args(["300", "srun", "--mpi=pmix", "--kill-on-bad-exit=1"])
+        .args(["-N", "4", "-n", "8", "-m", "cyclic"])
+        .arg(env!("CARGO_BIN_EXE_baton-mpi"))
+        .args(["run", p(&plan), "-o", p(&out)])
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    let r = results::read(&out.join("results.json")).unwrap();
+    let j = &r.jobs[0];
+    assert_eq!((j.layout.nranks, j.layout.nodes), (8, 4));
+    for rank in &j.layout.ranks {
+        assert_eq!(
+            rank.host,
+            format!("node{:02}", rank.rank % 4 + 1),
+            "{rank:?}"
+        );
+    }
+}
