@@ -460,3 +460,27 @@ fn under_mpirun_sigterm_keeps_every_row_and_resume_continues() {
     assert!(r.jobs.iter().all(|j| j.status == JobStatus::Completed));
     assert_eq!(r.jobs[0].repeats[0].started, first);
 }
+
+/// A second Ctrl-C ends at once (no waiting for workers to wind down), still losing nothing
+/// journaled.
+#[test]
+fn a_second_ctrl_c_ends_at_once_and_keeps_every_row() {
+    let (_, plan, out) = common::plan_dir("integrity-sigint-twice", SLOW);
+    let child = start(&plan, &out, &[]);
+    let group = child.id() as i32;
+    let before = wait_mid_run(&out);
+    let t = Instant::now();
+    signal(-group, libc::SIGINT);
+    std::thread::sleep(Duration::from_millis(50));
+    signal(child.id() as i32, libc::SIGINT);
+    let (code, err) = wait(child, Duration::from_secs(20));
+    assert!(
+        t.elapsed() < Duration::from_secs(8),
+        "took {:?}",
+        t.elapsed()
+    );
+    assert_eq!(code, 5, "{err}");
+    none_survive(&out);
+    let r = results::read(&out.join("results.json")).unwrap();
+    assert!(rows(&r) >= before, "{} rows kept, {before} seen", rows(&r));
+}
