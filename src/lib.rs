@@ -13,6 +13,7 @@ pub mod render;
 pub mod report;
 pub mod results;
 pub mod runner;
+pub mod secrets;
 pub mod split;
 pub mod stdout;
 pub mod units;

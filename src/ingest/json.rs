@@ -71,9 +71,10 @@ pub fn parse(source: &str, text: &str) -> Result<(Log, Vec<Warning>), JsonError>
     if let Some(env) = obj.get("env").and_then(Value::as_array) {
         for kv in env.iter().filter_map(Value::as_str) {
             if let Some((k, v)) = kv.split_once('=')
-                && shapes_results(k)
+                && crate::secrets::recorded(k)
             {
-                log.env.insert(k.to_string(), v.to_string());
+                log.env
+                    .insert(k.to_string(), crate::secrets::value(k, v).to_string());
             }
         }
     }
@@ -152,11 +153,6 @@ pub fn parse(source: &str, text: &str) -> Result<(Log, Vec<Warning>), JsonError>
     }
     log.complete = !cut && obj.contains_key("end_time");
     Ok((log, warnings))
-}
-
-/// Variables worth keeping from rank 0's environment: the ones that change results.
-fn shapes_results(k: &str) -> bool {
-    k.starts_with("NCCL_") || k.starts_with("CUDA_") || k == "NVIDIA_VISIBLE_DEVICES"
 }
 
 /// `devices` holds each process's first GPU; its other GPUs follow it (rank + i, device + i).

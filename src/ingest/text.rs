@@ -147,6 +147,7 @@ pub(super) fn apply_debug(log: &mut Log, d: DebugLine) {
             log.cuda_version.get_or_insert(v);
         }
         DebugLine::EnvSet(k, v) => {
+            let v = crate::secrets::value(&k, &v).to_string();
             log.env.insert(k, v);
         }
         DebugLine::Warn(m) => {

@@ -1,0 +1,145 @@
+//! Plans and logs from strangers are data (issue #16): recorded environments never hold secrets,
+//! a plan runs nothing unless trusted, reports escape what came from input, every read is
+//! bounded, and ingest is linear.
+
+mod common;
+
+use std::path::Path;
+
+use common::*;
+
+/// The secrets the issue found published, each as (name, value).
+const SECRETS: &[(&str, &str)] = &[
+    ("NVIDIA_API_KEY", "nvapi-s3cr3t-1"),
+    ("UCX_PASSWORD", "s3cr3t-ucx-2"),
+    ("OMPI_MCA_btl_tcp_password", "s3cr3t-mca-3"),
+    ("CUDA_UPLOAD_TOKEN", "s3cr3t-tok-4"),
+    ("SLURM_JOB_COMMENT", "s3cr3t-comment-5"),
+];
+
+/// Every file under `dir`, asserted free of every secret value.
+fn no_secret_under(dir: &Path) {
+    let mut n = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            no_secret_under(&path);
+            continue;
+        }
+        let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
+        for (_, v) in SECRETS {
+            assert!(!text.contains(v), "{v} in {}:\n{text}", path.display());
+        }
+        n += 1;
+    }
+    assert!(n > 0, "nothing written under {}", dir.display());
+}
+
+#[test]
+fn run_records_no_secret_of_its_environment() {
+    let ran = run_plan(
+        "trust-run-secrets",
+        "version: 1\nname: s\nbackend: mpi\nlaunch: { nodes: 1, ranks_per_node: 2 }\ntests:\n  - name: t\n    collective: all_reduce\n    sizes: [1K]\n",
+        &[SECRETS, &[("NCCL_DEBUG_SUBSYS", "INIT")]].concat(),
+    );
+    assert_eq!(code(&ran.output), 0, "{}", show(&ran.output));
+    no_secret_under(&ran.out);
+    let r = results(&ran.out.join("results.json"));
+    let v = &r.environment.variables;
+    assert!(!v.contains_key("NVIDIA_API_KEY"), "not allow-listed: {v:?}");
+    assert_eq!(v["UCX_PASSWORD"].as_str(), "<redacted>");
+    assert_eq!(v["OMPI_MCA_btl_tcp_password"].as_str(), "<redacted>");
+    assert_eq!(v["CUDA_UPLOAD_TOKEN"].as_str(), "<redacted>");
+    assert!(!v.contains_key("SLURM_JOB_COMMENT"), "not allow-listed");
+    assert_eq!(v["NCCL_DEBUG_SUBSYS"].as_str(), "INIT");
+    let junit = read(&ran.out.join("junit.xml"));
+    assert!(!junit.contains("env.NVIDIA_API_KEY"), "{junit}");
+    assert!(junit.contains("env.NCCL_DEBUG_SUBSYS"), "{junit}");
+}
+
+/// An nccl-tests JSON log whose `env` carries every secret.
+fn log_with_secrets(dir: &Path) -> std::path::PathBuf {
+    let doc = read(&fixture("all_gather.json"));
+    let env: Vec<String> = SECRETS
+        .iter()
+        .map(|(k, v)| format!("\"{k}={v}\""))
+        .collect();
+    let doc = doc.replacen("\"env\":[", &format!("\"env\":[{},", env.join(",")), 1);
+    write(dir, "secrets.json", &doc)
+}
+
+#[test]
+fn ingest_and_grade_record_no_secret_of_a_log() {
+    let d = tmp("trust-ingest-secrets");
+    let log = log_with_secrets(&d);
+    let res = ingest(&d, "res.json", &[&log], None);
+    let plan = two_gpu_plan(
+        &d,
+        "p.yaml",
+        "  - name: allgather\n    collective: all_gather\n    sizes: { from: 8, to: 1G, factor: 4 }\n",
+    );
+    let rep = d.join("report");
+    let o = baton(&[
+        "grade",
+        p(&plan),
+        p(&res),
+        "--junit",
+        p(&d.join("junit.xml")),
+        "--report",
+        p(&rep),
+    ]);
+    assert!(code(&o) <= 1, "{}", show(&o));
+    assert!(stdout(&o).len() + stderr(&o).len() > 0);
+    for (_, v) in SECRETS {
+        assert!(!stdout(&o).contains(v), "{}", show(&o));
+    }
+    no_secret_under(&d.join("report"));
+    for f in ["res.json", "junit.xml"] {
+        let text = read(&d.join(f));
+        for (_, v) in SECRETS {
+            assert!(!text.contains(v), "{v} in {f}");
+        }
+    }
+}
+
+#[test]
+fn old_results_files_with_secrets_are_redacted_when_read_and_reported() {
+    let d = tmp("trust-old-results");
+    let clean = ingest(&d, "clean.json", &[&fixture("all_gather.json")], None);
+    let mut text = read(&clean);
+    let vars: Vec<String> = SECRETS
+        .iter()
+        .map(|(k, v)| format!("\"{k}\": \"{v}\""))
+        .collect();
+    let at = text.find("\"variables\": {").expect("variables in results");
+    text.insert_str(
+        at + "\"variables\": {".len(),
+        &format!("{},", vars.join(",")),
+    );
+    // The job's own env too (what the plan set: any name, but never a secret's value).
+    let at = text.find("\"env\": {").expect("job env in results");
+    text.insert_str(
+        at + "\"env\": {".len(),
+        &format!("{},", vars[..4].join(",")),
+    );
+    let old = write(&d, "old.json", &text);
+    let r = results(&old);
+    let v = &r.environment.variables;
+    assert_eq!(v["UCX_PASSWORD"], "<redacted>");
+    assert!(!v.contains_key("NVIDIA_API_KEY") && !v.contains_key("SLURM_JOB_COMMENT"));
+    assert_eq!(r.jobs[0].env["UCX_PASSWORD"], "<redacted>");
+    let plan = two_gpu_plan(
+        &d,
+        "p.yaml",
+        "  - name: allgather\n    collective: all_gather\n    sizes: { from: 8, to: 1G, factor: 4 }\n",
+    );
+    let rep = d.join("report");
+    let o = baton(&["report", p(&plan), p(&old), "-o", p(&rep)]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    let base = d.join("base.json");
+    let o = baton(&["baseline", "save", p(&old), "-o", p(&base)]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    std::fs::remove_file(&old).unwrap();
+    std::fs::remove_file(&clean).unwrap();
+    no_secret_under(&d);
+}
