@@ -8,6 +8,7 @@ pub mod exit;
 pub mod expand;
 pub mod grade;
 pub mod ingest;
+pub mod input;
 pub mod plan;
 pub mod render;
 pub mod report;

@@ -143,3 +143,66 @@ fn old_results_files_with_secrets_are_redacted_when_read_and_reported() {
     std::fs::remove_file(&clean).unwrap();
     no_secret_under(&d);
 }
+
+/// `baton ARGS`, killed (and the test failed) if it takes more than 30 s: a hang is the defect.
+fn baton_bounded(args: &[&str]) -> std::process::Output {
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_baton"))
+        .args(args)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if t.elapsed() > Duration::from_secs(30) {
+            child.kill().unwrap();
+            let _ = child.wait();
+            panic!("baton {args:?} still running after 30 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn mkfifo(path: &Path) {
+    let c = std::ffi::CString::new(p(path)).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+}
+
+#[test]
+fn devices_and_fifos_are_refused_by_every_reader_without_hanging() {
+    let d = tmp("trust-special-files");
+    let fifo = d.join("fifo");
+    mkfifo(&fifo);
+    let plan = two_gpu_plan(&d, "p.yaml", ALLREDUCE_SWEEP);
+    let good = ingest(&d, "good.json", &[&fixture("all_reduce.txt")], None);
+    let out = d.join("o.json");
+    for special in ["/dev/zero", "/dev/urandom", p(&fifo)] {
+        let cases: Vec<Vec<&str>> = vec![
+            vec!["check", special],
+            vec!["expand", special],
+            vec!["ingest", special, "-o", p(&out)],
+            vec!["grade", p(&plan), special],
+            vec!["grade", p(&plan), p(&good), "--baseline", special],
+            vec!["baseline", "save", special, "-o", p(&out)],
+        ];
+        for args in cases {
+            let o = baton_bounded(&args);
+            assert!(
+                matches!(code(&o), 2 | 3),
+                "{args:?} must fail cleanly: {}",
+                show(&o)
+            );
+            assert!(
+                stderr(&o).contains("not a regular file"),
+                "{args:?}: {}",
+                show(&o)
+            );
+        }
+    }
+    assert!(!out.exists());
+}

@@ -10,7 +10,7 @@ pub fn run(logs: &[PathBuf], out: &Path, job: Option<&str>) -> anyhow::Result<Ex
         match read_log(p) {
             Ok(b) => contents.push((name, b)),
             Err(e) => {
-                eprintln!("error: cannot read log {name}: {e}");
+                eprintln!("error: {e}");
                 return Ok(Exit::Invalid);
             }
         }
@@ -54,17 +54,6 @@ pub fn run(logs: &[PathBuf], out: &Path, job: Option<&str>) -> anyhow::Result<Ex
     Ok(Exit::Ok)
 }
 
-fn read_log(p: &Path) -> std::io::Result<Vec<u8>> {
-    let meta = std::fs::metadata(p)?;
-    if meta.is_dir() {
-        return Err(std::io::Error::other("it is a directory"));
-    }
-    if meta.len() > MAX_LOG_BYTES as u64 {
-        return Err(std::io::Error::other(format!(
-            "{} bytes; logs are limited to {} MiB",
-            meta.len(),
-            MAX_LOG_BYTES >> 20
-        )));
-    }
-    std::fs::read(p)
+fn read_log(p: &Path) -> Result<Vec<u8>, baton::input::ReadError> {
+    baton::input::read_bounded(p, MAX_LOG_BYTES, "log")
 }

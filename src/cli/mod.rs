@@ -316,8 +316,10 @@ pub fn select_jobs(
     ids_file: &std::path::Path,
 ) -> anyhow::Result<Vec<baton::expand::Job>> {
     use anyhow::Context;
-    let ids = std::fs::read_to_string(ids_file)
-        .with_context(|| format!("cannot read {}", ids_file.display()))?;
+    // A list of job IDs is no bigger than the plan that names them.
+    let ids = baton::input::read_bounded(ids_file, baton::plan::MAX_PLAN_BYTES, "job list")?;
+    let ids = String::from_utf8(ids)
+        .with_context(|| format!("{} is not UTF-8 text", ids_file.display()))?;
     let all = baton::expand::expand(plan).jobs;
     ids.lines()
         .filter(|l| !l.is_empty())
@@ -357,14 +359,18 @@ fn load_plan(
 /// Loads a plan like [`load_plan`] and also returns the text it was checked from, for commands
 /// that carry the plan elsewhere (`render` puts it inside scripts).
 fn load_plan_source(path: &std::path::Path, color: bool) -> Option<(baton::plan::Loaded, String)> {
-    let too_big =
-        std::fs::metadata(path).is_ok_and(|m| m.len() > baton::plan::MAX_PLAN_BYTES as u64);
-    let bytes = match std::fs::read(path) {
-        Ok(b) if !too_big => b,
-        // Unreadable or oversized: loading the file again reports why, exactly as `check` does.
-        _ => return load_plan(path, color, CheckFormat::Human).and(None),
+    let (name, bytes) = match baton::plan::read_file(path) {
+        Ok(b) => b,
+        Err(baton::plan::LoadError::Invalid(report)) => {
+            eprint!("{}", diagnostics(&report, color, CheckFormat::Human));
+            return None;
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            return None;
+        }
     };
-    match baton::plan::parse_bytes(&path.display().to_string(), &bytes) {
+    match baton::plan::parse_bytes(&name, &bytes) {
         Ok(loaded) => {
             if !loaded.report.diagnostics.is_empty() {
                 eprint!("{}", diagnostics(&loaded.report, color, CheckFormat::Human));

@@ -38,25 +38,31 @@ pub enum LoadError {
 }
 
 pub fn load_file(path: &Path) -> Result<Loaded, LoadError> {
-    let name = path.display().to_string();
-    let io = |source| LoadError::Io {
-        path: name.clone(),
-        source,
-    };
-    let meta = std::fs::metadata(path).map_err(io)?;
-    if meta.is_dir() {
-        return Err(io(std::io::Error::other("it is a directory")));
-    }
-    if meta.len() > MAX_PLAN_BYTES as u64 {
-        let mut r = Report::new(&name, "");
-        r.push(too_big(meta.len() as usize));
-        return Err(LoadError::Invalid(r));
-    }
-    let bytes = std::fs::read(path).map_err(io)?;
+    let (name, bytes) = read_file(path)?;
     parse_bytes(&name, &bytes).map_err(LoadError::Invalid)
 }
 
-fn too_big(len: usize) -> Diagnostic {
+/// The plan file's bytes, bounded by [`MAX_PLAN_BYTES`] actually read; an oversized plan is a
+/// diagnostic like any other invalid plan.
+pub fn read_file(path: &Path) -> Result<(String, Vec<u8>), LoadError> {
+    use crate::input::{ReadError, read_bounded};
+    let name = path.display().to_string();
+    match read_bounded(path, MAX_PLAN_BYTES, "plan") {
+        Ok(bytes) => Ok((name, bytes)),
+        Err(ReadError::TooBig { size, .. }) => {
+            let mut r = Report::new(&name, "");
+            r.push(too_big(&format!("at least {size}")));
+            Err(LoadError::Invalid(r))
+        }
+        Err(e) => Err(LoadError::Io {
+            path: name,
+            source: e.into_io(),
+        }),
+    }
+}
+
+/// `len` says how many bytes, as text: a bounded read knows only a lower bound.
+fn too_big(len: &str) -> Diagnostic {
     Diagnostic::error(
         format!(
             "plan is {len} bytes; plans are limited to {} MiB",
@@ -125,7 +131,7 @@ fn pos_of_byte(text: &[u8], at: usize) -> Pos {
 pub fn parse_bytes(file: &str, bytes: &[u8]) -> Result<Loaded, Report> {
     if bytes.len() > MAX_PLAN_BYTES {
         let mut r = Report::new(file, "");
-        r.push(too_big(bytes.len()));
+        r.push(too_big(&bytes.len().to_string()));
         return Err(r);
     }
     let text = match std::str::from_utf8(bytes) {

@@ -34,10 +34,12 @@ pub enum ResultsError {
 
 pub fn read(path: &Path) -> Result<Results, ResultsError> {
     let name = path.display().to_string();
-    let text = std::fs::read(path).map_err(|source| ResultsError::Read {
-        path: name.clone(),
-        source,
-    })?;
+    let text = crate::input::read_bounded(path, super::MAX_RESULTS_BYTES, "results file").map_err(
+        |e| ResultsError::Read {
+            path: name.clone(),
+            source: e.into_io(),
+        },
+    )?;
     read_str(&name, &String::from_utf8_lossy(&text))
 }
 

@@ -13,6 +13,8 @@ pub use model::*;
 
 /// Value of the `format` field, so a results file is recognisable on its own.
 pub const FORMAT: &str = "baton-results";
+/// Largest results (or baseline) file read: a 1024-rank soak with every row is tens of MiB.
+pub const MAX_RESULTS_BYTES: usize = 256 << 20;
 /// Current results format version. Readers accept this version only.
 pub const VERSION: u32 = 1;
 
