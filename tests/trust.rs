@@ -206,3 +206,56 @@ fn devices_and_fifos_are_refused_by_every_reader_without_hanging() {
     }
     assert!(!out.exists());
 }
+
+/// A debug log of a large run: `ranks` `# Rank` lines (each listed twice, as a broken MPI wire-up
+/// prints them), then `links` distinct transport lines, each printed from both ends.
+fn big_debug_log(ranks: u64, links: u64) -> String {
+    let mut s = String::from(
+        "# Collective test starting: all_reduce_perf\n# nThread 1 nGpus 1 minBytes 8 maxBytes 1024 step: 2(factor) warmup iters: 1 iters: 20 agg iters: 1 validation: 1 graph: 0\n# Using devices\n",
+    );
+    for _ in 0..2 {
+        for r in 0..ranks {
+            s.push_str(&format!(
+                "#  Rank {r:5} Group {:2} Pid {:6} on node{:04} device  {} [0000:18:00] NVIDIA H200\n",
+                r % 2,
+                1000 + r,
+                r / 8,
+                r % 8
+            ));
+        }
+    }
+    for k in 0..links * 2 {
+        let l = k / 2;
+        let (from, to) = (l % ranks, (l / ranks + l + 1) % ranks);
+        s.push_str(&format!(
+            "node{:04}:{}:1 [{}] NCCL INFO Channel {:02}/0 : {from}[{}] -> {to}[{}] via NET/IB/0\n",
+            from / 8,
+            1000 + from,
+            from % 8,
+            l % 32,
+            from % 8,
+            to % 8
+        ));
+    }
+    s.push_str("       8             2     float     sum      -1    10.00    0.00    0.00      0    10.00    0.00    0.00      0\n");
+    s
+}
+
+#[test]
+fn ingest_is_linear_in_the_lines_of_a_log() {
+    // A correctness bound, not a benchmark (scripts/bench-ingest is): quadratic ingest took
+    // minutes on this log (40k `# Rank` lines, 200k transport lines), linear takes seconds even
+    // in a debug build on a loaded machine.
+    let d = tmp("trust-linear-ingest");
+    let log = write(&d, "big.txt", &big_debug_log(20_000, 100_000));
+    let t = std::time::Instant::now();
+    let o = baton_bounded(&["ingest", p(&log), "-o", p(&d.join("r.json"))]);
+    let took = t.elapsed();
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    assert!(took < std::time::Duration::from_secs(30), "took {took:?}");
+    let r = results(&d.join("r.json"));
+    assert_eq!(r.jobs[0].transports.len(), 100_000);
+    assert_eq!(r.jobs[0].layout.nranks, 20_000);
+    let warned = stderr(&o).matches("is listed twice").count();
+    assert_eq!(warned, 10, "ten warnings, not 20,000");
+}

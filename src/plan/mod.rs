@@ -9,7 +9,7 @@ mod model;
 mod raw;
 mod structure;
 
-pub use check::{MAX_JOBS, MAX_SIZES_PER_TEST};
+pub use check::{MAX_JOBS, MAX_RANKS, MAX_SIZES_PER_TEST};
 pub use diag::{Diagnostic, Level, MAX_SHOWN, Report};
 pub use load::{LoadError, Loaded, MAX_PLAN_BYTES, load_file, parse_bytes, parse_str, read_file};
 pub use loc::Pos;
