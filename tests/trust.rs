@@ -259,3 +259,100 @@ fn ingest_is_linear_in_the_lines_of_a_log() {
     let warned = stderr(&o).matches("is listed twice").count();
     assert_eq!(warned, 10, "ten warnings, not 20,000");
 }
+
+/// A text log whose host, GPU name and file name carry markup and terminal escapes, and a JSON
+/// log whose variables do: what a vendor could send.
+fn hostile_logs(d: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let text = read(&fixture("all_reduce.txt"))
+        .replace(
+            "on         vm device",
+            "on x`<img/src=x/onerror=alert(1)>`|<script>h</script> device",
+        )
+        .replace(
+            "NVIDIA H200",
+            "NVIDIA <script>alert(2)</script> ``<b>bold</b>`` \u{1b}[2J\u{1b}[1;1HPASS\r",
+        );
+    let name = "ar`<img src=x onerror=alert(3)>`\u{1b}[31m.txt";
+    let log = write(d, name, &text);
+    let json = read(&fixture("all_gather.json")).replacen(
+        "\"env\":[",
+        "\"env\":[\"NCCL_ALGO=<script>alert(4)</script>`<img src=x onerror=alert(5)>`\\u001b[2J\\u001b[1;1HPASS\",",
+        1,
+    );
+    (log, write(d, "ag.json", &json))
+}
+
+#[test]
+fn markdown_report_renders_every_input_value_as_text() {
+    let d = tmp("trust-markdown");
+    let (log, json) = hostile_logs(&d);
+    let res = ingest(&d, "res.json", &[&log, &json], None);
+    let plan = two_gpu_plan(
+        &d,
+        "p.yaml",
+        &format!(
+            "{ALLREDUCE_SWEEP}  - name: allgather\n    collective: all_gather\n    sizes: {{ from: 8, to: 1G, factor: 4 }}\n"
+        ),
+    );
+    let rep = d.join("report");
+    let o = baton(&["report", p(&plan), p(&res), "-o", p(&rep)]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    let md = read(&rep.join("report.md"));
+    assert!(md.contains("alert(1)") && md.contains("alert(4)"), "{md}");
+    // Rendered as CommonMark with GitHub's tables, no value becomes an element or attribute.
+    let mut opts = pulldown_cmark::Options::empty();
+    opts.insert(pulldown_cmark::Options::ENABLE_TABLES);
+    opts.insert(pulldown_cmark::Options::ENABLE_STRIKETHROUGH);
+    let mut html = String::new();
+    pulldown_cmark::html::push_html(&mut html, pulldown_cmark::Parser::new_ext(&md, opts));
+    // (The report's own `<img>` is its chart.)
+    for bad in ["<script", "<img src=x", "<img/src", "<b>", "\u{1b}"] {
+        assert!(!html.contains(bad), "{bad} in the rendered report:\n{html}");
+    }
+    assert!(html.contains("&lt;script&gt;alert(2)"), "{html}");
+    assert!(
+        html.contains("&lt;img/src=x/onerror=alert(1)&gt;"),
+        "{html}"
+    );
+    // Every table row keeps its column count: no `|` from input split a cell.
+    for table in md.split("\n\n").filter(|b| b.starts_with('|')) {
+        let cols = |l: &str| l.replace("\\|", "").matches('|').count();
+        let first = cols(table.lines().next().unwrap());
+        for l in table.lines() {
+            assert_eq!(cols(l), first, "{l}\nin\n{table}");
+        }
+    }
+}
+
+#[test]
+fn terminal_output_shows_control_characters_instead_of_obeying_them() {
+    let d = tmp("trust-terminal");
+    let (log, json) = hostile_logs(&d);
+    let res = d.join("res.json");
+    let plan = two_gpu_plan(&d, "p.yaml", ALLREDUCE_SWEEP);
+    let esc_plan = write(
+        &d,
+        "m.yaml",
+        "version: 1\nname: m\nbackend: mpi\ntests:\n  - name: t\n    collective: all_reduce\n    sizes: [1K]\n    matrix:\n      env:\n        - { NCCL_ALGO: \"\\e[2J\\e[1;1HPASS\\r\\u009b31m\" }\n        - { NCCL_ALGO: Ring }\n",
+    );
+    let runs = [
+        baton(&["ingest", p(&log), p(&json), "-o", p(&res)]),
+        baton(&["grade", p(&plan), p(&res)]),
+        baton(&["expand", p(&esc_plan)]),
+        baton(&["expand", p(&esc_plan), "--format", "json"]),
+        baton(&["check", p(&esc_plan)]),
+    ];
+    for o in &runs {
+        for stream in [&o.stdout, &o.stderr] {
+            let s = String::from_utf8_lossy(stream);
+            assert!(
+                !s.contains(['\u{1b}', '\r', '\u{9b}']),
+                "raw control character in {s:?}"
+            );
+        }
+    }
+    let shown: String = runs.iter().map(show).collect();
+    assert!(shown.contains("\\u001b[2J"), "{shown}");
+    let doc: serde_json::Value = serde_json::from_slice(&runs[3].stdout).expect("valid JSON");
+    assert!(doc.to_string().contains("PASS"), "{doc}");
+}

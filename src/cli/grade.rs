@@ -23,7 +23,10 @@ pub fn baseline_for(
                 results: Box::new(r),
             },
             Err(e) => {
-                eprintln!("error: --baseline: {e}");
+                eprintln!(
+                    "error: --baseline: {}",
+                    baton::stdout::visible(&e.to_string())
+                );
                 return Err(Exit::Invalid);
             }
         },
@@ -55,7 +58,7 @@ pub(super) fn read_results(paths: &[PathBuf]) -> Result<Vec<(String, Results)>, 
             baton::results::read(p)
                 .map(|r| (p.display().to_string(), r))
                 .map_err(|e| {
-                    eprintln!("error: {e}");
+                    eprintln!("error: {}", baton::stdout::visible(&e.to_string()));
                     Exit::Invalid
                 })
         })
@@ -94,13 +97,13 @@ pub fn emit(
     let input = ReportInput { grade: g };
     let text = String::from_utf8_lossy(&TextExporter.export(&input)?).into_owned();
     if text_on_stderr {
-        eprint!("{text}");
+        eprint!("{}", baton::stdout::visible(&text));
     } else {
         baton::stdout::print(&text)?;
     }
     let say = |line: String| -> std::io::Result<()> {
         if text_on_stderr {
-            eprintln!("{line}");
+            eprintln!("{}", baton::stdout::visible(&line));
             Ok(())
         } else {
             baton::stdout::print(&format!("{line}\n"))

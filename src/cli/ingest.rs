@@ -10,7 +10,7 @@ pub fn run(logs: &[PathBuf], out: &Path, job: Option<&str>) -> anyhow::Result<Ex
         match read_log(p) {
             Ok(b) => contents.push((name, b)),
             Err(e) => {
-                eprintln!("error: {e}");
+                eprintln!("error: {}", baton::stdout::visible(&e.to_string()));
                 return Ok(Exit::Invalid);
             }
         }
@@ -22,12 +22,12 @@ pub fn run(logs: &[PathBuf], out: &Path, job: Option<&str>) -> anyhow::Result<Ex
     let ingested = match ingest(&inputs, job) {
         Ok(i) => i,
         Err(e) => {
-            eprintln!("error: {e}");
+            eprintln!("error: {}", baton::stdout::visible(&e.to_string()));
             return Ok(Exit::Invalid);
         }
     };
     for w in &ingested.warnings {
-        eprintln!("warning: {w}");
+        eprintln!("warning: {}", baton::stdout::visible(&w.to_string()));
     }
     if let Err(e) = baton::results::write_atomic(out, &ingested.results) {
         eprintln!("error: {e}");

@@ -304,7 +304,7 @@ pub fn main(mpi: Option<MpiEntry>) -> i32 {
     match outcome {
         Ok(exit) => exit.code(),
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", baton::stdout::visible(&format!("{e:#}")));
             Exit::Runtime.code()
         }
     }
@@ -350,7 +350,7 @@ fn load_plan(
             None
         }
         Err(e) => {
-            eprintln!("error: {e}");
+            eprintln!("error: {}", baton::stdout::visible(&e.to_string()));
             None
         }
     }
@@ -366,7 +366,7 @@ fn load_plan_source(path: &std::path::Path, color: bool) -> Option<(baton::plan:
             return None;
         }
         Err(e) => {
-            eprintln!("error: {e}");
+            eprintln!("error: {}", baton::stdout::visible(&e.to_string()));
             return None;
         }
     };
