@@ -356,3 +356,128 @@ fn terminal_output_shows_control_characters_instead_of_obeying_them() {
     let doc: serde_json::Value = serde_json::from_slice(&runs[3].stdout).expect("valid JSON");
     assert!(doc.to_string().contains("PASS"), "{doc}");
 }
+
+/// A plan from a stranger: every key the issue found that runs or chooses a program.
+const EVIL_PLAN: &str = r#"version: 1
+name: evil
+backend: mpi
+launch:
+  nodes: 1
+  ranks_per_node: 2
+  mpirun: { extra: ["/bin/sh", "-c", "id > /tmp/baton-pwned", "sh"] }
+env: { PATH: /tmp/evil, LD_PRELOAD: /tmp/evil.so, LD_LIBRARY_PATH: /tmp, BASH_ENV: /tmp/x, IFS: "/", PS4: "$(id)", PROMPT_COMMAND: id }
+tests:
+  - name: t
+    collective: all_reduce
+    sizes: [1K]
+"#;
+
+#[test]
+fn a_plan_is_data_unless_trusted() {
+    let d = tmp("trust-plan-data");
+    let plan = write(&d, "evil.yaml", EVIL_PLAN);
+    let out = d.join("out");
+    for args in [
+        vec!["check", p(&plan)],
+        vec!["expand", p(&plan)],
+        vec!["render", p(&plan), "-t", "mpirun,srun,slurm", "-o", p(&out)],
+        vec!["run", p(&plan), "-o", p(&out)],
+    ] {
+        let o = baton(&args);
+        assert_eq!(code(&o), 2, "{args:?} must refuse: {}", show(&o));
+        let e = stderr(&o);
+        for why in [
+            "`launch.mpirun.extra` item `/bin/sh` is not a vetted mpirun option",
+            "`launch.mpirun.extra` item `id > /tmp/baton-pwned` is not a vetted mpirun option",
+            "`env` sets `PATH`, which chooses which programs run",
+            "`env` sets `LD_PRELOAD`, which loads a library into every program",
+            "`env` sets `LD_LIBRARY_PATH`",
+            "`env` sets `BASH_ENV`, which names a script every bash runs first",
+            "`env` sets `IFS`",
+            "`env` sets `PS4`",
+            "`env` sets `PROMPT_COMMAND`",
+            "pass --trust-plan to allow this",
+        ] {
+            assert!(e.contains(why), "{args:?}: no {why:?} in\n{e}");
+        }
+        assert!(!out.exists(), "{args:?} wrote {}", out.display());
+    }
+    // The user may vouch for it.
+    let o = baton(&["check", "--trust-plan", p(&plan)]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    let o = baton(&[
+        "--trust-plan",
+        "render",
+        p(&plan),
+        "-t",
+        "mpirun",
+        "--dry-run",
+    ]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    assert!(stdout(&o).contains("run \"$plan\" --trust-plan --env-set 0"));
+}
+
+#[test]
+fn vetted_launch_options_and_variables_need_no_trust() {
+    let d = tmp("trust-plan-vetted");
+    let plan = write(
+        &d,
+        "ok.yaml",
+        "version: 1\nname: ok\nbackend: mpi\nlaunch:\n  slurm: { extra: [\"--qos=high\", \"-Ch200\", \"--exclusive\"] }\n  mpirun: { extra: [\"--bind-to\", \"numa\", \"--mca\", \"btl\", \"^openib\", \"--map-by=ppr:4:node\", \"--oversubscribe\"] }\nenv: { NCCL_ALGO: Ring, OMPI_MCA_btl_tcp_if_include: eth0, UCX_TLS: rc, PATHS: x }\ntests:\n  - name: t\n    collective: all_reduce\n    sizes: [1K]\n",
+    );
+    let o = baton(&["check", p(&plan)]);
+    assert_eq!(
+        code(&o),
+        2,
+        "--exclusive as an extra is not vetted: {}",
+        show(&o)
+    );
+    assert!(
+        stderr(&o).contains("`--exclusive` is not a vetted scheduling"),
+        "{}",
+        show(&o)
+    );
+    let fixed = read(&plan).replace(", \"--exclusive\"", "");
+    let plan = write(&d, "ok.yaml", &fixed);
+    let o = baton(&["check", p(&plan)]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    for (key, value) in [
+        ("OMPI_MCA_plm_rsh_agent", "/tmp/evil"),
+        ("OMPI_MCA_orte_launch_agent", "/tmp/evil"),
+        ("NCCL_NET_PLUGIN", "/tmp/evil.so"),
+        ("LD_AUDIT", "/tmp/evil.so"),
+    ] {
+        let text = fixed.replace("NCCL_ALGO: Ring", &format!("{key}: {value}"));
+        let plan = write(&d, "bad.yaml", &text);
+        let o = baton(&["check", p(&plan)]);
+        assert_eq!(code(&o), 2, "{key}: {}", show(&o));
+        assert!(
+            stderr(&o).contains(&format!("sets `{key}`")),
+            "{}",
+            show(&o)
+        );
+    }
+    for extra in [
+        "\"--mca\", \"plm_rsh_agent\", \"/tmp/evil\"",
+        "\"-x\", \"LD_PRELOAD=/tmp/evil.so\"",
+        "\"--bind-to\", \"$(id)\"",
+        "\"--prefix\", \"/tmp/evil\"",
+        "\"--launch-agent\", \"/tmp/evil\"",
+    ] {
+        let text = fixed.replace("\"--oversubscribe\"", extra);
+        let plan = write(&d, "bad.yaml", &text);
+        let o = baton(&["check", p(&plan)]);
+        assert_eq!(code(&o), 2, "{extra}: {}", show(&o));
+    }
+    for extra in [
+        "--export=ALL,LD_PRELOAD=/x",
+        "--task-prolog=/tmp/evil",
+        "--chdir=/tmp",
+        "--output=/root/.bashrc",
+    ] {
+        let text = fixed.replace("\"--qos=high\"", &format!("\"{extra}\""));
+        let plan = write(&d, "bad.yaml", &text);
+        let o = baton(&["check", p(&plan)]);
+        assert_eq!(code(&o), 2, "{extra}: {}", show(&o));
+    }
+}

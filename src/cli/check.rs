@@ -7,7 +7,7 @@ use super::{CheckFormat, load_plan};
 pub fn run(plans: &[PathBuf], format: CheckFormat, color: bool) -> anyhow::Result<Exit> {
     let mut exit = Exit::Ok;
     for p in plans {
-        match load_plan(p, color, format) {
+        match load_plan(p, color, format, super::plan_trust()) {
             Some(loaded) => {
                 let jobs = baton::expand::expand(&loaded.plan).total_jobs;
                 baton::stdout::print(&format!(

@@ -10,7 +10,7 @@ pub fn run(
     max_listed: usize,
     color: bool,
 ) -> anyhow::Result<Exit> {
-    let Some(loaded) = load_plan(plan, color, CheckFormat::Human) else {
+    let Some(loaded) = load_plan(plan, color, CheckFormat::Human, super::plan_trust()) else {
         return Ok(Exit::Invalid);
     };
     let expansion = baton::expand::expand(&loaded.plan);

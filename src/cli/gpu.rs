@@ -9,7 +9,9 @@ use baton::runner::{environment, orchestrate, worker};
 /// `baton __worker PLAN --jobs FILE --out PART --gpus N` for `backend: nccl`.
 pub fn local_worker(w: &super::WorkerArgs) -> anyhow::Result<Exit> {
     let nccl_version = libs::preflight()?;
-    let loaded = baton::plan::load_file(&w.plan).map_err(|e| anyhow::anyhow!("{e}"))?;
+    // The `run` that started this worker applied the plan trust policy already.
+    let loaded = baton::plan::load_file_with(&w.plan, baton::plan::Trust::Trusted)
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
     let jobs = super::select_jobs(&loaded.plan, &w.jobs)?;
     let mut results = orchestrate::new_results(&loaded.plan, &w.plan, "run");
     results.environment = environment::capture(&[worker::hostname()]);

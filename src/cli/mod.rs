@@ -22,6 +22,11 @@ struct Cli {
     /// Colour in diagnostics: auto (when stderr is a terminal), always, never.
     #[arg(long, global = true, value_enum, default_value_t = Color::Auto)]
     color: Color,
+    /// Allow the plan keys that run or choose programs (mpirun and Slurm options beyond the vetted
+    /// set, containers, variables such as PATH or LD_PRELOAD). Only for plans whose author you
+    /// trust: see docs/trust.md.
+    #[arg(long, global = true)]
+    trust_plan: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -227,6 +232,9 @@ pub fn main(mpi: Option<MpiEntry>) -> i32 {
             };
         }
     };
+    if cli.trust_plan {
+        TRUST_PLAN.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
     let color = match cli.color {
         Color::Always => true,
         Color::Never => false,
@@ -332,13 +340,26 @@ pub fn select_jobs(
         .collect()
 }
 
+/// `--trust-plan`, set once from the command line before any plan is loaded.
+static TRUST_PLAN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether the user vouched for the plan: commands that run or render it load it this way.
+fn plan_trust() -> baton::plan::Trust {
+    if TRUST_PLAN.load(std::sync::atomic::Ordering::Relaxed) {
+        baton::plan::Trust::Trusted
+    } else {
+        baton::plan::Trust::Data
+    }
+}
+
 /// Loads a plan, printing its diagnostics to stderr; `None` when it is invalid.
 fn load_plan(
     path: &std::path::Path,
     color: bool,
     format: CheckFormat,
+    trust: baton::plan::Trust,
 ) -> Option<baton::plan::Loaded> {
-    match baton::plan::load_file(path) {
+    match baton::plan::load_file_with(path, trust) {
         Ok(loaded) => {
             if !loaded.report.diagnostics.is_empty() {
                 eprint!("{}", diagnostics(&loaded.report, color, format));
@@ -370,7 +391,7 @@ fn load_plan_source(path: &std::path::Path, color: bool) -> Option<(baton::plan:
             return None;
         }
     };
-    match baton::plan::parse_bytes(&name, &bytes) {
+    match baton::plan::parse_bytes_with(&name, &bytes, plan_trust()) {
         Ok(loaded) => {
             if !loaded.report.diagnostics.is_empty() {
                 eprint!("{}", diagnostics(&loaded.report, color, CheckFormat::Human));

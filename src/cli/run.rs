@@ -35,7 +35,7 @@ pub struct Args {
 }
 
 pub fn run(args: &Args, mpi: Option<MpiEntry>, color: bool) -> anyhow::Result<Exit> {
-    let Some(loaded) = load_plan(&args.plan, color, CheckFormat::Human) else {
+    let Some(loaded) = load_plan(&args.plan, color, CheckFormat::Human, super::plan_trust()) else {
         return Ok(Exit::Invalid);
     };
     let expansion = baton::expand::expand(&loaded.plan);

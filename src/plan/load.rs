@@ -13,6 +13,7 @@ use super::loc::{Loc, Node, Pos};
 use super::model::Plan;
 use super::raw::{RawPlan, plan_schema};
 use super::structure;
+use super::trust::{self, Trust};
 
 /// Largest plan file accepted. Real plans are a few KiB; anything near this is a mistake.
 pub const MAX_PLAN_BYTES: usize = 8 * 1024 * 1024;
@@ -37,9 +38,14 @@ pub enum LoadError {
     Invalid(Report),
 }
 
+/// Loads a plan as data: program-running keys are errors (see [`super::trust`]).
 pub fn load_file(path: &Path) -> Result<Loaded, LoadError> {
+    load_file_with(path, Trust::Data)
+}
+
+pub fn load_file_with(path: &Path, trust: Trust) -> Result<Loaded, LoadError> {
     let (name, bytes) = read_file(path)?;
-    parse_bytes(&name, &bytes).map_err(LoadError::Invalid)
+    parse_bytes_with(&name, &bytes, trust).map_err(LoadError::Invalid)
 }
 
 /// The plan file's bytes, bounded by [`MAX_PLAN_BYTES`] actually read; an oversized plan is a
@@ -127,8 +133,12 @@ fn pos_of_byte(text: &[u8], at: usize) -> Pos {
     }
 }
 
-/// Parses and checks plan bytes (UTF-8 YAML). `file` names it in diagnostics.
+/// Parses and checks plan bytes (UTF-8 YAML) as data. `file` names it in diagnostics.
 pub fn parse_bytes(file: &str, bytes: &[u8]) -> Result<Loaded, Report> {
+    parse_bytes_with(file, bytes, Trust::Data)
+}
+
+pub fn parse_bytes_with(file: &str, bytes: &[u8], trust: Trust) -> Result<Loaded, Report> {
     if bytes.len() > MAX_PLAN_BYTES {
         let mut r = Report::new(file, "");
         r.push(too_big(&bytes.len().to_string()));
@@ -155,7 +165,7 @@ pub fn parse_bytes(file: &str, bytes: &[u8]) -> Result<Loaded, Report> {
             return Err(r);
         }
     };
-    parse_str(file, text)
+    parse_str_with(file, text, trust)
 }
 
 /// Stack for parsing a plan. The YAML deserializer recurses once per nesting level, with frames
@@ -164,24 +174,28 @@ pub fn parse_bytes(file: &str, bytes: &[u8]) -> Result<Loaded, Report> {
 /// whether hostile nesting ends in a diagnostic or in an abort.
 const PARSE_STACK_BYTES: usize = 16 << 20;
 
-/// Parses and checks plan text. `file` names it in diagnostics.
+/// Parses and checks plan text as data. `file` names it in diagnostics.
 pub fn parse_str(file: &str, text: &str) -> Result<Loaded, Report> {
+    parse_str_with(file, text, Trust::Data)
+}
+
+pub fn parse_str_with(file: &str, text: &str, trust: Trust) -> Result<Loaded, Report> {
     std::thread::scope(|scope| {
         let parse = std::thread::Builder::new()
             .name("baton-plan-parse".into())
             .stack_size(PARSE_STACK_BYTES)
-            .spawn_scoped(scope, || parse_on_this_stack(file, text));
+            .spawn_scoped(scope, || parse_on_this_stack(file, text, trust));
         match parse {
             Ok(handle) => handle
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
             // No thread to be had (a process at its thread limit): the caller's stack it is.
-            Err(_) => parse_on_this_stack(file, text),
+            Err(_) => parse_on_this_stack(file, text, trust),
         }
     })
 }
 
-fn parse_on_this_stack(file: &str, text: &str) -> Result<Loaded, Report> {
+fn parse_on_this_stack(file: &str, text: &str, trust: Trust) -> Result<Loaded, Report> {
     let mut report = Report::new(file, text);
     if let Some(i) =
         text.find(|c: char| c == '\0' || (c.is_control() && !matches!(c, '\n' | '\r' | '\t')))
@@ -234,13 +248,18 @@ fn parse_on_this_stack(file: &str, text: &str) -> Result<Loaded, Report> {
             return Err(report);
         }
     };
+    let untrusted = match trust {
+        Trust::Data => trust::review(&raw),
+        Trust::Trusted => Vec::new(),
+    };
     match check::check(raw, text) {
-        Ok((plan, warnings)) => {
+        Ok((plan, warnings)) if untrusted.is_empty() => {
             report.diagnostics = warnings;
             Ok(Loaded { plan, report })
         }
-        Err(diags) => {
-            report.diagnostics = diags;
+        Ok((_, diags)) | Err(diags) => {
+            report.diagnostics = untrusted;
+            report.diagnostics.extend(diags);
             Err(report)
         }
     }
