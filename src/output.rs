@@ -153,19 +153,6 @@ pub fn refuse_inputs<'a>(
     Ok(())
 }
 
-/// Opens `path` for reading when it is a regular file: a FIFO would block forever and a device
-/// never ends, so both are refused before any byte is read.
-pub fn open_regular(path: &Path) -> std::io::Result<std::fs::File> {
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)?;
-    if !f.metadata()?.is_file() {
-        return Err(std::io::Error::other("not a regular file"));
-    }
-    Ok(f)
-}
-
 fn parent(path: &Path) -> PathBuf {
     match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),

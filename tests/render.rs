@@ -145,8 +145,10 @@ env:
         ),
         "    sizes: [8]\n",
     );
+    // Hostile container and mpirun values are refused unless trusted (tests/trust.rs); trusted,
+    // they still reach the script only quoted.
     let q = "'it'\\''s \"$(touch /tmp/x)\" `id` ${HOME}'";
-    let sbatch = dry_run(&plan, &["-t", "slurm"]);
+    let sbatch = dry_run(&plan, &["--trust-plan", "-t", "slurm"]);
     for line in [
         "#SBATCH --partition=\"it's \\\"$(touch /tmp/x)\\\" `id` ${HOME}\"\n".to_string(),
         "#SBATCH --account=acct\n".into(),
@@ -169,7 +171,7 @@ env:
         !sbatch.contains("--gpus-per-node"),
         "mpi plans need no GPUs"
     );
-    let srun = dry_run(&plan, &["-t", "srun"]);
+    let srun = dry_run(&plan, &["--trust-plan", "-t", "srun"]);
     for line in [
         format!("    alloc+=(--partition={q})\n"),
         "    alloc+=(--account='acct')\n".to_string(),
@@ -178,7 +180,7 @@ env:
     ] {
         assert!(srun.contains(&line), "missing {line:?} in\n{srun}");
     }
-    let mpirun = dry_run(&plan, &["-t", "mpirun"]);
+    let mpirun = dry_run(&plan, &["--trust-plan", "-t", "mpirun"]);
     assert!(
         mpirun.contains(&format!("mpirun_args+=('--mca' {q})\n")),
         "{mpirun}"
@@ -407,8 +409,17 @@ env: { NCCL_A: \"1\" }
 ",
     );
     let out = d.join("scripts");
-    render(&plan, &["-t", "slurm,srun,mpirun", "-o", p(&out)], 0);
+    // Containers need --trust-plan, which the scripts then pass to their own baton-mpi.
+    render(
+        &plan,
+        &["--trust-plan", "-t", "slurm,srun,mpirun", "-o", p(&out)],
+        0,
+    );
     for f in ["lint.sbatch", "lint-srun.sh", "lint-mpirun.sh"] {
+        assert!(
+            common::read(&out.join(f)).contains("run \"$plan\" --trust-plan --env-set"),
+            "{f}"
+        );
         let r = std::process::Command::new("shellcheck")
             .args(["-s", "bash"])
             .arg(out.join(f))

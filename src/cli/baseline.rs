@@ -70,7 +70,7 @@ pub fn save(results: &[PathBuf], out: &Path, force: bool) -> anyhow::Result<Exit
         }
     }
     if let Err(e) = baton::results::write_atomic(out, &merged) {
-        eprintln!("error: {e}");
+        eprintln!("error: {}", baton::stdout::visible(&e.to_string()));
         return Ok(Exit::Runtime);
     }
     baton::stdout::print(&format!(

@@ -12,7 +12,7 @@ pub fn run(
 ) -> anyhow::Result<Exit> {
     let mut exit = Exit::Ok;
     for p in plans {
-        match load_plan(p, color, format) {
+        match load_plan(p, color, format, super::plan_trust()) {
             Some(loaded) => {
                 let Some(sets) = node_sets(&loaded.plan, p, nodes) else {
                     exit = Exit::Invalid;

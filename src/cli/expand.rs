@@ -11,7 +11,7 @@ pub fn run(
     nodes: Option<&str>,
     color: bool,
 ) -> anyhow::Result<Exit> {
-    let Some(loaded) = load_plan(plan, color, CheckFormat::Human) else {
+    let Some(loaded) = load_plan(plan, color, CheckFormat::Human, super::plan_trust()) else {
         return Ok(Exit::Invalid);
     };
     let Some(sets) = node_sets(&loaded.plan, plan, nodes) else {

@@ -23,7 +23,10 @@ pub fn baseline_for(
                 results: Box::new(r),
             },
             Err(e) => {
-                eprintln!("error: --baseline: {e}");
+                eprintln!(
+                    "error: --baseline: {}",
+                    baton::stdout::visible(&e.to_string())
+                );
                 return Err(Exit::Invalid);
             }
         },
@@ -55,12 +58,12 @@ pub(super) fn read_results(paths: &[PathBuf]) -> Result<Vec<(String, Results)>, 
             baton::results::read(p)
                 .map(|r| (p.display().to_string(), r))
                 .map_err(|e| {
-                    eprintln!("error: {e}");
+                    eprintln!("error: {}", baton::stdout::visible(&e.to_string()));
                     if looks_like_a_log(p) {
                         eprintln!(
                             "hint: {} looks like an nccl-tests log; turn it into results first: baton ingest {} -o results.json",
-                            p.display(),
-                            p.display()
+                            baton::stdout::visible(&p.display().to_string()),
+                            baton::stdout::visible(&p.display().to_string())
                         );
                     }
                     Exit::Invalid
@@ -77,7 +80,14 @@ fn graded(
     baseline: Option<&Path>,
     color: bool,
 ) -> Result<Grade, Exit> {
-    let loaded = load_plan(plan_path, color, CheckFormat::Human).ok_or(Exit::Invalid)?;
+    // Grading runs nothing from the plan: a plan CI would refuse to run still grades.
+    let loaded = load_plan(
+        plan_path,
+        color,
+        CheckFormat::Human,
+        baton::plan::Trust::Trusted,
+    )
+    .ok_or(Exit::Invalid)?;
     let files = read_results(results)?;
     let base = baseline_for(plan_path, &loaded.plan, baseline)?;
     let plan_file = plan_path.display().to_string();
@@ -101,13 +111,13 @@ pub fn emit(
     let input = ReportInput { grade: g };
     let text = String::from_utf8_lossy(&TextExporter.export(&input)?).into_owned();
     if text_on_stderr {
-        eprint!("{text}");
+        eprint!("{}", baton::stdout::visible(&text));
     } else {
         baton::stdout::print(&text)?;
     }
     let say = |line: String| -> std::io::Result<()> {
         if text_on_stderr {
-            eprintln!("{line}");
+            eprintln!("{}", baton::stdout::visible(&line));
             Ok(())
         } else {
             baton::stdout::print(&format!("{line}\n"))
@@ -191,14 +201,12 @@ pub fn report(
 
 /// Whether `p` starts like nccl-tests output (text or `-J` JSON) rather than a results file.
 fn looks_like_a_log(p: &Path) -> bool {
-    use std::io::Read;
-    let mut head = vec![0u8; 4096];
-    let n = std::fs::File::open(p)
-        .and_then(|mut f| f.read(&mut head))
-        .unwrap_or(0);
-    let text = String::from_utf8_lossy(&head[..n]);
-    text.contains("# nThread")
-        || text.contains("#  Rank")
-        || text.contains("# Collective test starting")
-        || text.contains("\"nccl_tests_version\"")
+    let Ok(bytes) = baton::input::read_bounded(p, baton::ingest::MAX_LOG_BYTES, "log") else {
+        return false;
+    };
+    let head = String::from_utf8_lossy(&bytes[..bytes.len().min(4096)]);
+    head.contains("# nThread")
+        || head.contains("#  Rank")
+        || head.contains("# Collective test starting")
+        || head.contains("\"nccl_tests_version\"")
 }

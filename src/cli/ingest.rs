@@ -14,7 +14,7 @@ pub fn run(logs: &[PathBuf], out: &Path, job: Option<&str>) -> anyhow::Result<Ex
         match read_log(p) {
             Ok(b) => contents.push((name, b)),
             Err(e) => {
-                eprintln!("error: cannot read log {name}: {e}");
+                eprintln!("error: {}", baton::stdout::visible(&e.to_string()));
                 return Ok(Exit::Invalid);
             }
         }
@@ -26,12 +26,12 @@ pub fn run(logs: &[PathBuf], out: &Path, job: Option<&str>) -> anyhow::Result<Ex
     let ingested = match ingest(&inputs, job) {
         Ok(i) => i,
         Err(e) => {
-            eprintln!("error: {e}");
+            eprintln!("error: {}", baton::stdout::visible(&e.to_string()));
             return Ok(Exit::Invalid);
         }
     };
     for w in &ingested.warnings {
-        eprintln!("warning: {w}");
+        eprintln!("warning: {}", baton::stdout::visible(&w.to_string()));
     }
     if let Err(e) = baton::results::write_atomic(out, &ingested.results) {
         eprintln!("error: {e}");
@@ -58,17 +58,6 @@ pub fn run(logs: &[PathBuf], out: &Path, job: Option<&str>) -> anyhow::Result<Ex
     Ok(Exit::Ok)
 }
 
-fn read_log(p: &Path) -> std::io::Result<Vec<u8>> {
-    let meta = std::fs::metadata(p)?;
-    if meta.is_dir() {
-        return Err(std::io::Error::other("it is a directory"));
-    }
-    if meta.len() > MAX_LOG_BYTES as u64 {
-        return Err(std::io::Error::other(format!(
-            "{} bytes; logs are limited to {} MiB",
-            meta.len(),
-            MAX_LOG_BYTES >> 20
-        )));
-    }
-    std::fs::read(p)
+fn read_log(p: &Path) -> Result<Vec<u8>, baton::input::ReadError> {
+    baton::input::read_bounded(p, MAX_LOG_BYTES, "log")
 }

@@ -22,6 +22,11 @@ struct Cli {
     /// Colour in diagnostics: auto (when stderr is a terminal), always, never.
     #[arg(long, global = true, value_enum, default_value_t = Color::Auto)]
     color: Color,
+    /// Allow the plan keys that run or choose programs (mpirun and Slurm options beyond the vetted
+    /// set, containers, variables such as PATH or LD_PRELOAD). Only for plans whose author you
+    /// trust: see docs/trust.md.
+    #[arg(long, global = true)]
+    trust_plan: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -252,6 +257,9 @@ pub fn main(mpi: Option<MpiEntry>) -> i32 {
             };
         }
     };
+    if cli.trust_plan {
+        TRUST_PLAN.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
     let color = match cli.color {
         Color::Always => true,
         Color::Never => false,
@@ -342,7 +350,7 @@ pub fn main(mpi: Option<MpiEntry>) -> i32 {
     match outcome {
         Ok(exit) => exit.code(),
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", baton::stdout::visible(&format!("{e:#}")));
             Exit::Runtime.code()
         }
     }
@@ -353,7 +361,9 @@ pub fn main(mpi: Option<MpiEntry>) -> i32 {
 pub fn worker_plan(
     w: &WorkerArgs,
 ) -> anyhow::Result<(baton::plan::Plan, Vec<baton::expand::Job>, String)> {
-    let loaded = baton::plan::load_file(&w.plan).map_err(|e| anyhow::anyhow!("{e}"))?;
+    // The `run` that started this worker applied the plan trust policy already.
+    let loaded = baton::plan::load_file_with(&w.plan, baton::plan::Trust::Trusted)
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
     let hash =
         baton::expand::plan_identity(&loaded.plan, &baton::expand::expand(&loaded.plan).jobs);
     anyhow::ensure!(
@@ -372,9 +382,9 @@ pub fn select_jobs(
     ids_file: &std::path::Path,
 ) -> anyhow::Result<Vec<baton::expand::Job>> {
     use anyhow::Context;
-    let text = std::fs::read_to_string(ids_file)
-        .with_context(|| format!("cannot read {}", ids_file.display()))?;
-    let ids: Vec<String> = serde_json::from_str(&text)
+    // A list of job IDs is no bigger than the plan that names them.
+    let text = baton::input::read_bounded(ids_file, baton::plan::MAX_PLAN_BYTES, "job list")?;
+    let ids: Vec<String> = serde_json::from_slice(&text)
         .with_context(|| format!("{}: not a JSON list of job IDs", ids_file.display()))?;
     let all = baton::expand::expand(plan).jobs;
     ids.iter()
@@ -387,13 +397,26 @@ pub fn select_jobs(
         .collect()
 }
 
+/// `--trust-plan`, set once from the command line before any plan is loaded.
+static TRUST_PLAN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether the user vouched for the plan: commands that run or render it load it this way.
+fn plan_trust() -> baton::plan::Trust {
+    if TRUST_PLAN.load(std::sync::atomic::Ordering::Relaxed) {
+        baton::plan::Trust::Trusted
+    } else {
+        baton::plan::Trust::Data
+    }
+}
+
 /// Loads a plan, printing its diagnostics to stderr; `None` when it is invalid.
 fn load_plan(
     path: &std::path::Path,
     color: bool,
     format: CheckFormat,
+    trust: baton::plan::Trust,
 ) -> Option<baton::plan::Loaded> {
-    match baton::plan::load_file(path) {
+    match baton::plan::load_file_with(path, trust) {
         Ok(loaded) => {
             if !loaded.report.diagnostics.is_empty() {
                 eprint!("{}", diagnostics(&loaded.report, color, format));
@@ -405,7 +428,7 @@ fn load_plan(
             None
         }
         Err(e) => {
-            eprintln!("error: {e}");
+            eprintln!("error: {}", baton::stdout::visible(&e.to_string()));
             None
         }
     }
@@ -508,14 +531,18 @@ fn node_sets_not_runnable(
 /// Loads a plan like [`load_plan`] and also returns the text it was checked from, for commands
 /// that carry the plan elsewhere (`render` puts it inside scripts).
 fn load_plan_source(path: &std::path::Path, color: bool) -> Option<(baton::plan::Loaded, String)> {
-    let too_big =
-        std::fs::metadata(path).is_ok_and(|m| m.len() > baton::plan::MAX_PLAN_BYTES as u64);
-    let bytes = match std::fs::read(path) {
-        Ok(b) if !too_big => b,
-        // Unreadable or oversized: loading the file again reports why, exactly as `check` does.
-        _ => return load_plan(path, color, CheckFormat::Human).and(None),
+    let (name, bytes) = match baton::plan::read_file(path) {
+        Ok(b) => b,
+        Err(baton::plan::LoadError::Invalid(report)) => {
+            eprint!("{}", diagnostics(&report, color, CheckFormat::Human));
+            return None;
+        }
+        Err(e) => {
+            eprintln!("error: {}", baton::stdout::visible(&e.to_string()));
+            return None;
+        }
     };
-    match baton::plan::parse_bytes(&path.display().to_string(), &bytes) {
+    match baton::plan::parse_bytes_with(&name, &bytes, plan_trust()) {
         Ok(loaded) => {
             if !loaded.report.diagnostics.is_empty() {
                 eprint!("{}", diagnostics(&loaded.report, color, CheckFormat::Human));

@@ -43,7 +43,7 @@ impl baton::runner::progress::Progress for Bar {
     fn line(&self, line: &str, stderr: bool) {
         self.0.suspend(|| {
             if stderr {
-                eprintln!("{line}");
+                eprintln!("{}", baton::stdout::visible(line));
             } else {
                 let _ = baton::stdout::print(&format!("{line}\n"));
             }

@@ -67,6 +67,7 @@ pub fn run(args: &Args, color: bool) -> anyhow::Result<Exit> {
         jobs: &jobs,
         baton: &baton,
         baton_mpi: &baton_mpi,
+        trust: super::plan_trust(),
     };
     let scripts = match baton::render::render(&input, &args.targets, args.templates.as_deref()) {
         Ok(s) => s,

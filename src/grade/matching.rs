@@ -247,7 +247,12 @@ fn by_attributes(jobs: &[Job], r: &JobResult) -> Vec<usize> {
             jobs[i]
                 .env
                 .iter()
-                .all(|(k, v)| r.env.get(k).is_none_or(|rv| rv == v))
+                // A results file holds a secret's value redacted: compare it redacted.
+                .all(|(k, v)| {
+                    r.env
+                        .get(k)
+                        .is_none_or(|rv| rv == crate::secrets::value(k, v))
+                })
         })
         .collect();
     if agree.is_empty() { fits } else { agree }

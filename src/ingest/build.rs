@@ -2,10 +2,13 @@
 //! repeat, every row placed at its requested size. The rank count n comes from the device list,
 //! because busbw and the chunked sizes depend on it.
 
+use std::collections::HashMap;
+use std::rc::Rc;
+
 use indexmap::IndexMap;
 
 use super::log::{Log, LogRow, Warning};
-use super::sweep::Mapper;
+use super::sweep::{Mapper, Printed};
 use crate::collective::{Collective, Dtype, RedOp};
 use crate::plan::{Average, Backend, InPlace};
 use crate::results::{
@@ -53,8 +56,12 @@ pub fn jobs(log: &Log, collective: Collective, warnings: &mut Vec<Warning>) -> V
     }
     let mut off_sweep = 0usize;
     let mut out = Vec::new();
+    let mut printed: HashMap<Dtype, Rc<Printed>> = HashMap::new();
     for ((dtype, op, root), rows) in blocks {
-        let mut mapper = Mapper::new(sweep.as_ref(), collective, dtype, n);
+        let p = printed
+            .entry(dtype)
+            .or_insert_with(|| Rc::new(Printed::new(sweep.as_ref(), collective, dtype, n)));
+        let mut mapper = Mapper::new(Rc::clone(p));
         let mut repeats: Vec<Repeat> = Vec::new();
         for r in rows {
             let placed = mapper.place(r.size, r.count);

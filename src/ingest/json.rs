@@ -2,6 +2,8 @@
 //! a document nccl-tests closed early (no `end_time`) or, after a hard crash, one cut mid-value;
 //! both yield the rows they hold.
 
+use std::collections::HashSet;
+
 use serde_json::Value;
 
 use super::log::{
@@ -71,9 +73,10 @@ pub fn parse(source: &str, text: &str) -> Result<(Log, Vec<Warning>), JsonError>
     if let Some(env) = obj.get("env").and_then(Value::as_array) {
         for kv in env.iter().filter_map(Value::as_str) {
             if let Some((k, v)) = kv.split_once('=')
-                && shapes_results(k)
+                && crate::secrets::recorded(k)
             {
-                log.env.insert(k.to_string(), v.to_string());
+                log.env
+                    .insert(k.to_string(), crate::secrets::value(k, v).to_string());
             }
         }
     }
@@ -110,7 +113,9 @@ pub fn parse(source: &str, text: &str) -> Result<(Log, Vec<Warning>), JsonError>
             );
         }
         if let Some(devs) = c.get("devices").and_then(Value::as_array) {
-            log.devices = devices(devs, log.header.as_ref());
+            for d in devices(devs, log.header.as_ref()) {
+                log.add_device(d);
+            }
         }
     }
     let results = obj.get("results").and_then(Value::as_array);
@@ -158,15 +163,11 @@ pub fn parse(source: &str, text: &str) -> Result<(Log, Vec<Warning>), JsonError>
     Ok((log, warnings))
 }
 
-/// Variables worth keeping from rank 0's environment: the ones that change results.
-fn shapes_results(k: &str) -> bool {
-    k.starts_with("NCCL_") || k.starts_with("CUDA_") || k == "NVIDIA_VISIBLE_DEVICES"
-}
-
 /// `devices` holds each process's first GPU; its other GPUs follow it (rank + i, device + i).
 fn devices(devs: &[Value], header: Option<&Header>) -> Vec<Device> {
     let per_proc = header.map_or(1, |h| (h.nthreads as u64 * h.ngpus as u64).max(1));
     let mut out: Vec<Device> = Vec::new();
+    let mut seen: HashSet<u64> = HashSet::new();
     for d in devs.iter().filter_map(Value::as_object) {
         let u = |k: &str| d.get(k).and_then(Value::as_u64);
         let (Some(rank), Some(device)) =
@@ -178,7 +179,12 @@ fn devices(devs: &[Value], header: Option<&Header>) -> Vec<Device> {
             let Some(r) = rank.checked_add(i) else {
                 break;
             };
-            if out.iter().any(|x| x.rank == r) {
+            // No run has more ranks than a plan may (a hostile `per_proc` × `devices` would
+            // otherwise allocate without bound).
+            if out.len() >= crate::plan::MAX_RANKS as usize {
+                break;
+            }
+            if !seen.insert(r) {
                 continue;
             }
             out.push(Device {

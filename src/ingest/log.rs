@@ -1,6 +1,8 @@
 //! What one nccl-tests log states, whichever format it came in: the common ground of the text and
 //! JSON readers, before it becomes results.
 
+use std::collections::{HashMap, HashSet};
+
 use indexmap::IndexMap;
 
 use super::sweep::Sweep;
@@ -33,6 +35,24 @@ pub struct Log {
     pub debug_lines: usize,
     /// The first row holding a number no run can print: its line and why.
     pub impossible: Option<(usize, String)>,
+    /// `# Rank` lines that repeat a rank already listed.
+    pub duplicate_ranks: usize,
+    /// Lookups over `devices` and `transports`, so that a log of millions of lines ingests in
+    /// time linear in its lines.
+    index: Index,
+}
+
+/// What makes two transport lines the same link: NCCL prints each from both ends.
+type LinkKey = (u32, u64, u64, String, Option<String>);
+
+#[derive(Debug, Clone, Default)]
+struct Index {
+    links: HashSet<LinkKey>,
+    ranks: HashSet<u64>,
+    /// Positions in `devices` of each (host, CUDA device), in order.
+    by_gpu: HashMap<(String, u32), Vec<usize>>,
+    /// Some device has a split color other than 0.
+    split: bool,
 }
 
 impl Log {
@@ -61,16 +81,47 @@ impl Log {
     /// Adds a transport link unless the same link is already known (NCCL prints each connection
     /// once from the sender and once from the receiver).
     pub fn add_transport(&mut self, link: TransportLink) {
-        let dup = self.transports.iter().any(|t| {
-            t.channel == link.channel
-                && t.from_rank == link.from_rank
-                && t.to_rank == link.to_rank
-                && t.detail == link.detail
-                && t.comm == link.comm
-        });
-        if !dup {
+        let key = (
+            link.channel,
+            link.from_rank,
+            link.to_rank,
+            link.detail.clone(),
+            link.comm.clone(),
+        );
+        if self.index.links.insert(key) {
             self.transports.push(link);
         }
+    }
+
+    /// Adds a device unless its rank is already listed; false when it was.
+    pub fn add_device(&mut self, d: Device) -> bool {
+        if !self.index.ranks.insert(d.rank) {
+            return false;
+        }
+        self.index.split |= d.group != 0;
+        self.index
+            .by_gpu
+            .entry((d.host.clone(), d.device))
+            .or_default()
+            .push(self.devices.len());
+        self.devices.push(d);
+        true
+    }
+
+    /// The first listed device on `host` with CUDA device `device` whose pid fits `pid` (either
+    /// unknown matches).
+    pub fn device_at(&self, host: &str, device: u32, pid: Option<u32>) -> Option<&Device> {
+        self.index
+            .by_gpu
+            .get(&(host.to_string(), device))?
+            .iter()
+            .map(|&i| &self.devices[i])
+            .find(|d| pid.is_none() || d.pid.is_none() || d.pid == pid)
+    }
+
+    /// Whether the run was split: some device has a group other than 0.
+    pub fn is_split(&self) -> bool {
+        self.index.split
     }
 }
 

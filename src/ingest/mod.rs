@@ -13,6 +13,8 @@ mod sanity;
 mod sweep;
 mod text;
 
+use std::collections::HashSet;
+
 use indexmap::IndexMap;
 
 pub use debug::class_satisfies;
@@ -132,9 +134,7 @@ pub fn ingest(logs: &[LogInput<'_>], label: Option<&str>) -> Result<Ingested, In
     };
     for d in &debug_only {
         for j in &mut jobs {
-            for t in &d.transports {
-                add_link(&mut j.transports, t.clone());
-            }
+            add_links(&mut j.transports, d.transports.iter().cloned());
             for (k, v) in &d.env {
                 j.env.entry(k.clone()).or_insert_with(|| v.clone());
             }
@@ -193,9 +193,24 @@ fn parse_one(input: &LogInput<'_>, warnings: &mut Vec<Warning>) -> Result<Log, I
     Ok(log)
 }
 
-fn add_link(links: &mut Vec<TransportLink>, link: TransportLink) {
-    if !links.contains(&link) {
-        links.push(link);
+/// Appends the links of `more` that `links` does not hold yet, in time linear in both.
+fn add_links(links: &mut Vec<TransportLink>, more: impl IntoIterator<Item = TransportLink>) {
+    let key = |t: &TransportLink| {
+        (
+            t.channel,
+            t.from_rank,
+            t.to_rank,
+            t.transport.clone(),
+            t.detail.clone(),
+            t.host.clone(),
+            t.comm.clone(),
+        )
+    };
+    let mut seen: HashSet<_> = links.iter().map(key).collect();
+    for t in more {
+        if seen.insert(key(&t)) {
+            links.push(t);
+        }
     }
 }
 
@@ -241,9 +256,7 @@ fn merge_labelled(label: &str, jobs: Vec<JobResult>) -> Result<JobResult, Ingest
             r.index = first.repeats.len() as u32;
             first.repeats.push(r);
         }
-        for t in j.transports {
-            add_link(&mut first.transports, t);
-        }
+        add_links(&mut first.transports, j.transports);
         for (k, v) in j.env {
             first.env.entry(k).or_insert(v);
         }
@@ -268,14 +281,17 @@ fn worse(a: JobStatus, b: JobStatus) -> JobStatus {
 }
 
 fn unique_ids(jobs: &mut [JobResult]) {
-    let mut seen: std::collections::HashSet<String> = std::collections::HashSet::new();
+    let mut seen: HashSet<String> = HashSet::new();
+    // The next suffix to try per ID, so that N equal IDs cost N steps, not N².
+    let mut next: std::collections::HashMap<String, u64> = std::collections::HashMap::new();
     for j in jobs {
         if !seen.insert(j.id.clone()) {
-            let mut k = 2;
+            let k = next.entry(j.id.clone()).or_insert(2);
             while !seen.insert(format!("{}#{k}", j.id)) {
-                k += 1;
+                *k += 1;
             }
             j.id = format!("{}#{k}", j.id);
+            *k += 1;
         }
     }
 }

@@ -4,6 +4,9 @@
 //! chunked collectives is the request divided among ranks and rounded down to 16 bytes per rank.
 //! Walking the announced sweep in order recovers the request without guessing.
 
+use std::collections::HashMap;
+use std::rc::Rc;
+
 use crate::collective::{Collective, Dtype};
 
 /// Most sizes generated from one header; a real sweep has a few dozen, a hostile header billions.
@@ -47,14 +50,27 @@ impl Sweep {
     }
 }
 
-/// Maps printed rows of one block (one dtype/op/root) back to requested sizes and repeats.
-pub struct Mapper {
+/// The requested sizes of a sweep and where each printed (size, count) pair sits in it, for one
+/// collective, dtype and rank count: shared by every block of that dtype, so that placing a row
+/// costs a lookup, not a walk over up to [`MAX_SIZES`] sizes.
+pub struct Printed {
     sizes: Vec<u64>,
-    collective: Collective,
-    dtype: Dtype,
-    n: u64,
-    /// Index in `sizes` of the previous row, to find the next one after it.
-    cursor: Option<usize>,
+    /// Ascending indices in `sizes` of each printed (size, count).
+    at: HashMap<(u64, u64), Vec<usize>>,
+}
+
+impl Printed {
+    pub fn new(sweep: Option<&Sweep>, collective: Collective, dtype: Dtype, n: u64) -> Self {
+        let sizes = sweep.map(Sweep::sizes).unwrap_or_default();
+        let mut at: HashMap<(u64, u64), Vec<usize>> = HashMap::new();
+        for (i, &s) in sizes.iter().enumerate() {
+            let c = collective.counts(s, dtype, n);
+            at.entry((c.size_bytes(dtype), c.param))
+                .or_default()
+                .push(i);
+        }
+        Printed { sizes, at }
+    }
 }
 
 /// Where a printed row sits in the sweep.
@@ -68,50 +84,42 @@ pub struct Placed {
     pub in_sweep: bool,
 }
 
+/// Maps printed rows of one block (one dtype/op/root) back to requested sizes and repeats.
+pub struct Mapper {
+    printed: Rc<Printed>,
+    /// Index in `sizes` of the previous row, to find the next one after it.
+    cursor: Option<usize>,
+}
+
 impl Mapper {
-    pub fn new(sweep: Option<&Sweep>, collective: Collective, dtype: Dtype, n: u64) -> Self {
+    pub fn new(printed: Rc<Printed>) -> Self {
         Mapper {
-            sizes: sweep.map(Sweep::sizes).unwrap_or_default(),
-            collective,
-            dtype,
-            n,
+            printed,
             cursor: None,
         }
     }
 
-    fn printed(&self, requested: u64) -> (u64, u64) {
-        let c = self.collective.counts(requested, self.dtype, self.n);
-        (c.size_bytes(self.dtype), c.param)
-    }
-
-    /// Places a row printed with `size` and `count`.
+    /// Places a row printed with `size` and `count`: the first place in the sweep after the
+    /// previous row, else the first from the start (a new pass).
     pub fn place(&mut self, size: u64, count: u64) -> Placed {
         let start = self.cursor.map_or(0, |c| c + 1);
-        let hit = |m: &Self, range: std::ops::Range<usize>| {
-            range
-                .into_iter()
-                .find(|&i| m.printed(m.sizes[i]) == (size, count))
-        };
-        if let Some(i) = hit(self, start..self.sizes.len()) {
-            self.cursor = Some(i);
+        let Some(at) = self.printed.at.get(&(size, count)) else {
             return Placed {
-                requested: self.sizes[i],
+                requested: size,
                 new_repeat: false,
-                in_sweep: true,
+                in_sweep: false,
             };
-        }
-        if let Some(i) = hit(self, 0..start.min(self.sizes.len())) {
-            self.cursor = Some(i);
-            return Placed {
-                requested: self.sizes[i],
-                new_repeat: true,
-                in_sweep: true,
-            };
-        }
+        };
+        let after = at.partition_point(|&i| i < start);
+        let (i, new_repeat) = match at.get(after) {
+            Some(&i) => (i, false),
+            None => (at[0], true),
+        };
+        self.cursor = Some(i);
         Placed {
-            requested: size,
-            new_repeat: false,
-            in_sweep: false,
+            requested: self.printed.sizes[i],
+            new_repeat,
+            in_sweep: true,
         }
     }
 }
@@ -156,7 +164,12 @@ mod tests {
             max: 1 << 30,
             step: Step::Factor(4),
         };
-        let mut m = Mapper::new(Some(&sweep), Collective::AllGather, Dtype::Float, 2);
+        let mut m = Mapper::new(Rc::new(Printed::new(
+            Some(&sweep),
+            Collective::AllGather,
+            Dtype::Float,
+            2,
+        )));
         assert_eq!(m.place(0, 0).requested, 8);
         assert_eq!(m.place(32, 4).requested, 32);
         let p = m.place(128, 16);

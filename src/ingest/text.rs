@@ -10,6 +10,8 @@ use super::sweep::{Step, Sweep};
 use crate::collective::{Dtype, RedOp};
 use crate::results::{Cell, ErrorKind, JobError};
 
+/// Most variables one log may state (`… set by environment to …`).
+const MAX_ENV: usize = 1000;
 /// How many unrecognised lines are quoted in the warning (all are counted).
 const QUOTED_UNKNOWN: usize = 3;
 
@@ -131,11 +133,9 @@ pub(super) fn apply_debug(log: &mut Log, d: DebugLine) {
     match d {
         DebugLine::Transport(origin, mut link) => {
             // In a split run each group has its own communicator numbered from 0: say which.
-            if let Some(dev) = log.devices.iter().find(|dv| {
-                Some(dv.device) == origin.device
-                    && dv.host == origin.host
-                    && (origin.pid.is_none() || dv.pid.is_none() || dv.pid == origin.pid)
-            }) && log.devices.iter().any(|d| d.group != 0)
+            if log.is_split()
+                && let Some(device) = origin.device
+                && let Some(dev) = log.device_at(&origin.host, device, origin.pid)
             {
                 link.comm = Some(format!("group {}", dev.group));
             }
@@ -150,7 +150,9 @@ pub(super) fn apply_debug(log: &mut Log, d: DebugLine) {
         DebugLine::CudaDriver(v) => {
             log.cuda_version.get_or_insert(v);
         }
-        DebugLine::EnvSet(k, v) => {
+        // NCCL has a few hundred variables; a log claiming more is not worth recording.
+        DebugLine::EnvSet(k, v) if log.env.len() < MAX_ENV || log.env.contains_key(&k) => {
+            let v = crate::secrets::value(&k, &v).to_string();
             log.env.insert(k, v);
         }
         DebugLine::Warn(m) => {
@@ -160,7 +162,7 @@ pub(super) fn apply_debug(log: &mut Log, d: DebugLine) {
                     .push(error(ErrorKind::Nccl, format!("NCCL WARN {m}")));
             }
         }
-        DebugLine::Other => {}
+        DebugLine::EnvSet(..) | DebugLine::Other => {}
     }
 }
 
@@ -232,17 +234,19 @@ fn header_line(log: &mut Log, c: &str, n: usize, warnings: &mut Vec<Warning>) ->
     }
     if let Some(rest) = c.strip_prefix("Rank") {
         if let Some(d) = parse_device(rest) {
-            if log.devices.iter().any(|x| x.rank == d.rank) {
-                warnings.push(Warning {
-                    source: log.source.clone(),
-                    line: Some(n),
-                    message: format!(
-                        "rank {} is listed twice: a non-MPI build or a broken MPI wire-up runs every process alone",
-                        d.rank
-                    ),
-                });
-            } else {
-                log.devices.push(d);
+            // A million duplicate lines get ten warnings, not a million.
+            let rank = d.rank;
+            if !log.add_device(d) {
+                log.duplicate_ranks += 1;
+                if log.duplicate_ranks <= 10 {
+                    warnings.push(Warning {
+                        source: log.source.clone(),
+                        line: Some(n),
+                        message: format!(
+                            "rank {rank} is listed twice: a non-MPI build or a broken MPI wire-up runs every process alone"
+                        ),
+                    });
+                }
             }
         }
         return true;

@@ -120,13 +120,27 @@ impl Report {
         let hidden = sorted.len().saturating_sub(MAX_SHOWN);
         sorted.truncate(MAX_SHOWN);
         let mut out = String::new();
+        // A plan's text goes to a terminal here: its control characters must not act there.
+        let source = same_length_visible(&self.source);
+        let file = crate::stdout::visible(&self.file);
         for d in sorted {
-            out.push_str(&format!("{}: {}\n", level_word(d.level), self.locate(d)));
+            let shown = |s: &String| crate::stdout::visible(s).into_owned();
+            let d = &Diagnostic {
+                message: shown(&d.message),
+                label: d.label.as_ref().map(shown),
+                help: d.help.as_ref().map(shown),
+                ..d.clone()
+            };
+            out.push_str(&format!(
+                "{}: {}\n",
+                level_word(d.level),
+                crate::stdout::visible(&self.locate(d))
+            ));
             let m = Rendered {
                 d,
                 src: NamedSrc {
-                    name: &self.file,
-                    text: &self.source,
+                    name: &file,
+                    text: &source,
                 },
             };
             if handler.render_report(&mut out, &m).is_err() {
@@ -141,7 +155,7 @@ impl Report {
         if e + w > 0 {
             out.push_str(&format!(
                 "{}: {} error{}, {} warning{}\n",
-                self.file,
+                file,
                 e,
                 if e == 1 { "" } else { "s" },
                 w,
@@ -150,6 +164,22 @@ impl Report {
         }
         out
     }
+}
+
+/// `text` with each control character but newline, tab and the CR of a CRLF as `?` (`??` for a
+/// two-byte C1 control): the same length, so diagnostic positions still point where they did.
+fn same_length_visible(text: &str) -> String {
+    let mut o = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        let crlf = c == '\r' && chars.peek() == Some(&'\n');
+        if c.is_control() && c != '\n' && c != '\t' && !crlf {
+            o.push_str(&"?".repeat(c.len_utf8()));
+        } else {
+            o.push(c);
+        }
+    }
+    o
 }
 
 fn level_word(l: Level) -> &'static str {

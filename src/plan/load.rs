@@ -13,6 +13,7 @@ use super::loc::{Loc, Node, Pos};
 use super::model::Plan;
 use super::raw::{RawPlan, plan_schema};
 use super::structure;
+use super::trust::{self, Trust};
 
 /// Largest plan file accepted. Real plans are a few KiB; anything near this is a mistake.
 pub const MAX_PLAN_BYTES: usize = 8 * 1024 * 1024;
@@ -37,26 +38,37 @@ pub enum LoadError {
     Invalid(Report),
 }
 
+/// Loads a plan as data: program-running keys are errors (see [`super::trust`]).
 pub fn load_file(path: &Path) -> Result<Loaded, LoadError> {
-    let name = path.display().to_string();
-    let io = |source| LoadError::Io {
-        path: name.clone(),
-        source,
-    };
-    let meta = std::fs::metadata(path).map_err(io)?;
-    if meta.is_dir() {
-        return Err(io(std::io::Error::other("it is a directory")));
-    }
-    if meta.len() > MAX_PLAN_BYTES as u64 {
-        let mut r = Report::new(&name, "");
-        r.push(too_big(meta.len() as usize));
-        return Err(LoadError::Invalid(r));
-    }
-    let bytes = std::fs::read(path).map_err(io)?;
-    parse_bytes(&name, &bytes).map_err(LoadError::Invalid)
+    load_file_with(path, Trust::Data)
 }
 
-fn too_big(len: usize) -> Diagnostic {
+pub fn load_file_with(path: &Path, trust: Trust) -> Result<Loaded, LoadError> {
+    let (name, bytes) = read_file(path)?;
+    parse_bytes_with(&name, &bytes, trust).map_err(LoadError::Invalid)
+}
+
+/// The plan file's bytes, bounded by [`MAX_PLAN_BYTES`] actually read; an oversized plan is a
+/// diagnostic like any other invalid plan.
+pub fn read_file(path: &Path) -> Result<(String, Vec<u8>), LoadError> {
+    use crate::input::{ReadError, read_bounded};
+    let name = path.display().to_string();
+    match read_bounded(path, MAX_PLAN_BYTES, "plan") {
+        Ok(bytes) => Ok((name, bytes)),
+        Err(ReadError::TooBig { size, .. }) => {
+            let mut r = Report::new(&name, "");
+            r.push(too_big(&format!("at least {size}")));
+            Err(LoadError::Invalid(r))
+        }
+        Err(e) => Err(LoadError::Io {
+            path: name,
+            source: e.into_io(),
+        }),
+    }
+}
+
+/// `len` says how many bytes, as text: a bounded read knows only a lower bound.
+fn too_big(len: &str) -> Diagnostic {
     Diagnostic::error(
         format!(
             "plan is {len} bytes; plans are limited to {} MiB",
@@ -121,11 +133,15 @@ fn pos_of_byte(text: &[u8], at: usize) -> Pos {
     }
 }
 
-/// Parses and checks plan bytes (UTF-8 YAML). `file` names it in diagnostics.
+/// Parses and checks plan bytes (UTF-8 YAML) as data. `file` names it in diagnostics.
 pub fn parse_bytes(file: &str, bytes: &[u8]) -> Result<Loaded, Report> {
+    parse_bytes_with(file, bytes, Trust::Data)
+}
+
+pub fn parse_bytes_with(file: &str, bytes: &[u8], trust: Trust) -> Result<Loaded, Report> {
     if bytes.len() > MAX_PLAN_BYTES {
         let mut r = Report::new(file, "");
-        r.push(too_big(bytes.len()));
+        r.push(too_big(&bytes.len().to_string()));
         return Err(r);
     }
     let text = match std::str::from_utf8(bytes) {
@@ -149,7 +165,7 @@ pub fn parse_bytes(file: &str, bytes: &[u8]) -> Result<Loaded, Report> {
             return Err(r);
         }
     };
-    parse_str(file, text)
+    parse_str_with(file, text, trust)
 }
 
 /// Stack for parsing a plan. The YAML deserializer recurses once per nesting level, with frames
@@ -158,24 +174,28 @@ pub fn parse_bytes(file: &str, bytes: &[u8]) -> Result<Loaded, Report> {
 /// whether hostile nesting ends in a diagnostic or in an abort.
 const PARSE_STACK_BYTES: usize = 16 << 20;
 
-/// Parses and checks plan text. `file` names it in diagnostics.
+/// Parses and checks plan text as data. `file` names it in diagnostics.
 pub fn parse_str(file: &str, text: &str) -> Result<Loaded, Report> {
+    parse_str_with(file, text, Trust::Data)
+}
+
+pub fn parse_str_with(file: &str, text: &str, trust: Trust) -> Result<Loaded, Report> {
     std::thread::scope(|scope| {
         let parse = std::thread::Builder::new()
             .name("baton-plan-parse".into())
             .stack_size(PARSE_STACK_BYTES)
-            .spawn_scoped(scope, || parse_on_this_stack(file, text));
+            .spawn_scoped(scope, || parse_on_this_stack(file, text, trust));
         match parse {
             Ok(handle) => handle
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
             // No thread to be had (a process at its thread limit): the caller's stack it is.
-            Err(_) => parse_on_this_stack(file, text),
+            Err(_) => parse_on_this_stack(file, text, trust),
         }
     })
 }
 
-fn parse_on_this_stack(file: &str, text: &str) -> Result<Loaded, Report> {
+fn parse_on_this_stack(file: &str, text: &str, trust: Trust) -> Result<Loaded, Report> {
     let mut report = Report::new(file, text);
     if let Some(i) =
         text.find(|c: char| c == '\0' || (c.is_control() && !matches!(c, '\n' | '\r' | '\t')))
@@ -228,13 +248,18 @@ fn parse_on_this_stack(file: &str, text: &str) -> Result<Loaded, Report> {
             return Err(report);
         }
     };
+    let untrusted = match trust {
+        Trust::Data => trust::review(&raw),
+        Trust::Trusted => Vec::new(),
+    };
     match check::check(raw, text) {
-        Ok((plan, warnings)) => {
+        Ok((plan, warnings)) if untrusted.is_empty() => {
             report.diagnostics = warnings;
             Ok(Loaded { plan, report })
         }
-        Err(diags) => {
-            report.diagnostics = diags;
+        Ok((_, diags)) | Err(diags) => {
+            report.diagnostics = untrusted;
+            report.diagnostics.extend(diags);
             Err(report)
         }
     }

@@ -8,10 +8,15 @@ mod loc;
 mod model;
 mod raw;
 mod structure;
+mod trust;
 
-pub use check::{MAX_JOBS, MAX_SIZES_PER_TEST};
+pub use check::{MAX_JOBS, MAX_RANKS, MAX_SIZES_PER_TEST};
 pub use diag::{Diagnostic, Level, MAX_SHOWN, Report};
-pub use load::{LoadError, Loaded, MAX_PLAN_BYTES, load_file, parse_bytes, parse_str};
+pub use load::{
+    LoadError, Loaded, MAX_PLAN_BYTES, load_file, load_file_with, parse_bytes, parse_bytes_with,
+    parse_str, parse_str_with, read_file,
+};
 pub use loc::Pos;
 pub use model::*;
 pub use raw::plan_schema;
+pub use trust::Trust;

@@ -25,6 +25,8 @@ pub struct Input<'a> {
     pub baton: &'a Path,
     /// Absolute path of `baton-mpi` there (every rank runs it).
     pub baton_mpi: &'a Path,
+    /// The user trusts the plan (`--trust-plan`): the scripts' own baton commands say so too.
+    pub trust: crate::plan::Trust,
 }
 
 #[derive(Debug, Serialize)]
@@ -38,6 +40,8 @@ pub struct Context {
     pub env_sets: Vec<EnvSetInfo>,
     pub baton: String,
     pub baton_mpi: String,
+    /// Pass `--trust-plan` to the scripts' `baton-mpi run`.
+    pub trust_plan: bool,
     /// The plan's baseline as an absolute path: the carried plan no longer sits beside it.
     pub baseline: Option<String>,
 }
@@ -194,6 +198,7 @@ impl Context {
             env_sets,
             baton: utf8("baton", input.baton)?,
             baton_mpi: utf8("baton-mpi", input.baton_mpi)?,
+            trust_plan: input.trust == crate::plan::Trust::Trusted,
             baseline,
         })
     }

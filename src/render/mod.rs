@@ -317,6 +317,7 @@ mod tests {
             jobs: &jobs,
             baton: Path::new("/opt/baton/bin/baton"),
             baton_mpi: Path::new("/opt/baton/bin/baton-mpi"),
+            trust: crate::plan::Trust::Data,
         })
     }
 

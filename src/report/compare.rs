@@ -3,6 +3,8 @@
 
 use std::fmt::Write;
 
+use super::escape;
+
 use crate::grade::{Comparison, Shape, num, size};
 
 fn opt(v: Option<f64>) -> String {
@@ -17,7 +19,12 @@ fn ratio(v: Option<f64>) -> String {
 pub fn render_comparison(c: &Comparison, markdown: bool) -> String {
     let mut o = String::new();
     if markdown {
-        let _ = writeln!(o, "# `{}` vs `{}`\n", c.old, c.new);
+        let _ = writeln!(
+            o,
+            "# {} vs {}\n",
+            escape::code(&c.old),
+            escape::code(&c.new)
+        );
     } else {
         let _ = writeln!(o, "old: {}\nnew: {}", c.old, c.new);
     }
@@ -28,7 +35,7 @@ pub fn render_comparison(c: &Comparison, markdown: bool) -> String {
             format!("{} vs {} ({})", j.old_id, j.id, j.what)
         };
         if markdown {
-            let _ = writeln!(o, "\n## {}\n", head.replace('|', "\\|"));
+            let _ = writeln!(o, "\n## {}\n", escape::text(&head));
             let _ = writeln!(
                 o,
                 "| size | old time (us) | new time (us) | old busbw | new busbw | new/old |"
@@ -71,12 +78,17 @@ pub fn render_comparison(c: &Comparison, markdown: bool) -> String {
             && !j.old_transports.is_empty()
             && !j.new_transports.is_empty()
         {
-            let _ = writeln!(
-                o,
-                "{prefix}transport changed: {} → {}",
-                j.old_transports.join("+"),
-                j.new_transports.join("+")
-            );
+            let (old, new) = (j.old_transports.join("+"), j.new_transports.join("+"));
+            let _ = if markdown {
+                writeln!(
+                    o,
+                    "{prefix}transport changed: {} → {}",
+                    escape::text(&old),
+                    escape::text(&new)
+                )
+            } else {
+                writeln!(o, "{prefix}transport changed: {old} → {new}")
+            };
         }
         let known = |t: &[String]| {
             if t.is_empty() {
@@ -95,6 +107,9 @@ pub fn render_comparison(c: &Comparison, markdown: bool) -> String {
             let _ = writeln!(o, "settings that differ: {}", j.settings.join(", "));
         }
         match &j.diagnosis {
+            Some(d) if markdown => {
+                let _ = writeln!(o, "{prefix}diagnosis: {}", escape::text(&d.text));
+            }
             Some(d) => {
                 let _ = writeln!(o, "{prefix}diagnosis: {}", d.text);
             }
@@ -104,6 +119,7 @@ pub fn render_comparison(c: &Comparison, markdown: bool) -> String {
         }
     }
     for u in &c.unmatched {
+        let u = if markdown { escape::text(u) } else { u.clone() };
         let _ = writeln!(o, "\nnote: {u}");
     }
     o

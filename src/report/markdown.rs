@@ -4,13 +4,15 @@
 
 use std::fmt::Write;
 
+use super::escape::{self, code};
 use super::{Exporter, ReportError, ReportInput, chart, tables};
 use crate::grade::{Grade, JobVerdict, Status};
 
 pub struct MarkdownExporter;
 
+/// Every value from input goes through this or [`code`]: see `escape`.
 fn cell(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', " ")
+    escape::text(s)
 }
 
 fn badge(s: Status) -> &'static str {
@@ -37,20 +39,18 @@ impl Exporter for MarkdownExporter {
     fn export(&self, input: &ReportInput<'_>) -> Result<Vec<u8>, ReportError> {
         let g = input.grade;
         let mut o = String::new();
-        let _ = writeln!(o, "# Acceptance report: {}\n", g.plan);
+        let _ = writeln!(o, "# Acceptance report: {}\n", cell(&g.plan));
         let _ = writeln!(o, "**Verdict: {}** — {}.\n", badge(g.status), headline(g));
         let _ = writeln!(
             o,
-            "Plan `{}`; results {}; baseline {}.\n",
-            g.plan_file.as_deref().unwrap_or(&g.plan),
+            "Plan {}; results {}; baseline {}.\n",
+            code(g.plan_file.as_deref().unwrap_or(&g.plan)),
             g.results_files
                 .iter()
-                .map(|f| format!("`{f}`"))
+                .map(|f| code(f))
                 .collect::<Vec<_>>()
                 .join(", "),
-            g.baseline
-                .as_deref()
-                .map_or("none".into(), |b| format!("`{b}`"))
+            g.baseline.as_deref().map_or("none".into(), code)
         );
         let _ = writeln!(o, "## Verdict summary\n");
         let _ = writeln!(o, "| Verdict | Job | Collective | Checks | First problem |");
@@ -58,11 +58,11 @@ impl Exporter for MarkdownExporter {
         for r in tables::summary(g) {
             let _ = writeln!(
                 o,
-                "| {} | `{}` | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} |",
                 badge(r.status),
-                cell(&r.id),
+                code(&r.id),
                 cell(&r.what),
-                r.checks,
+                cell(&r.checks),
                 cell(&r.problem)
             );
         }
@@ -79,14 +79,24 @@ impl Exporter for MarkdownExporter {
             let _ = writeln!(o, "| {} | {} |", cell(&k), cell(&v));
         }
         if let Some(t) = &g.environment.topology {
-            let _ = writeln!(o, "\nTopology (`nvidia-smi topo -m`):\n\n```\n{t}\n```");
+            let fence = escape::block_fence(t);
+            let _ = writeln!(
+                o,
+                "\nTopology (`nvidia-smi topo -m`):\n\n{fence}\n{t}\n{fence}"
+            );
         }
         Ok(o.into_bytes())
     }
 }
 
 fn job(o: &mut String, i: usize, j: &JobVerdict) {
-    let _ = writeln!(o, "\n### {} `{}` — {}\n", badge(j.status), j.id, j.what);
+    let _ = writeln!(
+        o,
+        "\n### {} {} — {}\n",
+        badge(j.status),
+        code(&j.id),
+        cell(&j.what)
+    );
     let _ = writeln!(o, "Data: {}", cell(&tables::provenance(j)));
     if let Some(src) = &j.source {
         let l = &src.result.layout;
@@ -179,8 +189,8 @@ fn job(o: &mut String, i: usize, j: &JobVerdict) {
                 "| {}{} | {} | {} | {} | {} |",
                 g.color,
                 if g.slowest { " (slowest)" } else { "" },
-                g.ranks,
-                g.gpus,
+                cell(&g.ranks),
+                cell(&g.gpus),
                 g.busbw,
                 g.behind
             );
@@ -199,10 +209,10 @@ fn job(o: &mut String, i: usize, j: &JobVerdict) {
                 o,
                 "| {} | {} | {} | {} | {} | {} |",
                 cell(&t.comm),
-                t.pair,
-                t.transport,
+                cell(&t.pair),
+                cell(&t.transport),
                 cell(&t.detail),
-                t.channels,
+                cell(&t.channels),
                 cell(&t.host)
             );
         }

@@ -3,6 +3,7 @@
 
 mod chart;
 mod compare;
+mod escape;
 mod html;
 mod junit;
 mod markdown;

@@ -31,12 +31,7 @@ pub enum ResultsError {
     Version { path: String, found: u32 },
     #[error("{0}")]
     Output(String),
-    #[error("{path}: larger than {limit} bytes; not a results file baton wrote")]
-    TooLarge { path: String, limit: u64 },
 }
-
-/// Results files hold rows, not logs: far below this even for a week-long soak.
-const MAX_BYTES: u64 = 1 << 30;
 
 /// Reads a results file. When a run's journal lies beside it (the run was killed before it
 /// could fold its rows in), the results are rebuilt from the journal, which holds every row.
@@ -55,24 +50,13 @@ pub fn read(path: &Path) -> Result<Results, ResultsError> {
 
 /// Reads exactly the results file at `path`, never its journal.
 pub fn read_file(path: &Path) -> Result<Results, ResultsError> {
-    use std::io::Read;
     let name = path.display().to_string();
-    let rerr = |source| ResultsError::Read {
-        path: name.clone(),
-        source,
-    };
-    let mut text = Vec::new();
-    crate::output::open_regular(path)
-        .map_err(rerr)?
-        .take(MAX_BYTES + 1)
-        .read_to_end(&mut text)
-        .map_err(rerr)?;
-    if text.len() as u64 > MAX_BYTES {
-        return Err(ResultsError::TooLarge {
-            path: name,
-            limit: MAX_BYTES,
-        });
-    }
+    let text = crate::input::read_bounded(path, super::MAX_RESULTS_BYTES, "results file").map_err(
+        |e| ResultsError::Read {
+            path: name.clone(),
+            source: e.into_io(),
+        },
+    )?;
     read_str(&name, &String::from_utf8_lossy(&text))
 }
 

@@ -163,7 +163,7 @@ pub fn records(path: &Path, from: u64) -> Result<(Vec<Record>, usize), ResultsEr
         path: name.clone(),
         source,
     };
-    let mut f = crate::output::open_regular(path).map_err(rerr)?;
+    let mut f = crate::input::open_regular(path, "journal").map_err(|e| rerr(e.into_io()))?;
     f.seek(std::io::SeekFrom::Start(from)).map_err(rerr)?;
     let mut reader = BufReader::new(f.take(MAX_BYTES));
     let mut out = Vec::new();

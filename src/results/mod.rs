@@ -14,6 +14,9 @@ pub use model::*;
 
 /// Value of the `format` field, so a results file is recognisable on its own.
 pub const FORMAT: &str = "baton-results";
+/// Largest results (or baseline) file read. A 1024-rank soak with every row is tens of MiB; a
+/// minute of 8-byte rows on two host ranks (`scripts/bench-journal`) is about 300 MiB.
+pub const MAX_RESULTS_BYTES: usize = 1 << 30;
 /// Current results format version. Readers accept this version only.
 pub const VERSION: u32 = 1;
 

@@ -95,7 +95,9 @@ pub struct Environment {
     /// `nvidia-smi topo -m` of the first host, when available.
     pub topology: Option<String>,
     /// NCCL_*, CUDA_* and other variables that shape the results.
-    #[serde(default)]
+    // Allow-listed, secrets' values `<redacted>`, whoever wrote the file (`crate::secrets`).
+    #[serde(default, with = "crate::secrets::serde_recorded")]
+    #[schemars(with = "IndexMap<String, String>")]
     pub variables: IndexMap<String, String>,
 }
 
@@ -139,7 +141,9 @@ pub struct JobResult {
     /// NCCL_TESTS_SPLIT expression, as written.
     pub split: Option<String>,
     /// Variables the plan set for this job (ingest: the variables the log states).
-    #[serde(default)]
+    // Secrets' values are `<redacted>`, whoever wrote the file (`crate::secrets`).
+    #[serde(default, with = "crate::secrets::serde_redacted")]
+    #[schemars(with = "IndexMap<String, String>")]
     pub env: IndexMap<String, String>,
     pub settings: JobSettings,
     pub layout: Layout,

@@ -1,0 +1,213 @@
+//! Which environment variables a results file, a log's ingest or a report may record, and which
+//! values never leave the machine. Results and reports are published (CI artifacts, handover
+//! reports, pull requests), so recording works by allow-list, and a deny-list of secret-looking
+//! names wins over it and over whatever an input file already carries. docs/trust.md states the
+//! same rules for users; keep the two together.
+
+use indexmap::IndexMap;
+
+/// What a recorded secret's value becomes.
+pub const REDACTED: &str = "<redacted>";
+
+/// Name fragments that mark a secret, matched case-insensitively anywhere in the name. Always
+/// win: `NCCL_IB_PKEY` is redacted too, because a false positive costs a value in a report and a
+/// false negative costs a credential.
+const SECRET_PARTS: &[&str] = &[
+    "KEY",
+    "TOKEN",
+    "SECRET",
+    "PASSWORD",
+    "PASSWD",
+    "CREDENTIAL",
+    "AUTH",
+    "COOKIE",
+];
+
+/// Prefixes of variables that shape collective performance or placement: recorded.
+const RECORDED_PREFIXES: &[&str] = &["NCCL_", "CUDA_", "OMPI_MCA_", "UCX_"];
+
+/// Other variables recorded by exact name: where the job ran, and which GPUs it saw. Free-text
+/// variables (`SLURM_JOB_COMMENT`, `NVIDIA_API_KEY`...) are deliberately not here.
+const RECORDED_NAMES: &[&str] = &[
+    "NVIDIA_VISIBLE_DEVICES",
+    "NVIDIA_DRIVER_CAPABILITIES",
+    "SLURM_JOB_ID",
+    "SLURM_JOB_NAME",
+    "SLURM_JOB_PARTITION",
+    "SLURM_JOB_NODELIST",
+    "SLURM_JOB_NUM_NODES",
+    "SLURM_JOB_CPUS_PER_NODE",
+    "SLURM_JOB_GPUS",
+    "SLURM_NODELIST",
+];
+
+/// Variables mpirun sets for its own bookkeeping in every rank: noise in a report.
+const LAUNCHER_INTERNAL: &[&str] = &[
+    "OMPI_MCA_ess",
+    "OMPI_MCA_orte",
+    "OMPI_MCA_initial_wdir",
+    "OMPI_MCA_pmix",
+    "OMPI_MCA_shmem",
+    "OMPI_MCA_mpi_oversubscribe",
+    "OMPI_MCA_plm",
+    "OMPI_MCA_rmaps",
+];
+
+/// Whether `name` looks like it holds a credential.
+pub fn is_secret(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    SECRET_PARTS.iter().any(|p| upper.contains(p))
+}
+
+/// Whether a variable of the process environment is worth recording at all.
+pub fn recorded(name: &str) -> bool {
+    (RECORDED_PREFIXES.iter().any(|p| name.starts_with(p)) || RECORDED_NAMES.contains(&name))
+        && !LAUNCHER_INTERNAL.iter().any(|p| name.starts_with(p))
+}
+
+/// The value to record for `name`: [`REDACTED`] for a secret, else the value itself.
+pub fn value<'a>(name: &str, value: &'a str) -> &'a str {
+    if is_secret(name) { REDACTED } else { value }
+}
+
+/// The allowed variables of `vars`, secrets redacted, sorted by name.
+pub fn record(vars: impl IntoIterator<Item = (String, String)>) -> IndexMap<String, String> {
+    let mut out: IndexMap<String, String> = vars
+        .into_iter()
+        .filter(|(k, _)| recorded(k))
+        .map(|(k, v)| {
+            let v = value(&k, &v).to_string();
+            (k, v)
+        })
+        .collect();
+    out.sort_keys();
+    out
+}
+
+/// Replaces every secret's value in `vars` with [`REDACTED`], keeping the names (a report may
+/// show that `UCX_PASSWORD` was set, never to what).
+pub fn redact(vars: &mut IndexMap<String, String>) {
+    for (k, v) in vars.iter_mut() {
+        if is_secret(k) && v != REDACTED {
+            *v = REDACTED.to_string();
+        }
+    }
+}
+
+/// Serde helpers so that a results file never holds a secret, whoever wrote it: reading an old
+/// file redacts, and writing redacts again.
+pub mod serde_redacted {
+    use indexmap::IndexMap;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(
+        vars: &IndexMap<String, String>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        s.collect_map(vars.iter().map(|(k, v)| (k, super::value(k, v))))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<IndexMap<String, String>, D::Error> {
+        let mut vars = IndexMap::<String, String>::deserialize(d)?;
+        super::redact(&mut vars);
+        Ok(vars)
+    }
+}
+
+/// Like [`serde_redacted`], and only allow-listed names: for the environment a run recorded,
+/// where nothing else belongs.
+pub mod serde_recorded {
+    use indexmap::IndexMap;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(
+        vars: &IndexMap<String, String>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        s.collect_map(
+            vars.iter()
+                .filter(|(k, _)| super::recorded(k))
+                .map(|(k, v)| (k, super::value(k, v))),
+        )
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<IndexMap<String, String>, D::Error> {
+        let mut vars = IndexMap::<String, String>::deserialize(d)?;
+        vars.retain(|k, _| super::recorded(k));
+        super::redact(&mut vars);
+        Ok(vars)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pairs(v: &[(&str, &str)]) -> Vec<(String, String)> {
+        v.iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn the_published_secrets_of_issue_16_are_redacted_or_dropped() {
+        let r = record(pairs(&[
+            ("NVIDIA_API_KEY", "nvapi-123"),
+            ("UCX_PASSWORD", "hunter2"),
+            ("OMPI_MCA_btl_tcp_password", "pw"),
+            ("CUDA_UPLOAD_TOKEN", "tok"),
+            ("SLURM_JOB_COMMENT", "ssh key inside"),
+            ("NCCL_IB_HCA", "mlx5_0"),
+            ("SLURM_JOB_ID", "42"),
+            ("HOME", "/root"),
+            ("OMPI_MCA_ess_base_jobid", "1"),
+        ]));
+        let got: Vec<(&str, &str)> = r.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        assert_eq!(
+            got,
+            [
+                ("CUDA_UPLOAD_TOKEN", REDACTED),
+                ("NCCL_IB_HCA", "mlx5_0"),
+                ("OMPI_MCA_btl_tcp_password", REDACTED),
+                ("SLURM_JOB_ID", "42"),
+                ("UCX_PASSWORD", REDACTED),
+            ]
+        );
+    }
+
+    #[test]
+    fn deny_list_matches_any_case_and_position() {
+        for n in [
+            "nccl_auth_x",
+            "X_SECRET_Y",
+            "A_PASSWD",
+            "MY_CREDENTIALS",
+            "HTTP_COOKIE",
+            "AWS_SESSION_TOKEN",
+        ] {
+            assert!(is_secret(n), "{n}");
+        }
+        assert!(!is_secret("NCCL_IB_HCA"));
+    }
+
+    #[test]
+    fn results_files_are_redacted_on_read_and_on_write() {
+        #[derive(serde::Serialize, serde::Deserialize)]
+        struct W {
+            #[serde(with = "serde_redacted")]
+            v: IndexMap<String, String>,
+        }
+        let w: W = serde_json::from_str(r#"{"v":{"NVIDIA_API_KEY":"nvapi-1","NCCL_ALGO":"Ring"}}"#)
+            .unwrap();
+        assert_eq!(w.v["NVIDIA_API_KEY"], REDACTED);
+        assert_eq!(w.v["NCCL_ALGO"], "Ring");
+        let mut raw = IndexMap::new();
+        raw.insert("UCX_PASSWORD".to_string(), "pw".to_string());
+        let text = serde_json::to_string(&W { v: raw }).unwrap();
+        assert!(!text.contains("pw\""), "{text}");
+    }
+}
