@@ -9,14 +9,9 @@ use super::diagnosis::{Diagnosis, Shape};
 use crate::ingest::class_satisfies;
 use crate::results::{Environment, JobResult};
 
-/// Settings that make NCCL skip a transport or pick another path: the likeliest cause of all.
-const FORCING: &[&str] = &[
-    "NCCL_P2P_DISABLE",
-    "NCCL_SHM_DISABLE",
-    "NCCL_IB_DISABLE",
-    "NCCL_NET",
-    "NCCL_P2P_LEVEL",
-    "NCCL_NET_GDR_LEVEL",
+/// After the settings that force a transport (the likeliest cause of all), those that pick
+/// devices, algorithms and protocols.
+const TUNING: &[&str] = &[
     "NCCL_IB_HCA",
     "NCCL_SOCKET_IFNAME",
     "NCCL_ALGO",
@@ -200,12 +195,15 @@ pub fn settings_changed(
             (old != new).then_some((k, new, old))
         })
         .collect();
-    out.sort_by_key(|c| {
-        FORCING
+    let rank = |name: &str| {
+        let forcing = super::transport::FORCING;
+        forcing
             .iter()
-            .position(|f| *f == c.0)
-            .unwrap_or(FORCING.len())
-    });
+            .chain(TUNING)
+            .position(|f| *f == name)
+            .unwrap_or(forcing.len() + TUNING.len())
+    };
+    out.sort_by_key(|c| rank(&c.0));
     out
 }
 

@@ -8,7 +8,7 @@ use crate::plan::Criterion;
 use crate::results::TransportLink;
 
 /// Settings that make NCCL skip transports (P2P, SHM, IB) or pick a network plugin.
-const FORCING: &[&str] = &[
+pub(super) const FORCING: &[&str] = &[
     "NCCL_P2P_DISABLE",
     "NCCL_SHM_DISABLE",
     "NCCL_IB_DISABLE",
