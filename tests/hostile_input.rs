@@ -20,8 +20,10 @@ fn rejected(bytes: &[u8], text: &str) {
         msgs.iter().any(|m| m.contains(text)),
         "no message with {text:?} in {msgs:?}"
     );
-    // A correctness bound, not a benchmark: anything near it means unbounded work.
-    assert!(took < Duration::from_secs(5), "took {took:?}");
+    // A correctness bound, not a benchmark: unbounded work (the 24 GB alias bomb, a parse of
+    // every node of a 7 MiB plan) takes minutes; a debug build on a loaded 2-core CI machine
+    // takes seconds, so the bound sits far above that.
+    assert!(took < Duration::from_secs(60), "took {took:?}");
 }
 
 #[test]
@@ -151,7 +153,7 @@ fn fuzzer_findings_end_in_diagnostics() {
         let bytes = std::fs::read(&path).unwrap();
         let t = Instant::now();
         let r = parse_bytes(&path.display().to_string(), &bytes);
-        assert!(t.elapsed() < Duration::from_secs(5), "{}", path.display());
+        assert!(t.elapsed() < Duration::from_secs(60), "{}", path.display());
         let report = r.expect_err(&format!("{} should be rejected", path.display()));
         assert!(report.has_errors());
         n += 1;
