@@ -342,16 +342,20 @@ fn run_set(
         let watch = (progress, done + progress::rows(finished.map(|i| &jobs[*i])));
         let from = journal.len()?;
         let status = run_worker(ctx, k, attempt, &pending, jobs, &env, watch)?;
-        // What this attempt started, from its records; how each job stands, from all of them.
+        // What this attempt started and how each of those jobs stands, from its own records.
         let (records, _) = results::journal::records(journal.path(), from)?;
-        let started: std::collections::HashSet<String> = records
-            .into_iter()
-            .filter_map(|r| match r {
-                Record::Job { job } => Some(job.id),
-                _ => None,
-            })
-            .collect();
-        let now = results::journal::rebuild(journal.path())?;
+        let mut started: std::collections::HashMap<String, JobStatus> = Default::default();
+        for r in records {
+            match r {
+                Record::Job { job } => {
+                    started.insert(job.id, job.status);
+                }
+                Record::End { job, status, .. } => {
+                    started.insert(job, status);
+                }
+                _ => {}
+            }
+        }
         let interrupted = super::interrupt::requested();
         let timeout = status.code() == Some(Exit::Timeout.code());
         let describe = if interrupted {
@@ -368,11 +372,11 @@ fn run_set(
         let mut left = Vec::new();
         for &i in &pending {
             let id = &jobs[i].id;
-            if !started.contains(id) {
+            let Some(status) = started.get(id) else {
                 left.push(i);
                 continue;
-            }
-            if now.job(id).is_some_and(|j| j.status == JobStatus::Partial) {
+            };
+            if *status == JobStatus::Partial {
                 let (status, kind) = if interrupted {
                     (JobStatus::Partial, ErrorKind::Interrupted)
                 } else if timeout {
@@ -416,16 +420,13 @@ fn run_set(
             pending.len()
         );
     }
+    // Every job of the set started in this run with no links, so each gets the set's links.
     if let Some(c) = &capture {
         let links = c.collect();
-        let mut now = results::journal::rebuild(journal.path())?;
-        let ids: Vec<&str> = set.jobs.iter().map(|i| jobs[*i].id.as_str()).collect();
-        now.jobs.retain(|j| ids.contains(&j.id.as_str()));
-        super::transport::attach(&mut now.jobs, &links);
-        for j in now.jobs {
+        for i in &set.jobs {
             journal.append(&Record::Transports {
-                job: j.id,
-                links: j.transports,
+                job: jobs[*i].id.clone(),
+                links: links.clone(),
             })?;
         }
     }
