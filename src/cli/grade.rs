@@ -201,10 +201,15 @@ pub fn report(
 
 /// Whether `p` starts like nccl-tests output (text or `-J` JSON) rather than a results file.
 fn looks_like_a_log(p: &Path) -> bool {
-    let Ok(bytes) = baton::input::read_bounded(p, baton::ingest::MAX_LOG_BYTES, "log") else {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    let read = baton::input::open_regular(p, "log")
+        .ok()
+        .and_then(|f| f.take(4096).read_to_end(&mut bytes).ok());
+    if read.is_none() {
         return false;
-    };
-    let head = String::from_utf8_lossy(&bytes[..bytes.len().min(4096)]);
+    }
+    let head = String::from_utf8_lossy(&bytes);
     head.contains("# nThread")
         || head.contains("#  Rank")
         || head.contains("# Collective test starting")

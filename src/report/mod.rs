@@ -39,8 +39,8 @@ pub enum ReportError {
         path: String,
         source: std::io::Error,
     },
-    #[error("{0}")]
-    Output(String),
+    #[error(transparent)]
+    Output(#[from] crate::output::OutputError),
 }
 
 /// One output format.
@@ -50,7 +50,7 @@ pub trait Exporter {
 
 /// Writes `bytes` to `path`, creating its directory; atomic, and never through a link.
 pub fn write_file(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
-    crate::output::write_atomic(path, bytes).map_err(|e| ReportError::Output(e.to_string()))
+    crate::output::write_atomic(path, bytes).map_err(ReportError::from)
 }
 
 /// Writes the report directory: `report.md` with `charts/*.svg` beside it, and `report.html`,

@@ -29,8 +29,8 @@ pub enum ResultsError {
         "{path}: results format version {found} is not supported; this baton reads version {VERSION}"
     )]
     Version { path: String, found: u32 },
-    #[error("{0}")]
-    Output(String),
+    #[error(transparent)]
+    Output(#[from] crate::output::OutputError),
 }
 
 /// Reads a results file. When a run's journal lies beside it (the run was killed before it
@@ -99,5 +99,5 @@ pub fn write_atomic(path: &Path, results: &Results) -> Result<(), ResultsError> 
         source: std::io::Error::other(e),
     })?;
     bytes.push(b'\n');
-    crate::output::write_atomic(path, &bytes).map_err(|e| ResultsError::Output(e.to_string()))
+    crate::output::write_atomic(path, &bytes).map_err(ResultsError::from)
 }

@@ -79,16 +79,14 @@ impl Journal {
         })
         .map_err(|e| write_err(path, e))?;
         line.push(b'\n');
-        crate::output::write_atomic(path, &line)
-            .map_err(|e| ResultsError::Output(e.to_string()))?;
+        crate::output::write_atomic(path, &line).map_err(ResultsError::from)?;
         Journal::open(path)
     }
 
     /// Opens an existing journal for appending. A line cut short by a crash is closed first, so
     /// the next record starts on its own line.
     pub fn open(path: &Path) -> Result<Journal, ResultsError> {
-        let mut file =
-            crate::output::open_append(path).map_err(|e| ResultsError::Output(e.to_string()))?;
+        let mut file = crate::output::open_append(path).map_err(ResultsError::from)?;
         let len = file.metadata().map_err(|e| write_err(path, e))?.len();
         if len > 0 {
             let mut last = [0u8; 1];
