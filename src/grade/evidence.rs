@@ -49,7 +49,13 @@ pub fn facts(then: Side<'_>, now: Side<'_>, expected: Option<&str>) -> Vec<Diagn
     let mut out = Vec::new();
     let (was, is) = (classes(then.job), classes(now.job));
     let unknown_then = "the baseline's results do not say how it connected";
-    if !was.is_empty() && !is.is_empty() && was != is {
+    let same_classes = {
+        let (mut a, mut b) = (was.clone(), is.clone());
+        a.sort();
+        b.sort();
+        a == b
+    };
+    if !was.is_empty() && !is.is_empty() && !same_classes {
         let (from, to) = (was.join("+"), is.join("+"));
         out.push(Diagnosis {
             text: format!(
