@@ -8,6 +8,7 @@ mod loc;
 mod model;
 mod raw;
 mod structure;
+pub mod transport_rule;
 mod trust;
 
 pub use check::{MAX_JOBS, MAX_RANKS, MAX_SIZES_PER_TEST};

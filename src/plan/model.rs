@@ -6,6 +6,7 @@ use std::time::Duration;
 use indexmap::IndexMap;
 use serde::Serialize;
 
+pub use super::transport_rule::TransportRule;
 use crate::collective::{Collective, Dtype, RedOp};
 pub use crate::nodeset::{Over, Pairing};
 use crate::split::Split;
@@ -255,17 +256,6 @@ pub enum Severity {
     Warn,
 }
 
-/// Transport classes NCCL reports in its connection lines.
-pub const TRANSPORTS: &[&str] = &[
-    "P2P",
-    "SHM",
-    "NET",
-    "NET/IB",
-    "NET/Socket",
-    "NVLS",
-    "CollNet",
-];
-
 /// What a criterion measures and its limit.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -274,7 +264,7 @@ pub enum Check {
     Algbw(Threshold),
     Time(Threshold),
     Wrong(u64),
-    Transport(String),
+    Transport(TransportRule),
     Regression(Threshold),
     Variance(Threshold),
     GroupSpread(Threshold),

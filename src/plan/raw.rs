@@ -218,9 +218,11 @@ pub struct RawCriterion {
     /// Largest allowed #wrong; only 0 makes sense.
     #[schemars(range(min = 0, max = 0))]
     pub wrong: Option<Loc<i64>>,
-    /// Transport class every channel must use: P2P, SHM, NET, NET/IB, NET/Socket, NVLS, CollNet.
-    #[schemars(with = "Option<TransportName>")]
-    pub transport: Option<Loc<String>>,
+    /// How NCCL must connect: a class every link uses (P2P, SHM, NET, NET/IB, NET/Socket), a
+    /// list of alternatives (`[P2P, NVLS]`), or a mapping with `is`, `not`, `gdr`, `intra_node`
+    /// and `inter_node` (see docs/plan-language.md). NVLS and CollNet named alone are required.
+    #[schemars(with = "Option<TransportField>")]
+    pub transport: Option<Loc<Node>>,
     /// Largest busbw drop against the baseline, e.g. `<= 5%`.
     pub regression: Option<Loc<String>>,
     /// Largest spread of each repeat around the median of the repeats, e.g. `<= 5%`.
@@ -304,6 +306,65 @@ enum TransportName {
     #[serde(rename = "NVLS")]
     Nvls,
     CollNet,
+    /// NET/Socket.
+    Socket,
+    /// NET/IB.
+    #[serde(rename = "IB")]
+    Ib,
+    /// CollNet.
+    #[serde(rename = "SHARP")]
+    Sharp,
+}
+
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)]
+enum TransportNames {
+    One(TransportName),
+    Many(Vec<TransportName>),
+}
+
+/// One scope of a transport rule: classes allowed (`is`), refused (`not`), GPUDirect RDMA.
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct ScopeRuleField {
+    /// Alternatives: every link in the scope uses one of these.
+    is: Option<TransportNames>,
+    /// Exclusions: no link in the scope uses one of these.
+    not: Option<TransportNames>,
+    /// Network links must (true) or must not (false) use GPUDirect RDMA (`…/GDRDMA`).
+    gdr: Option<bool>,
+}
+
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)]
+enum ScopeField {
+    Names(TransportNames),
+    Rule(ScopeRuleField),
+}
+
+/// A transport rule with scopes.
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct TransportRuleField {
+    is: Option<TransportNames>,
+    not: Option<TransportNames>,
+    gdr: Option<bool>,
+    /// Links between ranks on the same node.
+    intra_node: Option<ScopeField>,
+    /// Links between ranks on different nodes.
+    inter_node: Option<ScopeField>,
+}
+
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)]
+enum TransportField {
+    Names(TransportNames),
+    Rule(TransportRuleField),
 }
 
 type EnvMap = IndexMap<String, Scalar>;

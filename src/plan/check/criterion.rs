@@ -112,18 +112,7 @@ impl Checker<'_> {
                 Some(Check::Wrong(0))
             }
         } else if let Some(v) = &c.transport {
-            if ctx.backend == Backend::Mpi {
-                self.err(Diagnostic::error(
-                    "`transport` needs the nccl backend; MPI reports no NCCL transports",
-                    Some(v.pos),
-                ));
-                None
-            } else if let Some(t) = TRANSPORTS.iter().find(|t| t.eq_ignore_ascii_case(&v.value)) {
-                Some(Check::Transport(t.to_string()))
-            } else {
-                self.unknown_name("transport", &v.value, v.pos, TRANSPORTS);
-                None
-            }
+            self.transport_rule(v, ctx).map(Check::Transport)
         } else if let Some(v) = &c.regression {
             if !ctx.has_baseline {
                 self.warn(
@@ -306,4 +295,11 @@ pub(super) struct CriterionCtx<'a> {
     pub(super) has_baseline: bool,
     /// `None` when the test's `over` was invalid.
     pub(super) over: Option<Over>,
+    pub(super) test: &'a str,
+    pub(super) launch: &'a Launch,
+    /// Nodes in the plan's own node list, when it has one.
+    pub(super) node_count: Option<usize>,
+    /// The test's environment and its matrix env axis.
+    pub(super) env: &'a indexmap::IndexMap<String, String>,
+    pub(super) env_axis: &'a [indexmap::IndexMap<String, String>],
 }

@@ -13,6 +13,7 @@ mod nodes;
 mod settings;
 mod sizes;
 mod test;
+mod transport;
 
 use std::collections::HashMap;
 
