@@ -56,6 +56,7 @@ pub fn criterion_text(c: &Criterion) -> String {
         Check::Variance(t) => format!("variance {t}"),
         Check::GroupSpread(t) => format!("group_spread {t}"),
         Check::Outlier(t) => format!("outlier {t}"),
+        Check::Profile(t) => format!("busbw {t} of profile"),
     };
     if let Some(at) = &c.at {
         let _ = write!(s, " at {at}");

@@ -13,6 +13,7 @@ mod group_spread;
 mod integrity;
 mod matching;
 mod measure;
+mod profile;
 mod regression;
 mod threshold;
 mod transport;
@@ -98,12 +99,20 @@ pub fn grade(input: &GradeInput<'_>) -> Grade {
         Baseline::Loaded { results, .. } => Some(&results.environment),
         _ => None,
     };
+    let prof = profile::ProfileSource {
+        name: input.plan.profile.as_deref(),
+        plan_dir: input.plan_file.map(|f| {
+            std::path::Path::new(f)
+                .parent()
+                .unwrap_or(std::path::Path::new("."))
+        }),
+    };
     let jobs: Vec<JobVerdict> = expansion
         .jobs
         .iter()
         .zip(found)
         .zip(base_found)
-        .map(|((job, f), b)| grade_job(job, f, b, &env_of, base_env))
+        .map(|((job, f), b)| grade_job(job, f, b, &env_of, base_env, &prof))
         .collect();
     let status = worst(jobs.iter().map(|j| j.status));
     Grade {
@@ -139,6 +148,7 @@ fn grade_job<'e>(
     baseline: Result<Found, String>,
     env_of: &dyn Fn(&str) -> Option<&'e crate::results::Environment>,
     base_env: Option<&'e crate::results::Environment>,
+    prof: &profile::ProfileSource<'_>,
 ) -> JobVerdict {
     let what = describe(job);
     let (file, result) = match found {
@@ -172,6 +182,7 @@ fn grade_job<'e>(
         baseline_env: base_env,
     };
     let mut criteria = vec![integrity::completed(&ctx)];
+    let mut picked = None;
     // Corruption anywhere fails the job; an explicit `wrong: 0` that covers every size and
     // placement already says so, a narrower one does not.
     let covered = job
@@ -199,6 +210,10 @@ fn grade_job<'e>(
             Check::Time(t) => threshold::evaluate(&ctx, c, Metric::Time, t, text),
             Check::Wrong(_) => integrity::explicit(&ctx, c, text),
             Check::Transport(t) => transport::evaluate(&ctx, c, t, text),
+            Check::Profile(t) => {
+                let picked = picked.get_or_insert_with(|| prof.pick(&ctx));
+                profile::evaluate(&ctx, c, t, picked, text)
+            }
             Check::Regression(t) => regression::evaluate(&ctx, c, t, text),
             Check::Variance(t) => variance::evaluate(&ctx, c, t, text),
             Check::GroupSpread(t) => group_spread::evaluate(&ctx, c, t, text),
@@ -323,6 +338,7 @@ mod tests {
             Err("none".into()),
             &|_| None,
             None,
+            &profile::ProfileSource::default(),
         );
         let c = v.criteria.last().unwrap();
         assert_eq!(c.status, Status::Fail, "{c:?}");
@@ -339,6 +355,7 @@ mod tests {
             Err("none".into()),
             &|_| None,
             None,
+            &profile::ProfileSource::default(),
         );
         assert_eq!(v.status, Status::Fail);
         assert_eq!(v.criteria.len(), 3);

@@ -20,4 +20,5 @@ pub use load::{
 pub use loc::Pos;
 pub use model::*;
 pub use raw::plan_schema;
+pub use structure::suggest as suggest_name;
 pub use trust::Trust;

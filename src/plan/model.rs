@@ -270,6 +270,8 @@ pub enum Check {
     GroupSpread(Threshold),
     /// Largest deficit below the median of node sets of the same shape.
     Outlier(Threshold),
+    /// busbw as a share of the hardware profile's figure (`>= 90% of profile`).
+    Profile(Threshold),
 }
 
 impl Check {
@@ -284,6 +286,7 @@ impl Check {
             Check::Variance(_) => "variance",
             Check::GroupSpread(_) => "group_spread",
             Check::Outlier(_) => "outlier",
+            Check::Profile(_) => "busbw",
         }
     }
 }
@@ -377,4 +380,7 @@ pub struct Plan {
     pub env: IndexMap<String, String>,
     pub tests: Vec<Test>,
     pub baseline: Option<String>,
+    /// Hardware profile `… of profile` criteria read (a name or a plan-relative file); `None`:
+    /// picked at grade time from the recorded GPUs.
+    pub profile: Option<String>,
 }

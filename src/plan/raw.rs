@@ -80,6 +80,10 @@ pub struct RawPlan {
     pub tests: Loc<Vec<Loc<RawTest>>>,
     /// Results file that `regression` criteria compare against (grade/run may override it).
     pub baseline: Option<Loc<String>>,
+    /// Hardware profile for `busbw: ">= 90% of profile"` criteria: a built-in name
+    /// (`h200-sxm-8`), a name in `profiles/` beside the plan, or a plan-relative `.yaml` path.
+    /// Omitted: picked at grade time from the recorded GPU model and count.
+    pub profile: Option<Loc<String>>,
 }
 
 /// Where and how many ranks run.
@@ -209,7 +213,8 @@ pub struct RawMatrix {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawCriterion {
-    /// Bus bandwidth, e.g. `>= 340 GB/s`.
+    /// Bus bandwidth, e.g. `>= 340 GB/s`, or a share of the hardware profile's figure,
+    /// `>= 90% of profile`.
     pub busbw: Option<Loc<String>>,
     /// Algorithm bandwidth, e.g. `>= 190 GB/s`.
     pub algbw: Option<Loc<String>>,

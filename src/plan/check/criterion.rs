@@ -81,7 +81,30 @@ impl Checker<'_> {
             }
             Some(t)
         };
-        let check = if let Some(v) = &c.busbw {
+        let check = if let Some(v) = &c.busbw
+            && let Some(share) = of_profile(&v.value)
+        {
+            let share = Loc::new(share.to_string(), v.pos);
+            let t = thr(self, &share, Quantity::Percent, "busbw")?;
+            if !matches!(t.cmp, crate::units::Cmp::Ge | crate::units::Cmp::Gt) {
+                self.err(
+                    Diagnostic::error(
+                        "`busbw: … of profile` is a least share: use >= or >",
+                        Some(v.pos),
+                    )
+                    .help("e.g. busbw: \">= 90% of profile\""),
+                );
+                None
+            } else if ctx.backend == Backend::Mpi {
+                self.err(Diagnostic::error(
+                    "hardware profiles hold NCCL figures; the mpi backend measures host memory",
+                    Some(v.pos),
+                ));
+                None
+            } else {
+                Some(Check::Profile(t))
+            }
+        } else if let Some(v) = &c.busbw {
             thr(self, v, Quantity::Bandwidth, "busbw").map(Check::Busbw)
         } else if let Some(v) = &c.algbw {
             thr(self, v, Quantity::Bandwidth, "algbw").map(Check::Algbw)
@@ -256,6 +279,16 @@ impl Checker<'_> {
             in_place,
         })
     }
+}
+
+/// `>= 90% of profile` → `>= 90%`.
+fn of_profile(text: &str) -> Option<&str> {
+    let t = text.trim_end();
+    let cut = t.len().checked_sub("of profile".len())?;
+    t.get(cut..)
+        .filter(|s| s.eq_ignore_ascii_case("of profile"))
+        .and_then(|_| t.get(..cut))
+        .map(str::trim_end)
 }
 
 fn in_place_word(p: InPlace) -> &'static str {

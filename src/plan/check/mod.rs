@@ -197,6 +197,10 @@ impl Checker<'_> {
             env,
             tests,
             baseline,
+            profile: raw.profile.map(|p| {
+                self.no_control(&p, "profile");
+                p.value
+            }),
         }
     }
 
