@@ -15,6 +15,7 @@ mod matching;
 mod measure;
 mod profile;
 mod regression;
+mod relative;
 mod threshold;
 mod transport;
 mod variance;
@@ -66,6 +67,7 @@ pub fn grade(input: &GradeInput<'_>) -> Grade {
         expansion.jobs.retain(|j| only.contains(&j.id));
     }
     let (found, unmatched) = assign(&expansion.jobs, input.results, input.plan.backend);
+    let others = relative_targets(&expansion.jobs, &found);
     let base_found: Vec<Result<Found, String>> = match input.baseline {
         Baseline::Loaded { name, results } => {
             let files = [(name.clone(), (**results).clone())];
@@ -112,7 +114,7 @@ pub fn grade(input: &GradeInput<'_>) -> Grade {
         .iter()
         .zip(found)
         .zip(base_found)
-        .map(|((job, f), b)| grade_job(job, f, b, &env_of, base_env, &prof))
+        .map(|((job, f), b)| grade_job(job, f, b, &env_of, base_env, &prof, &others))
         .collect();
     let status = worst(jobs.iter().map(|j| j.status));
     Grade {
@@ -129,6 +131,28 @@ pub fn grade(input: &GradeInput<'_>) -> Grade {
         environment: merge_environments(input.results.iter().map(|r| &r.1.environment)),
         results_files: input.results.iter().map(|r| r.0.clone()).collect(),
     }
+}
+
+/// Results of the jobs that `relative` criteria compare with, by job ID (or why there are none).
+type Others = std::collections::HashMap<String, Result<crate::results::JobResult, String>>;
+
+fn relative_targets(jobs: &[Job], found: &[Found]) -> Others {
+    let mut out = Others::new();
+    for c in jobs.iter().flat_map(|j| j.expect.iter()) {
+        let Check::Relative(r) = &c.check else {
+            continue;
+        };
+        if out.contains_key(&r.to) {
+            continue;
+        }
+        let got = match jobs.iter().position(|j| j.id == r.to).map(|i| &found[i]) {
+            Some(Found::One(_, res)) => Ok((**res).clone()),
+            Some(Found::None(why)) => Err(why.clone()),
+            None => Err("not run (left out by --only?)".to_string()),
+        };
+        out.insert(r.to.clone(), got);
+    }
+    out
 }
 
 /// Fail beats warn beats pass; a skipped criterion does not colour its job.
@@ -149,6 +173,7 @@ fn grade_job<'e>(
     env_of: &dyn Fn(&str) -> Option<&'e crate::results::Environment>,
     base_env: Option<&'e crate::results::Environment>,
     prof: &profile::ProfileSource<'_>,
+    others: &Others,
 ) -> JobVerdict {
     let what = describe(job);
     let (file, result) = match found {
@@ -210,6 +235,14 @@ fn grade_job<'e>(
             Check::Time(t) => threshold::evaluate(&ctx, c, Metric::Time, t, text),
             Check::Wrong(_) => integrity::explicit(&ctx, c, text),
             Check::Transport(t) => transport::evaluate(&ctx, c, t, text),
+            Check::Relative(r) => {
+                let other = match others.get(&r.to) {
+                    Some(Ok(o)) => Ok(o),
+                    Some(Err(why)) => Err(why.clone()),
+                    None => Err(format!("{} is not a job of this plan", r.to)),
+                };
+                relative::evaluate(&ctx, c, r, other, text)
+            }
             Check::Profile(t) => {
                 let picked = picked.get_or_insert_with(|| prof.pick(&ctx));
                 profile::evaluate(&ctx, c, t, picked, text)
@@ -339,6 +372,7 @@ mod tests {
             &|_| None,
             None,
             &profile::ProfileSource::default(),
+            &Others::new(),
         );
         let c = v.criteria.last().unwrap();
         assert_eq!(c.status, Status::Fail, "{c:?}");
@@ -356,6 +390,7 @@ mod tests {
             &|_| None,
             None,
             &profile::ProfileSource::default(),
+            &Others::new(),
         );
         assert_eq!(v.status, Status::Fail);
         assert_eq!(v.criteria.len(), 3);

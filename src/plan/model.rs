@@ -272,6 +272,16 @@ pub enum Check {
     Outlier(Threshold),
     /// busbw as a share of the hardware profile's figure (`>= 90% of profile`).
     Profile(Threshold),
+    /// busbw as a share of another job's of the same run, size by size.
+    Relative(Relative),
+}
+
+/// `relative: { to, busbw }`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Relative {
+    /// The job ID compared with (a test name of one job is resolved to its job's ID).
+    pub to: String,
+    pub busbw: Threshold,
 }
 
 impl Check {
@@ -287,6 +297,7 @@ impl Check {
             Check::GroupSpread(_) => "group_spread",
             Check::Outlier(_) => "outlier",
             Check::Profile(_) => "busbw",
+            Check::Relative(_) => "relative",
         }
     }
 }

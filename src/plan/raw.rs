@@ -237,6 +237,9 @@ pub struct RawCriterion {
     /// Largest deficit below the median of the node sets of the same shape, e.g. `<= 10%`:
     /// fleet-relative, so it needs no absolute number. Needs `over:` other than `all`.
     pub outlier: Option<Loc<String>>,
+    /// busbw as a share of another job's of the same run at the same sizes, e.g.
+    /// `{ to: allreduce, busbw: ">= 85%" }`.
+    pub relative: Option<RawRelative>,
     /// Requested sizes this applies to: one size, `>= 1G`, `1G..4G`; omitted = every size.
     #[schemars(with = "Option<Scalar>")]
     pub at: Option<Loc<Scalar>>,
@@ -246,6 +249,16 @@ pub struct RawCriterion {
     /// Narrow to one placement: `out` or `in` (default: both that ran).
     #[schemars(with = "Option<InPlaceName>")]
     pub in_place: Option<Loc<String>>,
+}
+
+/// `relative: { to: TEST_OR_JOB, busbw: ">= 85%" }`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawRelative {
+    /// The test (of one job) or job ID compared with.
+    pub to: Loc<String>,
+    /// Least share of its busbw at the same requested sizes, e.g. `>= 85%`.
+    pub busbw: Loc<String>,
 }
 
 // ---- schema-only types: they describe polymorphic fields for the JSON Schema ----

@@ -24,6 +24,7 @@ impl Checker<'_> {
             ("variance", c.variance.as_ref().map(|v| v.pos)),
             ("group_spread", c.group_spread.as_ref().map(|v| v.pos)),
             ("outlier", c.outlier.as_ref().map(|v| v.pos)),
+            ("relative", c.relative.as_ref().map(|v| v.to.pos)),
         ]
         .into_iter()
         .filter_map(|(k, p)| p.map(|p| (k, p)))
@@ -37,7 +38,7 @@ impl Checker<'_> {
             0 => {
                 self.err(
                     Diagnostic::error("criterion has no metric", anchor)
-                        .help("give one of busbw, algbw, time, wrong, transport, regression, variance, group_spread, outlier"),
+                        .help("give one of busbw, algbw, time, wrong, transport, regression, variance, group_spread, outlier, relative"),
                 );
                 return None;
             }
@@ -175,6 +176,26 @@ impl Checker<'_> {
                 );
             }
             pct(self, v, "group_spread").map(Check::GroupSpread)
+        } else if let Some(r) = &c.relative {
+            let t = thr(self, &r.busbw, Quantity::Percent, "relative.busbw")?;
+            if !matches!(t.cmp, crate::units::Cmp::Ge | crate::units::Cmp::Gt) {
+                self.err(
+                    Diagnostic::error(
+                        "`relative.busbw` is a least share: use >= or >",
+                        Some(r.busbw.pos),
+                    )
+                    .help("e.g. busbw: \">= 85%\" (within 15%)"),
+                );
+                None
+            } else {
+                // Whether `to` names a job of this plan is known once every test is read.
+                self.relative_targets
+                    .push((ctx.test.to_string(), r.to.clone()));
+                Some(Check::Relative(Relative {
+                    to: r.to.value.clone(),
+                    busbw: t,
+                }))
+            }
         } else if let Some(v) = &c.outlier {
             if ctx.over == Some(Over::All) {
                 self.err(

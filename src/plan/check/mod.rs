@@ -10,6 +10,7 @@ mod criterion;
 mod env;
 mod launch;
 mod nodes;
+mod relative;
 mod settings;
 mod sizes;
 mod test;
@@ -46,8 +47,12 @@ pub fn check(raw: RawPlan, source: &str) -> Result<(Plan, Diags), Diags> {
         errors: Vec::new(),
         warnings: Vec::new(),
         source,
+        relative_targets: Vec::new(),
     };
-    let plan = c.plan(raw);
+    let mut plan = c.plan(raw);
+    if c.errors.is_empty() {
+        c.resolve_relative(&mut plan);
+    }
     if c.errors.is_empty() {
         Ok((plan, c.warnings))
     } else {
@@ -71,6 +76,8 @@ struct Checker<'s> {
     errors: Diags,
     warnings: Diags,
     source: &'s str,
+    /// `relative.to` of every criterion, with its test: resolved once all tests are read.
+    relative_targets: Vec<(String, Loc<String>)>,
 }
 
 fn valid_name(s: &str) -> bool {
