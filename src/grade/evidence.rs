@@ -22,7 +22,7 @@ const TUNING: &[&str] = &[
 ];
 
 /// Variables baton sets on its own runs to capture transports: never the user's cause.
-const CAPTURE: &[&str] = &["NCCL_DEBUG", "NCCL_DEBUG_SUBSYS", "NCCL_DEBUG_FILE"];
+use crate::results::env::CAPTURE;
 
 /// One side of a comparison: a job's results and the environment of the run they came from.
 #[derive(Clone, Copy)]

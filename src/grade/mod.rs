@@ -307,8 +307,13 @@ fn unmatched_job(job: &Job, what: String, why: String) -> JobVerdict {
     }
 }
 
-fn merge_environments<'a>(envs: impl Iterator<Item = &'a Environment>) -> Environment {
-    let mut out = Environment::default();
+/// One environment for several results files: hosts and versions from all, variables only
+/// where every file agrees (one file's settings are not the run's).
+fn merge_environments<'a>(envs: impl Iterator<Item = &'a Environment> + Clone) -> Environment {
+    let mut out = Environment {
+        variables: crate::results::env::common(envs.clone().map(|e| &e.variables)),
+        ..Environment::default()
+    };
     for e in envs {
         for h in &e.hosts {
             match out.hosts.iter_mut().find(|x| x.hostname == h.hostname) {
@@ -327,9 +332,6 @@ fn merge_environments<'a>(envs: impl Iterator<Item = &'a Environment>) -> Enviro
         out.nccl_version = out.nccl_version.take().or(e.nccl_version.clone());
         out.mpi_version = out.mpi_version.take().or(e.mpi_version.clone());
         out.topology = out.topology.take().or(e.topology.clone());
-        for (k, v) in &e.variables {
-            out.variables.entry(k.clone()).or_insert_with(|| v.clone());
-        }
     }
     out
 }
