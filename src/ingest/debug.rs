@@ -235,6 +235,34 @@ mod tests {
     }
 
     #[test]
+    fn nvls_and_collnet_setup_lines_are_links_of_their_own_class() {
+        // NCCL 2.19.3 and 2.28.9 wording (tests/data/nccl-lines/README.md).
+        let l = link(
+            "n:1:2 [0] NCCL INFO NVLS comm 0x55d5c8a0b2c0 headRank 3 nHeads 8 buffSize 1048576 memSize 2097152 nvlsPerRankSize 201326592 nvlsTotalSize 1610612736",
+        );
+        assert_eq!((l.transport.as_str(), l.from_rank), ("NVLS", 3));
+        assert_eq!(l.detail, "NVLS/8 heads");
+        let l = link(
+            "n:1:2 [0] NCCL INFO NVLS comm 0x5633b1f4a120 headRank 0 nHeads 4 nvlsRanks 8 buffSize 1048576 nvlsPerRankSize 1 nvlsTotalSize 1",
+        );
+        assert_eq!(l.detail, "NVLS/4 heads");
+        let l = link("n:1:2 [0] NCCL INFO CollNet 01/1 : 5 [receive] via COLLNET/SHARP/0/GDRDMA");
+        assert_eq!(
+            (l.channel, l.from_rank, l.transport.as_str()),
+            (1, 5, "CollNet")
+        );
+        // Support alone is not use; a damaged line is not a link.
+        for other in [
+            "n:1:2 [0] NCCL INFO NVLS multicast support is available on dev 0 (NVLS_NCHANNELS 16)",
+            "n:1:2 [0] NCCL INFO NVLS comm 0x1 headRank x nHeads 8",
+            "n:1:2 [0] NCCL INFO CollNet 00/0 : 0 [send] via NET/IB/0",
+            "n:1:2 [0] NCCL INFO 24 coll channels, 24 collnet channels, 16 nvls channels, 32 p2p channels, 32 p2p channels per peer",
+        ] {
+            assert_eq!(parse_line(other), Some(DebugLine::Other), "{other}");
+        }
+    }
+
+    #[test]
     fn other_lines() {
         // The ring listing is a Channel line without a transport.
         assert_eq!(
