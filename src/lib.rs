@@ -12,6 +12,7 @@ pub mod input;
 pub mod nodeset;
 pub mod output;
 pub mod plan;
+pub mod profile;
 pub mod render;
 pub mod report;
 pub mod results;

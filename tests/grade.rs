@@ -194,8 +194,9 @@ fn wrong_elements_fail_as_corruption_even_without_a_criterion() {
         &[p(&r)],
         1,
     );
+    // The implicit corruption check fails for the same reason: said once, both named.
     assert!(
-        out.contains("✗ wrong == 0 at >= 1G: #wrong 3 at 1G"),
+        out.contains("✗ no wrong elements (#wrong 0); wrong == 0 at >= 1G: #wrong 3 at 1G"),
         "{out}"
     );
 }
@@ -506,5 +507,28 @@ fn group_spread_with_a_single_group_is_skipped_not_failed() {
         stdout(&o).contains("the split makes one group here (2 rank(s)): nothing to compare"),
         "{}",
         show(&o)
+    );
+}
+
+/// A job without results fails every criterion for the same reason: the summary names them
+/// together and says the reason once.
+#[test]
+fn a_reason_shared_by_criteria_is_said_once() {
+    let d = tmp("grade_said_once");
+    let r = ingest(&d, "r.json", &[&fixture("all_reduce.txt")], None);
+    let o = grade(&[p(&plan("h200x2.yaml")), p(&r)]);
+    assert_eq!(code(&o), 1, "{}", show(&o));
+    let out = stdout(&o);
+    assert_eq!(
+        out.matches("no results for this job (looked for ID `allgather`")
+            .count(),
+        1,
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "✗ results present and complete; busbw >= 280 GB/s at 4G: no results for this job"
+        ),
+        "{out}"
     );
 }

@@ -228,3 +228,50 @@ for suite in xml:
     );
     assert!(out.contains("CASE nvlink | regression <= 5% @ 256M | Failure:busbw 3.33 GB/s vs baseline 300.63 GB/s at 256M"), "{out}");
 }
+
+/// A variable one ingested log states stays on that log's job: never on another job's suite,
+/// never in the report's run-wide environment.
+#[test]
+fn a_logs_variables_stay_on_its_own_job() {
+    let d = tmp("junit_env_attribution");
+    let r = ingest(
+        &d,
+        "r.json",
+        &[
+            &fixture("all_reduce_p2p_disabled_debug.txt"),
+            &fixture("all_gather.txt"),
+        ],
+        None,
+    );
+    let xml = d.join("junit.xml");
+    let rep = d.join("report");
+    let pl = plan("h200x2.yaml");
+    let o = baton(&[
+        "grade",
+        p(&pl),
+        p(&r),
+        "--junit",
+        p(&xml),
+        "--report",
+        p(&rep),
+    ]);
+    assert!(code(&o) <= 1, "{}", show(&o));
+    let text = std::fs::read_to_string(&xml).unwrap();
+    let suite = |name: &str| {
+        let start = text
+            .find(&format!("<testsuite name=\"{name}\""))
+            .unwrap_or_else(|| panic!("no suite {name}: {text}"));
+        let end = text[start..].find("</testsuite>").unwrap() + start;
+        text[start..end].to_string()
+    };
+    assert!(
+        suite("allreduce").contains("name=\"env.NCCL_P2P_DISABLE\" value=\"1\""),
+        "{text}"
+    );
+    assert!(!suite("allgather").contains("NCCL_P2P_DISABLE"), "{text}");
+    let md = std::fs::read_to_string(rep.join("report.md")).unwrap();
+    let env_section = &md[md.find("Environment").expect("an environment section")..];
+    assert!(!env_section.contains("| NCCL_P2P_DISABLE"), "{env_section}");
+    // results.json keeps what the log said.
+    assert!(read(&r).contains("NCCL_P2P_DISABLE"));
+}

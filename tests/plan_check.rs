@@ -796,3 +796,75 @@ fn cuda_graph_timing_is_accepted_on_the_nccl_backend() {
     assert!(errors(&test_body("    cuda_graph: 2\n")).is_empty());
     assert!(errors(&test_body("    cuda_graph: 0\n")).is_empty());
 }
+
+#[test]
+fn transport_takes_alternatives_exclusions_and_scopes() {
+    let p = parsed(&test_body(
+        "    expect:\n      - transport: [P2P, NVLS]\n      - transport: { not: [SHM, Socket] }\n",
+    ));
+    let texts: Vec<String> = p.tests[0]
+        .expect
+        .iter()
+        .map(|c| match &c.check {
+            baton::plan::Check::Transport(t) => t.to_string(),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(texts, ["P2P or NVLS", "not SHM/NET/Socket"]);
+    let two_nodes = test_body(
+        "    expect:\n      - transport: { intra_node: P2P, inter_node: { is: NET/IB, gdr: true } }\n",
+    )
+    .replace("name: t\n", "name: t\nlaunch: { nodes: 2, ranks_per_node: 8 }\n");
+    let p = parsed(&two_nodes);
+    match &p.tests[0].expect[0].check {
+        baton::plan::Check::Transport(t) => {
+            assert_eq!(
+                t.to_string(),
+                "intra_node P2P; inter_node NET/IB, with GDRDMA"
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+    one_error(
+        &test_body("    expect:\n      - transport: [P2P, Sockt]\n"),
+        8,
+        "unknown transport `Sockt` — did you mean `Socket`?",
+    );
+}
+
+#[test]
+fn a_transport_criterion_never_decided_is_an_error_naming_test_and_key() {
+    // One node by default: no link crosses nodes.
+    one_error(
+        &test_body("    expect:\n      - transport: { inter_node: NET/IB }\n"),
+        8,
+        "test `a`: `inter_node` is never decided",
+    );
+    // Each node alone: the same.
+    one_error(
+        &test_body(
+            "    over: each-node\n    expect:\n      - transport: { inter_node: { gdr: true } }\n",
+        )
+        .replace("name: t\n", "name: t\nnodes: { hostlist: \"n[1-4]\" }\n"),
+        10,
+        "`inter_node` is never decided",
+    );
+    // The user's own NCCL_DEBUG_FILE turns capture off.
+    one_error(
+        &test_body(
+            "    env: { NCCL_DEBUG_FILE: /tmp/nccl.%h.log }\n    expect:\n      - transport: { is: NET/IB, gdr: true }\n",
+        ),
+        9,
+        "capture is off",
+    );
+    one_error(
+        &test_body("    expect:\n      - transport: { is: P2P, gdr: true }\n"),
+        8,
+        "GPUDirect RDMA is a property of NET links",
+    );
+    one_error(
+        &test_body("    expect:\n      - transport: { is: P2P, not: P2P }\n"),
+        8,
+        "both allows and refuses P2P",
+    );
+}

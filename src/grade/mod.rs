@@ -14,7 +14,9 @@ mod integrity;
 mod matching;
 mod measure;
 mod nodesets;
+mod profile;
 mod regression;
+mod relative;
 mod threshold;
 mod transport;
 mod variance;
@@ -74,6 +76,7 @@ pub fn grade(input: &GradeInput<'_>) -> Grade {
         input.plan.ranks_per_node(),
     );
     let (found, unmatched) = assign(&expansion.jobs, input.results, input.plan.backend);
+    let others = relative_targets(&expansion.jobs, &found);
     let base_found: Vec<Result<Found, String>> = match input.baseline {
         Baseline::Loaded { name, results } => {
             let files = [(name.clone(), (**results).clone())];
@@ -107,12 +110,20 @@ pub fn grade(input: &GradeInput<'_>) -> Grade {
         Baseline::Loaded { results, .. } => Some(&results.environment),
         _ => None,
     };
+    let prof = profile::ProfileSource {
+        name: input.plan.profile.as_deref(),
+        plan_dir: input.plan_file.map(|f| {
+            std::path::Path::new(f)
+                .parent()
+                .unwrap_or(std::path::Path::new("."))
+        }),
+    };
     let mut jobs: Vec<JobVerdict> = expansion
         .jobs
         .iter()
         .zip(found)
         .zip(base_found)
-        .map(|((job, f), b)| grade_job(job, f, b, &env_of, base_env))
+        .map(|((job, f), b)| grade_job(job, f, b, &env_of, base_env, &prof, &others))
         .collect();
     nodesets::apply_outliers(&expansion.jobs, &mut jobs);
     let node_sets = nodesets::attribute_tests(input.plan, &expansion.jobs, &jobs, input.results);
@@ -136,6 +147,28 @@ pub fn grade(input: &GradeInput<'_>) -> Grade {
     }
 }
 
+/// Results of the jobs that `relative` criteria compare with, by job ID (or why there are none).
+type Others = std::collections::HashMap<String, Result<crate::results::JobResult, String>>;
+
+fn relative_targets(jobs: &[Job], found: &[Found]) -> Others {
+    let mut out = Others::new();
+    for c in jobs.iter().flat_map(|j| j.expect.iter()) {
+        let Check::Relative(r) = &c.check else {
+            continue;
+        };
+        if out.contains_key(&r.to) {
+            continue;
+        }
+        let got = match jobs.iter().position(|j| j.id == r.to).map(|i| &found[i]) {
+            Some(Found::One(_, res)) => Ok((**res).clone()),
+            Some(Found::None(why)) => Err(why.clone()),
+            None => Err("not run (left out by --only?)".to_string()),
+        };
+        out.insert(r.to.clone(), got);
+    }
+    out
+}
+
 /// Fail beats warn beats pass; a skipped criterion does not colour its job.
 fn worst(it: impl Iterator<Item = Status>) -> Status {
     let mut s = Status::Pass;
@@ -153,6 +186,8 @@ fn grade_job<'e>(
     baseline: Result<Found, String>,
     env_of: &dyn Fn(&str) -> Option<&'e crate::results::Environment>,
     base_env: Option<&'e crate::results::Environment>,
+    prof: &profile::ProfileSource<'_>,
+    others: &Others,
 ) -> JobVerdict {
     let what = describe(job);
     let (file, result) = match found {
@@ -186,6 +221,7 @@ fn grade_job<'e>(
         baseline_env: base_env,
     };
     let mut criteria = vec![integrity::completed(&ctx)];
+    let mut picked = None;
     // Corruption anywhere fails the job; an explicit `wrong: 0` that covers every size and
     // placement already says so, a narrower one does not.
     let covered = job
@@ -213,6 +249,18 @@ fn grade_job<'e>(
             Check::Time(t) => threshold::evaluate(&ctx, c, Metric::Time, t, text),
             Check::Wrong(_) => integrity::explicit(&ctx, c, text),
             Check::Transport(t) => transport::evaluate(&ctx, c, t, text),
+            Check::Relative(r) => {
+                let other = match others.get(&r.to) {
+                    Some(Ok(o)) => Ok(o),
+                    Some(Err(why)) => Err(why.clone()),
+                    None => Err(format!("{} is not a job of this plan", r.to)),
+                };
+                relative::evaluate(&ctx, c, r, other, text)
+            }
+            Check::Profile(t) => {
+                let picked = picked.get_or_insert_with(|| prof.pick(&ctx));
+                profile::evaluate(&ctx, c, t, picked, text)
+            }
             Check::Regression(t) => regression::evaluate(&ctx, c, t, text),
             Check::Variance(t) => variance::evaluate(&ctx, c, t, text),
             Check::GroupSpread(t) => group_spread::evaluate(&ctx, c, t, text),
@@ -273,8 +321,13 @@ fn unmatched_job(job: &Job, what: String, why: String) -> JobVerdict {
     }
 }
 
-fn merge_environments<'a>(envs: impl Iterator<Item = &'a Environment>) -> Environment {
-    let mut out = Environment::default();
+/// One environment for several results files: hosts and versions from all, variables only
+/// where every file agrees (one file's settings are not the run's).
+fn merge_environments<'a>(envs: impl Iterator<Item = &'a Environment> + Clone) -> Environment {
+    let mut out = Environment {
+        variables: crate::results::env::common(envs.clone().map(|e| &e.variables)),
+        ..Environment::default()
+    };
     for e in envs {
         for h in &e.hosts {
             match out.hosts.iter_mut().find(|x| x.hostname == h.hostname) {
@@ -293,9 +346,6 @@ fn merge_environments<'a>(envs: impl Iterator<Item = &'a Environment>) -> Enviro
         out.nccl_version = out.nccl_version.take().or(e.nccl_version.clone());
         out.mpi_version = out.mpi_version.take().or(e.mpi_version.clone());
         out.topology = out.topology.take().or(e.topology.clone());
-        for (k, v) in &e.variables {
-            out.variables.entry(k.clone()).or_insert_with(|| v.clone());
-        }
     }
     out
 }
@@ -337,6 +387,8 @@ mod tests {
             Err("none".into()),
             &|_| None,
             None,
+            &profile::ProfileSource::default(),
+            &Others::new(),
         );
         let c = v.criteria.last().unwrap();
         assert_eq!(c.status, Status::Fail, "{c:?}");
@@ -353,6 +405,8 @@ mod tests {
             Err("none".into()),
             &|_| None,
             None,
+            &profile::ProfileSource::default(),
+            &Others::new(),
         );
         assert_eq!(v.status, Status::Fail);
         assert_eq!(v.criteria.len(), 3);

@@ -8,6 +8,7 @@ mod loc;
 mod model;
 mod raw;
 mod structure;
+pub mod transport_rule;
 mod trust;
 
 pub use check::{MAX_JOBS, MAX_RANKS, MAX_SIZES_PER_TEST};
@@ -19,4 +20,5 @@ pub use load::{
 pub use loc::Pos;
 pub use model::*;
 pub use raw::plan_schema;
+pub use structure::suggest as suggest_name;
 pub use trust::Trust;

@@ -123,8 +123,14 @@ fn properties(g: &Grade, j: &JobVerdict) -> Vec<Property> {
     if let Some(m) = &e.mpi_version {
         p.push(Property::new("mpi", m.clone()));
     }
-    for (k, v) in &e.variables {
-        p.push(Property::new(format!("env.{k}"), v.clone()));
+    // The run's variables, then the job's own (from its plan or its log), which win.
+    let mut vars: indexmap::IndexMap<String, String> =
+        crate::results::env::shown_run_vars(e).into_iter().collect();
+    if let Some(src) = &j.source {
+        vars.extend(crate::results::env::shown_vars(&src.result));
+    }
+    for (k, v) in vars {
+        p.push(Property::new(format!("env.{k}"), v));
     }
     if let Some(b) = &g.baseline {
         p.push(Property::new("baseline", b.clone()));
