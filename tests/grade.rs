@@ -508,3 +508,90 @@ fn group_spread_with_a_single_group_is_skipped_not_failed() {
         show(&o)
     );
 }
+
+/// `grade --format json` on stdout, validated against the committed schema (not the types: a
+/// script reads the file in `schemas/`).
+fn verdict_json(args: &[&str], want: i32) -> serde_json::Value {
+    let mut a = vec!["grade", "--format", "json"];
+    a.extend_from_slice(args);
+    let o = baton(&a);
+    assert_eq!(code(&o), want, "{}", show(&o));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not one JSON document: {e}\n{}", show(&o)));
+    let schema: serde_json::Value = serde_json::from_str(&read(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas/verdict.schema.json"),
+    ))
+    .unwrap();
+    let v = jsonschema::validator_for(&schema).expect("the schema compiles");
+    let errors: Vec<String> = v.iter_errors(&doc).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:#?}\n{doc:#}");
+    // The terminal summary still reaches a human, on stderr.
+    assert!(
+        stderr(&o).contains("\nplan ") || stderr(&o).starts_with("plan "),
+        "{}",
+        show(&o)
+    );
+    doc
+}
+
+#[test]
+fn grade_json_is_one_schema_valid_verdict_document() {
+    let d = tmp("grade_json_pass");
+    let r = healthy(&d);
+    let doc = verdict_json(&[p(&plan("h200x2.yaml")), p(&r)], 0);
+    assert_eq!(doc["format"], "baton-verdict");
+    assert_eq!(doc["status"], "pass");
+    assert_eq!(doc["exit_code"], 0);
+    assert_eq!(doc["plan"]["name"], "h200x2-acceptance");
+    assert_eq!(doc["counts"]["jobs"], 4);
+    let jobs = doc["jobs"].as_array().unwrap();
+    assert_eq!(jobs[0]["id"], "allreduce");
+    assert_eq!(jobs[0]["run_status"], "completed");
+    assert!(doc.get("node_sets").is_none() && doc.get("nodes").is_none());
+    for j in jobs {
+        for c in j["criteria"].as_array().unwrap() {
+            assert!(!c["cases"].as_array().unwrap().is_empty(), "{c:#}");
+        }
+    }
+}
+
+#[test]
+fn grade_json_failure_carries_each_criterion_with_its_evidence() {
+    let d = tmp("grade_json_fail");
+    let (base, sock) = base_and_socket(&d);
+    let nvlink = plan("h200x2-nvlink.yaml");
+    let doc = verdict_json(&[p(&nvlink), p(&sock), "--baseline", p(&base)], 1);
+    assert_eq!(
+        (doc["status"].as_str(), doc["exit_code"].as_i64()),
+        (Some("fail"), Some(1))
+    );
+    let criteria: Vec<&serde_json::Value> = doc["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|j| j["criteria"].as_array().unwrap())
+        .collect();
+    let transport = criteria
+        .iter()
+        .find(|c| c["key"] == "transport")
+        .expect("the transport criterion");
+    assert_eq!(transport["status"], "fail");
+    assert!(
+        transport["message"]
+            .as_str()
+            .unwrap()
+            .contains("transport NET/Socket, expected P2P"),
+        "{transport:#}"
+    );
+    let busbw = criteria.iter().find(|c| c["key"] == "busbw").unwrap();
+    assert_eq!(busbw["severity"], "fail");
+    let case = &busbw["cases"][0];
+    assert_eq!(case["size_bytes"], 256 << 20, "{busbw:#}");
+    assert!(
+        criteria
+            .iter()
+            .any(|c| c["evidence"]["cause"] == "transport_changed"
+                || c["evidence"]["cause"] == "transport_not_expected"),
+        "{criteria:#?}"
+    );
+}

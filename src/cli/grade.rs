@@ -3,7 +3,9 @@ use std::path::{Path, PathBuf};
 use baton::exit::Exit;
 use baton::grade::{Baseline, Grade, GradeInput, grade};
 use baton::plan::Plan;
-use baton::report::{Exporter, JunitExporter, ReportInput, TextExporter, write_file, write_report};
+use baton::report::{
+    Exporter, JsonExporter, JunitExporter, ReportInput, TextExporter, write_file, write_report,
+};
 use baton::results::Results;
 
 use super::{CheckFormat, load_plan};
@@ -140,6 +142,7 @@ pub fn run(
     baseline: Option<&Path>,
     junit: Option<&Path>,
     report: Option<&Path>,
+    format: super::GradeFormat,
     color: bool,
 ) -> anyhow::Result<Exit> {
     let outputs = junit.map(Path::to_path_buf).into_iter().chain(
@@ -152,10 +155,38 @@ pub fn run(
     }
     let g = match graded(plan, results, baseline, color) {
         Ok(g) => g,
-        Err(exit) => return Ok(exit),
+        Err(exit) => {
+            if let Some(path) = junit {
+                let why = unusable_input(plan, results, baseline);
+                let inputs: Vec<&Path> = results.iter().map(PathBuf::as_path).collect();
+                super::failed_early::write_junit(path, plan, &inputs, "grade", &why);
+            }
+            return Ok(exit);
+        }
     };
-    emit(&g, junit, report, false)?;
+    let json = format == super::GradeFormat::Json;
+    emit(&g, junit, report, json)?;
+    if json {
+        let doc = JsonExporter.export(&ReportInput { grade: &g })?;
+        baton::stdout::print(&String::from_utf8_lossy(&doc))?;
+    }
     Ok(g.exit())
+}
+
+/// Which input stopped grading and why, for the junit.xml of a grade that could not start.
+fn unusable_input(plan: &Path, results: &[PathBuf], baseline: Option<&Path>) -> String {
+    if let Some(why) = super::failed_early::plan_problems(plan, baton::plan::Trust::Trusted) {
+        return why;
+    }
+    results
+        .iter()
+        .map(PathBuf::as_path)
+        .chain(baseline)
+        .find_map(|p| baton::results::read(p).err())
+        .map_or_else(
+            || "an input could not be read (see the command's stderr)".into(),
+            |e| e.to_string(),
+        )
 }
 
 /// `Some(Exit::Invalid)` after saying why when an output would replace one of the inputs.

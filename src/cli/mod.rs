@@ -8,6 +8,7 @@ use baton::exit::Exit;
 mod baseline;
 mod check;
 mod expand;
+mod failed_early;
 pub mod gpu;
 pub mod grade;
 mod ingest;
@@ -131,6 +132,10 @@ enum Command {
         /// batch script does when no launcher step ran, so CI still gets junit.xml.
         #[arg(long)]
         none_ran: bool,
+        /// text: the verdict summary; json: the verdict document (schemas/verdict.schema.json)
+        /// on stdout, the summary on stderr.
+        #[arg(long, value_enum, default_value_t = GradeFormat::Text)]
+        format: GradeFormat,
     },
     /// Write the Markdown and HTML report only (exit 0 once written, whatever the verdict).
     Report {
@@ -195,6 +200,12 @@ enum RenderTarget {
     Slurm,
     Srun,
     Mpirun,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum GradeFormat {
+    Text,
+    Json,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -319,12 +330,14 @@ pub fn main(mpi: Option<MpiEntry>) -> i32 {
             junit,
             report,
             none_ran: _,
+            format,
         } => grade::run(
             &plan,
             &results,
             baseline.as_deref(),
             junit.as_deref(),
             report.as_deref(),
+            format,
             color,
         ),
         Command::Report {
