@@ -796,3 +796,35 @@ fn cuda_graph_timing_is_accepted_on_the_nccl_backend() {
     assert!(errors(&test_body("    cuda_graph: 2\n")).is_empty());
     assert!(errors(&test_body("    cuda_graph: 0\n")).is_empty());
 }
+
+#[test]
+fn an_unquoted_comparison_says_to_quote_it_at_its_line() {
+    for (value, quoted) in [
+        (">= 340 GB/s", "busbw: \">= 340 GB/s\""),
+        (">= 340 GB/s   # at 1G", "busbw: \">= 340 GB/s\""),
+        ("> 340 GB/s", "busbw: \"> 340 GB/s\""),
+    ] {
+        let yaml = test_body(&format!("    expect:\n      - busbw: {value}\n"));
+        let e = one_error(&yaml, 8, &format!("quote it: {quoted}"));
+        assert_eq!(e.pos.map(|p| p.col), Some(16), "{e:?}");
+    }
+}
+
+#[test]
+fn a_bare_number_threshold_shows_the_accepted_form() {
+    let yaml = test_body("    expect:\n      - busbw: 340\n      - time: 20\n");
+    let errs = errors(&yaml);
+    assert_eq!(errs.len(), 2, "{errs:#?}");
+    assert!(
+        errs[0]
+            .message
+            .ends_with("found an integer; write it as busbw: \">= 340 GB/s\""),
+        "{:?}",
+        errs[0].message
+    );
+    assert!(
+        errs[1].message.ends_with("write it as time: \"<= 20 us\""),
+        "{:?}",
+        errs[1].message
+    );
+}

@@ -221,7 +221,7 @@ fn parse_on_this_stack(file: &str, text: &str, trust: Trust) -> Result<Loaded, R
     ) {
         Ok(n) => n,
         Err(e) => {
-            report.push(yaml_error(&e));
+            report.push(yaml_error(&e, text));
             return Err(report);
         }
     };
@@ -244,7 +244,7 @@ fn parse_on_this_stack(file: &str, text: &str, trust: Trust) -> Result<Loaded, R
     ) {
         Ok(r) => r,
         Err(e) => {
-            report.push(yaml_error(&e));
+            report.push(yaml_error(&e, text));
             return Err(report);
         }
     };
@@ -268,7 +268,7 @@ fn parse_on_this_stack(file: &str, text: &str, trust: Trust) -> Result<Loaded, R
 /// serde-saphyr words some errors for the developer who configures it ("budget breached:
 /// Depth { depth: 49 }", "set DuplicateKeyPolicy in Options"); the ones a plan's author can meet
 /// become a plain sentence about the plan. The rest take the library's user-facing wording.
-fn yaml_error(e: &serde_saphyr::Error) -> Diagnostic {
+fn yaml_error(e: &serde_saphyr::Error, text: &str) -> Diagnostic {
     use serde_saphyr::Error as E;
     use serde_saphyr::budget::BudgetBreach as B;
     let alias_bomb = || {
@@ -339,7 +339,17 @@ fn yaml_error(e: &serde_saphyr::Error) -> Diagnostic {
             None,
         ),
     };
-    let d = Diagnostic::error(message, Pos::from_error(e));
+    let pos = Pos::from_error(e);
+    // Only the parser's own wording gets the hint: the budget and alias errors above already
+    // name the plan's problem.
+    let generic = message.starts_with("invalid YAML:");
+    if let Some(quote) = pos
+        .filter(|_| generic)
+        .and_then(|p| super::hints::unquoted_value(text, p))
+    {
+        return Diagnostic::error(quote, pos).label("YAML syntax here, not text");
+    }
+    let d = Diagnostic::error(message, pos);
     match help {
         Some(h) => d.help(h),
         None => d,

@@ -3,6 +3,7 @@
 
 mod check;
 mod diag;
+mod hints;
 mod load;
 mod loc;
 mod model;
