@@ -196,6 +196,16 @@ pub fn parse_str_with(file: &str, text: &str, trust: Trust) -> Result<Loaded, Re
 }
 
 fn parse_on_this_stack(file: &str, text: &str, trust: Trust) -> Result<Loaded, Report> {
+    parse_checked(file, text, trust, true)
+}
+
+/// `and_the_rest`: after structural errors in some tests, check the other tests too.
+fn parse_checked(
+    file: &str,
+    text: &str,
+    trust: Trust,
+    and_the_rest: bool,
+) -> Result<Loaded, Report> {
     let mut report = Report::new(file, text);
     if let Some(i) =
         text.find(|c: char| c == '\0' || (c.is_control() && !matches!(c, '\n' | '\r' | '\t')))
@@ -235,6 +245,26 @@ fn parse_on_this_stack(file: &str, text: &str, trust: Trust) -> Result<Loaded, R
     let mut diags = Vec::new();
     structure::check(schema(), &node, &mut diags);
     if !diags.is_empty() {
+        let rest = and_the_rest
+            .then(|| super::partial::without_broken_tests(text, &node, &diags))
+            .flatten()
+            // What is left must still be YAML on its own: an alias whose anchor was blanked
+            // would be an error of the check, not of the plan as written.
+            .filter(|rest| {
+                serde_saphyr::from_str_with_options::<Loc<Node>>(
+                    rest,
+                    options(serde_saphyr::DuplicateKeyPolicy::PassThrough),
+                )
+                .is_ok()
+            });
+        if let Some(rest) = rest {
+            let more = match parse_checked(file, &rest, trust, false) {
+                Ok(loaded) => loaded.report.diagnostics,
+                Err(r) => r.diagnostics,
+            };
+            diags.extend(more);
+            diags.sort_by_key(|d| d.pos.map(|p| (p.line, p.col)));
+        }
         report.diagnostics = diags;
         return Err(report);
     }

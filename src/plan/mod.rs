@@ -7,6 +7,7 @@ mod hints;
 mod load;
 mod loc;
 mod model;
+mod partial;
 mod raw;
 mod structure;
 mod trust;
