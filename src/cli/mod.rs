@@ -12,6 +12,7 @@ mod failed_early;
 pub mod gpu;
 pub mod grade;
 mod ingest;
+mod manual;
 mod progress;
 mod render;
 pub mod run;
@@ -90,7 +91,9 @@ enum Command {
     Worker(WorkerArgs),
     /// Expand a plan into its jobs: IDs, ranks, split groups, sizes, criteria, GPU memory.
     Expand {
+        /// Plan file to expand.
         plan: PathBuf,
+        /// table: one line per job and the totals; json: every job in full.
         #[arg(long, value_enum, default_value_t = ExpandFormat::Table)]
         format: ExpandFormat,
         /// Most jobs listed in the table (the totals always count every job).
@@ -155,6 +158,18 @@ enum Command {
     Baseline {
         #[command(subcommand)]
         action: BaselineAction,
+    },
+    /// Print a shell completion script: `baton completions bash > /etc/bash_completion.d/baton`.
+    Completions {
+        /// The shell to complete for.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Write man pages: baton.1 and one per subcommand (baton-run.1, …).
+    Man {
+        /// Directory to write them into (e.g. /usr/local/share/man/man1).
+        #[arg(long, short = 'o')]
+        out: PathBuf,
     },
 }
 
@@ -359,6 +374,8 @@ pub fn main(mpi: Option<MpiEntry>) -> i32 {
                 report_only,
             } => baseline::compare(&old, &new, markdown, report_only),
         },
+        Command::Completions { shell } => manual::completions(shell),
+        Command::Man { out } => manual::man(&out),
     };
     match outcome {
         Ok(exit) => exit.code(),

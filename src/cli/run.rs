@@ -9,6 +9,7 @@ use super::{MpiEntry, RunFormat, load_plan_source};
 /// `baton run`: what to run and where the results go.
 #[derive(Debug, Clone, clap::Args)]
 pub struct Args {
+    /// Plan file to run; its text is read once and copied into --out.
     pub plan: PathBuf,
     /// Directory for results.json (and per-environment-set parts).
     #[arg(long, short = 'o', default_value = "baton-out")]
