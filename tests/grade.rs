@@ -595,3 +595,95 @@ fn grade_json_failure_carries_each_criterion_with_its_evidence() {
         "{criteria:#?}"
     );
 }
+
+/// The healthy NCCL_DEBUG run as measured on `host` instead of `vm`: the same numbers, other
+/// hosts.
+fn healthy_on(d: &Path, host: &str) -> PathBuf {
+    let text = read(&fixture("debug_healthy.txt"));
+    let log = write(
+        d,
+        &format!("{host}.txt"),
+        &text.replace(" vm ", &format!(" {host} ")),
+    );
+    ingest(d, &format!("{host}.json"), &[&log], None)
+}
+
+#[test]
+fn a_baseline_from_other_hosts_is_not_compared_and_says_so() {
+    let d = tmp("grade_baseline_hosts");
+    let on_node02 = healthy_on(&d, "node02");
+    let on_node01 = healthy_on(&d, "node01");
+    let nvlink = plan("h200x2-nvlink.yaml");
+    let o = grade(&[p(&nvlink), p(&on_node01), "--baseline", p(&on_node02)]);
+    assert_eq!(code(&o), 1, "{}", show(&o));
+    let want = format!(
+        "✗ regression <= 5%: job `nvlink` ran on node01, but the baseline {} has it only from node02: a baseline is compared only with runs on the same hosts",
+        on_node02.display()
+    );
+    assert!(stdout(&o).contains(&want), "{}", show(&o));
+    // One baseline file may keep the job once per host set: each run meets its own hosts'.
+    let both = d.join("both.json");
+    let o = baton(&[
+        "baseline",
+        "save",
+        p(&on_node02),
+        p(&on_node01),
+        "-o",
+        p(&both),
+    ]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    for run in [&on_node01, &on_node02] {
+        let o = grade(&[p(&nvlink), p(run), "--baseline", p(&both)]);
+        assert_eq!(code(&o), 0, "{}", show(&o));
+    }
+    // The same hosts twice is still one job measured twice: refused.
+    let o = baton(&[
+        "baseline",
+        "save",
+        p(&on_node01),
+        p(&on_node01),
+        "-o",
+        p(&d.join("x.json")),
+    ]);
+    assert_eq!(code(&o), 2, "{}", show(&o));
+    assert!(
+        stderr(&o).contains("measured on the same hosts (node01)"),
+        "{}",
+        show(&o)
+    );
+}
+
+#[test]
+fn baseline_compare_refuses_runs_of_other_hosts_unless_asked() {
+    let d = tmp("compare_baseline_hosts");
+    let on_node02 = healthy_on(&d, "node02");
+    let on_node01 = healthy_on(&d, "node01");
+    let o = baton(&["baseline", "compare", p(&on_node02), p(&on_node01)]);
+    assert_eq!(code(&o), 2, "{}", show(&o));
+    assert!(
+        stderr(&o).contains("ran on node01, but the baseline")
+            && stderr(&o).contains("--any-hosts"),
+        "{}",
+        show(&o)
+    );
+    let o = baton(&[
+        "baseline",
+        "compare",
+        p(&on_node02),
+        p(&on_node01),
+        "--any-hosts",
+    ]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    let both = d.join("both.json");
+    let o = baton(&[
+        "baseline",
+        "save",
+        p(&on_node02),
+        p(&on_node01),
+        "-o",
+        p(&both),
+    ]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    let o = baton(&["baseline", "compare", p(&both), p(&on_node01)]);
+    assert_eq!(code(&o), 0, "the entry of node01 is compared: {}", show(&o));
+}

@@ -93,13 +93,42 @@ fn graded(
     let files = read_results(results)?;
     let base = baseline_for(plan_path, &loaded.plan, baseline)?;
     let plan_file = plan_path.display().to_string();
-    Ok(grade(&GradeInput {
-        plan: &loaded.plan,
-        plan_file: Some(&plan_file),
-        results: &files,
+    Ok(grade_keyed(&loaded.plan, &plan_file, &files, base, None))
+}
+
+/// Grades with the baseline keyed to the hosts the results measured (`baton::baseline`): a job
+/// the baseline holds only from other hosts fails its `regression` saying so, instead of being
+/// compared with another machine's numbers.
+pub fn grade_keyed(
+    plan: &Plan,
+    plan_file: &str,
+    files: &[(String, Results)],
+    base: Baseline,
+    only: Option<&[String]>,
+) -> Grade {
+    let runs: Vec<&Results> = files.iter().map(|(_, r)| r).collect();
+    let (base, mismatches) = match base {
+        Baseline::Loaded { name, results } => {
+            let (kept, mismatches) = baton::baseline::select(&results, &runs);
+            let base = Baseline::Loaded {
+                name: name.clone(),
+                results: Box::new(kept),
+            };
+            (base, Some((name, mismatches)))
+        }
+        other => (other, None),
+    };
+    let mut g = grade(&GradeInput {
+        plan,
+        plan_file: Some(plan_file),
+        results: files,
         baseline: &base,
-        only: None,
-    }))
+        only,
+    });
+    if let Some((name, mismatches)) = mismatches {
+        baton::baseline::explain(&mut g, &mismatches, &name);
+    }
+    g
 }
 
 /// Prints the verdicts and writes JUnit and the report where asked: what `grade` and the end of

@@ -175,7 +175,8 @@ enum Command {
 
 #[derive(Debug, Subcommand)]
 enum BaselineAction {
-    /// Save results (one or several files) as one baseline file.
+    /// Save results (one or several files) as one baseline file; a job may be kept once per
+    /// host set, and grading compares each run with the entry of its own hosts.
     Save {
         /// Results files to keep as the baseline.
         #[arg(required = true)]
@@ -201,6 +202,10 @@ enum BaselineAction {
         /// exits 1, so a CI step turns red).
         #[arg(long)]
         report_only: bool,
+        /// Compare jobs measured on other hosts too (by default a job OLD measured only on
+        /// other hosts than NEW is refused: exit 2).
+        #[arg(long)]
+        any_hosts: bool,
     },
 }
 
@@ -372,7 +377,8 @@ pub fn main(mpi: Option<MpiEntry>) -> i32 {
                 new,
                 markdown,
                 report_only,
-            } => baseline::compare(&old, &new, markdown, report_only),
+                any_hosts,
+            } => baseline::compare(&old, &new, markdown, report_only, any_hosts),
         },
         Command::Completions { shell } => manual::completions(shell),
         Command::Man { out } => manual::man(&out),

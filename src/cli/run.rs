@@ -163,13 +163,7 @@ pub fn finish(
     let files = vec![(results_path.display().to_string(), results.clone())];
     let ran: Vec<String> = jobs.iter().map(|j| j.id.clone()).collect();
     let plan_file = args.plan.display().to_string();
-    let g = baton::grade::grade(&baton::grade::GradeInput {
-        plan,
-        plan_file: Some(&plan_file),
-        results: &files,
-        baseline: &base,
-        only: Some(&ran),
-    });
+    let g = super::grade::grade_keyed(plan, &plan_file, &files, base, Some(&ran));
     let dir = results_path.parent().unwrap_or(std::path::Path::new("."));
     super::grade::emit(
         &g,
