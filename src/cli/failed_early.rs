@@ -49,13 +49,19 @@ pub fn write_junit(junit: &Path, plan: &Path, inputs: &[&Path], step: &str, mess
 /// For `run -o OUT` that ended with `exit` before measuring: `OUT/junit.xml` saying why. Not for
 /// one environment set of a rendered script (`--env-set`): the script grades every set into
 /// the run's one junit.xml. Not into a directory another run holds: that run's files are its own.
+/// A directory that does not exist yet gets the junit.xml and nothing else (no lock file).
 /// Returns `exit`, so a call site reads `return Ok(run_junit(…))`.
 pub fn run_junit(args: &super::run::Args, exit: Exit, step: &str, message: &str) -> Exit {
     if args.env_set.is_some() {
         return exit;
     }
-    let Ok(claim) = baton::runner::outdir::OutDir::claim(&args.out) else {
-        return exit;
+    let claim = if args.out.exists() {
+        match baton::runner::outdir::OutDir::claim(&args.out) {
+            Ok(c) => Some(c),
+            Err(_) => return exit,
+        }
+    } else {
+        None
     };
     write_junit(&args.out.join("junit.xml"), &args.plan, &[], step, message);
     drop(claim);
