@@ -13,6 +13,7 @@ mod group_spread;
 mod integrity;
 mod matching;
 mod measure;
+mod nodesets;
 mod regression;
 mod threshold;
 mod transport;
@@ -22,6 +23,7 @@ mod verdict;
 pub use compare::{Comparison, JobComparison, SizeComparison, compare};
 pub use diagnosis::{Diagnosis, Shape};
 pub use measure::{measured_sizes, median as median_of, median_busbw, num, size};
+pub use nodesets::{SetVerdict, TestNodes};
 pub use verdict::{Case, CriterionVerdict, Grade, JobVerdict, Source, Status};
 
 use crate::expand::{Job, expand, table::criterion_text};
@@ -64,6 +66,13 @@ pub fn grade(input: &GradeInput<'_>) -> Grade {
     if let Some(only) = input.only {
         expansion.jobs.retain(|j| only.contains(&j.id));
     }
+    // A test over node sets is graded set by set: its jobs as each set ran them.
+    expansion.jobs = crate::expand::nodesets::jobs_with_sets(
+        input.plan,
+        expansion.jobs,
+        input.results.iter().flat_map(|r| r.1.jobs.iter()),
+        input.plan.ranks_per_node(),
+    );
     let (found, unmatched) = assign(&expansion.jobs, input.results, input.plan.backend);
     let base_found: Vec<Result<Found, String>> = match input.baseline {
         Baseline::Loaded { name, results } => {
@@ -98,13 +107,16 @@ pub fn grade(input: &GradeInput<'_>) -> Grade {
         Baseline::Loaded { results, .. } => Some(&results.environment),
         _ => None,
     };
-    let jobs: Vec<JobVerdict> = expansion
+    let mut jobs: Vec<JobVerdict> = expansion
         .jobs
         .iter()
         .zip(found)
         .zip(base_found)
         .map(|((job, f), b)| grade_job(job, f, b, &env_of, base_env))
         .collect();
+    nodesets::apply_outliers(&expansion.jobs, &mut jobs);
+    let node_sets = nodesets::attribute_tests(input.plan, &expansion.jobs, &jobs, input.results);
+    let nodes = nodesets::merged(&node_sets);
     let status = worst(jobs.iter().map(|j| j.status));
     Grade {
         plan: input.plan.name.clone(),
@@ -119,6 +131,8 @@ pub fn grade(input: &GradeInput<'_>) -> Grade {
         },
         environment: merge_environments(input.results.iter().map(|r| &r.1.environment)),
         results_files: input.results.iter().map(|r| r.0.clone()).collect(),
+        node_sets,
+        nodes,
     }
 }
 

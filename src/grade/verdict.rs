@@ -212,6 +212,10 @@ pub struct Grade {
     /// Where the measurements were taken, merged over the results files.
     pub environment: Environment,
     pub results_files: Vec<String>,
+    /// Tests that ran over node sets: their sets and node verdicts.
+    pub node_sets: Vec<super::TestNodes>,
+    /// Node verdicts over every such test (`nodes.json`).
+    pub nodes: Option<crate::nodeset::export::NodesFile>,
 }
 
 impl Grade {

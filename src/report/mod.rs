@@ -8,6 +8,7 @@ mod html;
 mod json;
 mod junit;
 mod markdown;
+mod nodes;
 pub mod pair_matrix;
 mod tables;
 mod text;
@@ -62,10 +63,20 @@ pub fn write_file(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
 pub fn write_report(dir: &Path, input: &ReportInput<'_>) -> Result<Vec<PathBuf>, ReportError> {
     let mut written = Vec::new();
     for (index, job) in input.grade.jobs.iter().enumerate() {
+        if !nodes::shown(job) {
+            continue;
+        }
         let svg = ChartExporter { index }.export(input)?;
         if !svg.is_empty() {
             let p = dir.join(chart::file_name(index, &job.id));
             write_file(&p, &svg)?;
+            written.push(p);
+        }
+    }
+    for (k, t) in input.grade.node_sets.iter().enumerate() {
+        if let Some(svg) = nodes::matrix(t) {
+            let p = dir.join(nodes::matrix_file(k));
+            write_file(&p, svg.as_bytes())?;
             written.push(p);
         }
     }
