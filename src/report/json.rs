@@ -56,7 +56,7 @@ pub struct Verdict {
     pub unmatched: Vec<String>,
     pub counts: Counts,
     pub jobs: Vec<JobEntry>,
-    /// Node-set runs only: one entry per node set measured.
+    /// Node-set runs only: one entry per node set measured, test by test.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node_sets: Option<Vec<NodeSetEntry>>,
     /// Node-set runs only: the verdict per host.
@@ -164,6 +164,10 @@ pub struct CaseEntry {
 /// One node set of a node-set run.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct NodeSetEntry {
+    /// The plan test whose node set it is.
+    pub test: String,
+    /// How the test chose its sets: `each-node`, `pairs`, `isolate`, `all`.
+    pub over: String,
     /// The round it ran in (adaptive isolation runs several).
     pub round: u32,
     pub hosts: Vec<String>,
@@ -205,9 +209,41 @@ impl Verdict {
                 skipped: g.count(Status::Skipped),
             },
             jobs: g.jobs.iter().map(job).collect(),
-            node_sets: None,
-            nodes: None,
+            node_sets: (!g.node_sets.is_empty()).then(|| node_sets(g)),
+            nodes: g.nodes.as_ref().map(nodes),
         }
+    }
+}
+
+fn node_sets(g: &Grade) -> Vec<NodeSetEntry> {
+    g.node_sets
+        .iter()
+        .flat_map(|t| {
+            t.sets.iter().map(|s| NodeSetEntry {
+                test: t.test.clone(),
+                over: t.over.to_string(),
+                round: s.round,
+                hosts: s.hosts.clone(),
+                jobs: s.jobs.clone(),
+                status: s.status.into(),
+            })
+        })
+        .collect()
+}
+
+fn nodes(f: &crate::nodeset::export::NodesFile) -> NodesEntry {
+    use crate::nodeset::attribution::Verdict as Node;
+    let with = |v: Node| {
+        f.nodes
+            .iter()
+            .filter(|n| n.verdict == v)
+            .map(|n| n.host.clone())
+            .collect()
+    };
+    NodesEntry {
+        passed: with(Node::Passed),
+        failed: with(Node::Failed),
+        suspect: with(Node::Suspect),
     }
 }
 
@@ -269,5 +305,81 @@ fn criterion(c: &CriterionVerdict) -> CriterionEntry {
                 message: k.message.clone(),
             })
             .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::grade::{Baseline, GradeInput, SetVerdict, TestNodes};
+    use crate::nodeset::attribution::Verdict as Node;
+    use crate::nodeset::export::{NodeEntry, NodesFile};
+
+    fn node(host: &str, verdict: Node) -> NodeEntry {
+        NodeEntry {
+            host: host.into(),
+            verdict,
+            reason: String::new(),
+            failed_rounds: vec![],
+            passed_rounds: vec![],
+        }
+    }
+
+    /// A node-set grade fills `node_sets` and `nodes`, and the document still meets the
+    /// committed schema.
+    #[test]
+    fn node_set_runs_carry_their_sets_and_node_verdicts() {
+        let yaml = "version: 1\nname: t\nbackend: mpi\ntests:\n  - name: a\n    collective: all_reduce\n    sizes: [8]\n";
+        let plan = match crate::plan::parse_str("t.yaml", yaml) {
+            Ok(l) => l.plan,
+            Err(r) => panic!("{}", r.short()),
+        };
+        let mut g = crate::grade::grade(&GradeInput {
+            plan: &plan,
+            plan_file: None,
+            results: &[],
+            baseline: &Baseline::None,
+            only: None,
+        });
+        let file = NodesFile {
+            passed: "n1".into(),
+            failed: "n2".into(),
+            suspect: String::new(),
+            nodes: vec![node("n1", Node::Passed), node("n2", Node::Failed)],
+            faults: vec![],
+        };
+        g.node_sets = vec![TestNodes {
+            test: "a".into(),
+            over: "each-node",
+            hosts: vec!["n1".into(), "n2".into()],
+            rounds: 1,
+            sets: vec![SetVerdict {
+                round: 1,
+                index: 0,
+                hosts: vec!["n2".into()],
+                status: Status::Fail,
+                jobs: vec!["a@n2".into()],
+                ended: None,
+                dead: vec![],
+                busbw: None,
+                seconds: None,
+            }],
+            nodes: file.clone(),
+        }];
+        g.nodes = Some(file);
+        let doc = serde_json::to_value(Verdict::new(&g, Exit::Failed)).unwrap();
+        assert_eq!(
+            doc["node_sets"],
+            serde_json::json!([{ "test": "a", "over": "each-node", "round": 1, "hosts": ["n2"], "jobs": ["a@n2"], "status": "fail" }])
+        );
+        assert_eq!(
+            doc["nodes"],
+            serde_json::json!({ "passed": ["n1"], "failed": ["n2"], "suspect": [] })
+        );
+        let schema: serde_json::Value =
+            serde_json::from_str(include_str!("../../schemas/verdict.schema.json")).unwrap();
+        let v = jsonschema::validator_for(&schema).unwrap();
+        let errors: Vec<String> = v.iter_errors(&doc).map(|e| e.to_string()).collect();
+        assert!(errors.is_empty(), "{errors:?}");
     }
 }
