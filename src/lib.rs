@@ -3,6 +3,7 @@
 //!
 //! The pipeline runs one way: [`plan`] → [`expand`] → (run / ingest) → [`results`] → grade → report.
 
+pub mod baseline;
 pub mod collective;
 pub mod exit;
 pub mod expand;

@@ -3,7 +3,9 @@ use std::path::{Path, PathBuf};
 use baton::exit::Exit;
 use baton::grade::{Baseline, Grade, GradeInput, grade};
 use baton::plan::Plan;
-use baton::report::{Exporter, JunitExporter, ReportInput, TextExporter, write_file, write_report};
+use baton::report::{
+    Exporter, JsonExporter, JunitExporter, ReportInput, TextExporter, write_file, write_report,
+};
 use baton::results::Results;
 
 use super::{CheckFormat, load_plan};
@@ -91,13 +93,42 @@ fn graded(
     let files = read_results(results)?;
     let base = baseline_for(plan_path, &loaded.plan, baseline)?;
     let plan_file = plan_path.display().to_string();
-    Ok(grade(&GradeInput {
-        plan: &loaded.plan,
-        plan_file: Some(&plan_file),
-        results: &files,
+    Ok(grade_keyed(&loaded.plan, &plan_file, &files, base, None))
+}
+
+/// Grades with the baseline keyed to the hosts the results measured (`baton::baseline`): a job
+/// the baseline holds only from other hosts fails its `regression` saying so, instead of being
+/// compared with another machine's numbers.
+pub fn grade_keyed(
+    plan: &Plan,
+    plan_file: &str,
+    files: &[(String, Results)],
+    base: Baseline,
+    only: Option<&[String]>,
+) -> Grade {
+    let runs: Vec<&Results> = files.iter().map(|(_, r)| r).collect();
+    let (base, mismatches) = match base {
+        Baseline::Loaded { name, results } => {
+            let (kept, mismatches) = baton::baseline::select(&results, &runs);
+            let base = Baseline::Loaded {
+                name: name.clone(),
+                results: Box::new(kept),
+            };
+            (base, Some((name, mismatches)))
+        }
+        other => (other, None),
+    };
+    let mut g = grade(&GradeInput {
+        plan,
+        plan_file: Some(plan_file),
+        results: files,
         baseline: &base,
-        only: None,
-    }))
+        only,
+    });
+    if let Some((name, mismatches)) = mismatches {
+        baton::baseline::explain(&mut g, &mismatches, &name);
+    }
+    g
 }
 
 /// Prints the verdicts and writes JUnit and the report where asked: what `grade` and the end of
@@ -140,6 +171,7 @@ pub fn run(
     baseline: Option<&Path>,
     junit: Option<&Path>,
     report: Option<&Path>,
+    format: super::GradeFormat,
     color: bool,
 ) -> anyhow::Result<Exit> {
     let outputs = junit.map(Path::to_path_buf).into_iter().chain(
@@ -152,10 +184,38 @@ pub fn run(
     }
     let g = match graded(plan, results, baseline, color) {
         Ok(g) => g,
-        Err(exit) => return Ok(exit),
+        Err(exit) => {
+            if let Some(path) = junit {
+                let why = unusable_input(plan, results, baseline);
+                let inputs: Vec<&Path> = results.iter().map(PathBuf::as_path).collect();
+                super::failed_early::write_junit(path, plan, &inputs, "grade", &why);
+            }
+            return Ok(exit);
+        }
     };
-    emit(&g, junit, report, false)?;
+    let json = format == super::GradeFormat::Json;
+    emit(&g, junit, report, json)?;
+    if json {
+        let doc = JsonExporter.export(&ReportInput { grade: &g })?;
+        baton::stdout::print(&String::from_utf8_lossy(&doc))?;
+    }
     Ok(g.exit())
+}
+
+/// Which input stopped grading and why, for the junit.xml of a grade that could not start.
+fn unusable_input(plan: &Path, results: &[PathBuf], baseline: Option<&Path>) -> String {
+    if let Some(why) = super::failed_early::plan_problems(plan, baton::plan::Trust::Trusted) {
+        return why;
+    }
+    results
+        .iter()
+        .map(PathBuf::as_path)
+        .chain(baseline)
+        .find_map(|p| baton::results::read(p).err())
+        .map_or_else(
+            || "an input could not be read (see the command's stderr)".into(),
+            |e| e.to_string(),
+        )
 }
 
 /// `Some(Exit::Invalid)` after saying why when an output would replace one of the inputs.

@@ -3,9 +3,11 @@
 
 mod check;
 mod diag;
+mod hints;
 mod load;
 mod loc;
 mod model;
+mod partial;
 mod raw;
 mod structure;
 pub mod transport_rule;
