@@ -274,6 +274,8 @@ fn a_logs_variables_stay_on_its_own_job() {
     assert!(!env_section.contains("| NCCL_P2P_DISABLE"), "{env_section}");
     // results.json keeps what the log said.
     assert!(read(&r).contains("NCCL_P2P_DISABLE"));
+}
+
 /// The one test case of a junit.xml written for a command that failed before measuring.
 fn error_case(path: &Path) -> (String, String, String) {
     let r = Report::deserialize_from_str(&read(path)).expect("well-formed JUnit");

@@ -868,6 +868,8 @@ fn a_transport_criterion_never_decided_is_an_error_naming_test_and_key() {
         "both allows and refuses P2P",
     );
 }
+
+#[test]
 fn an_unquoted_comparison_says_to_quote_it_at_its_line() {
     for (value, quoted) in [
         (">= 340 GB/s", "busbw: \">= 340 GB/s\""),
