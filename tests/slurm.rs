@@ -151,16 +151,32 @@ fn a_failing_criterion_fails_the_batch_job() {
         "launch: { nodes: 1, ranks_per_node: 2 }\n",
         "    sizes: [1M]\n    expect: [ { time: \"<= 0.001 us\" } ]\n",
     );
+    // --results: CI names where the results land instead of parsing a job ID.
+    let results = d.join("nightly results");
     let o = baton_in(
         &d,
-        &["render", p(&plan), "-t", "slurm", "--submit", "--wait"],
+        &[
+            "render",
+            p(&plan),
+            "-t",
+            "slurm",
+            "--submit",
+            "--wait",
+            "--results",
+            p(&results),
+        ],
     );
     assert_eq!(code(&o), 1, "{}", show(&o));
     let id = job_id(&o);
     let job = scontrol_job(&id);
     assert!(job.contains("JobState=FAILED"), "{job}");
     assert!(job.contains("ExitCode=1:0"), "{job}");
-    let junit = read(&d.join(format!("too-fast-{id}/junit.xml")));
+    assert!(
+        stdout(&o).contains(&format!("results in {}", results.display())),
+        "{}",
+        show(&o)
+    );
+    let junit = read(&results.join("junit.xml"));
     assert_eq!(junit.matches("<failure").count(), 1, "{junit}");
 }
 

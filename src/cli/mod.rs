@@ -86,6 +86,10 @@ enum Command {
         /// failed, 3 runtime failure, 4 timeout).
         #[arg(long, requires = "submit")]
         wait: bool,
+        /// With --submit: the job's results directory (results.json, junit.xml, report/),
+        /// instead of `NAME-JOBID` in the current directory; CI then knows where they land.
+        #[arg(long, value_name = "DIR", requires = "submit")]
+        results: Option<PathBuf>,
     },
     /// One rank's share of a run (started by `baton run` through mpirun).
     #[command(name = "__worker", hide = true)]
@@ -323,6 +327,7 @@ pub fn main(mpi: Option<MpiEntry>) -> i32 {
             dry_run,
             submit,
             wait,
+            results,
         } => render::run(
             &render::Args {
                 plan,
@@ -338,7 +343,7 @@ pub fn main(mpi: Option<MpiEntry>) -> i32 {
                 templates,
                 baton,
                 dry_run,
-                submit: submit.then_some(render::Submit { wait }),
+                submit: submit.then_some(render::Submit { wait, results }),
             },
             color,
         ),

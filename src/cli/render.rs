@@ -17,9 +17,10 @@ pub struct Args {
     pub submit: Option<Submit>,
 }
 
-/// `--submit [--wait]`.
+/// `--submit [--wait] [--results DIR]`.
 pub struct Submit {
     pub wait: bool,
+    pub results: Option<PathBuf>,
 }
 
 /// `baton-mpi` for a given `baton`: beside it, or the binary itself when it is `baton-mpi` (which
@@ -115,14 +116,23 @@ pub fn run(args: &Args, color: bool) -> anyhow::Result<Exit> {
     )?;
     drop(stdout);
     match (&args.submit, batch_script) {
-        (Some(submit), Some(script)) => submit_script(&script, submit.wait, &loaded.plan.name),
+        (Some(submit), Some(script)) => submit_script(&script, submit, &loaded.plan.name),
         _ => Ok(Exit::Ok),
     }
 }
 
 /// Submits `script`; with `wait`, the job's exit status becomes baton's.
-fn submit_script(script: &Path, wait: bool, name: &str) -> anyhow::Result<Exit> {
-    let submitted = match baton::render::submit::sbatch(script, wait) {
+fn submit_script(script: &Path, submit: &Submit, name: &str) -> anyhow::Result<Exit> {
+    // The script takes its results directory as its first argument; absolute, since the job
+    // starts wherever Slurm starts it.
+    let results = match &submit.results {
+        Some(d) => Some(
+            std::path::absolute(d)
+                .with_context(|| format!("cannot resolve --results {}", d.display()))?,
+        ),
+        None => None,
+    };
+    let submitted = match baton::render::submit::sbatch(script, submit.wait, results.as_deref()) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("error: {e}");
@@ -137,7 +147,9 @@ fn submit_script(script: &Path, wait: bool, name: &str) -> anyhow::Result<Exit> 
     println!(
         "submitted batch job {id}: output {}, results in {}",
         here.join(format!("{name}-{id}.out")).display(),
-        here.join(format!("{name}-{id}")).display()
+        results
+            .unwrap_or_else(|| here.join(format!("{name}-{id}")))
+            .display()
     );
     Ok(match submitted.exit {
         None | Some(0) => Exit::Ok,

@@ -29,17 +29,26 @@ pub enum SubmitError {
     Rejected { script: String, message: String },
 }
 
-/// `sbatch --parsable [--wait] SCRIPT` in the current directory, where the job's output lands.
+/// `sbatch --parsable [--wait] SCRIPT [RESULTS_DIR]` in the current directory, where the job's
+/// output lands.
 /// A submission counts as accepted once sbatch printed a job ID; under `--wait` sbatch then exits
 /// with the job's status, which is what a rejection cannot be told from otherwise.
-pub fn sbatch(script: &Path, wait: bool) -> Result<Submitted, SubmitError> {
+pub fn sbatch(
+    script: &Path,
+    wait: bool,
+    results: Option<&Path>,
+) -> Result<Submitted, SubmitError> {
     let sbatch = launch::which("sbatch").ok_or(SubmitError::NotFound)?;
     let mut c = Command::new(sbatch);
     c.arg("--parsable");
     if wait {
         c.arg("--wait");
     }
-    let out = c.arg(script).stdin(Stdio::null()).output()?;
+    c.arg(script);
+    if let Some(r) = results {
+        c.arg(r);
+    }
+    let out = c.stdin(Stdio::null()).output()?;
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr).trim_end().to_string();
     // --parsable prints `JOBID` or `JOBID;CLUSTER`.
