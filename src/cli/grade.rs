@@ -91,13 +91,19 @@ fn graded(
     let files = read_results(results)?;
     let base = baseline_for(plan_path, &loaded.plan, baseline)?;
     let plan_file = plan_path.display().to_string();
-    Ok(grade(&GradeInput {
+    let mut g = grade(&GradeInput {
         plan: &loaded.plan,
         plan_file: Some(&plan_file),
         results: &files,
         baseline: &base,
         only: None,
-    }))
+    });
+    // Results that do not record the plan's commit (ingested logs, older files): the plan as
+    // it is now is the best the report can name.
+    if g.run.git.is_none() {
+        g.run.git = baton::plan::revision::git_revision(plan_path);
+    }
+    Ok(g)
 }
 
 /// Prints the verdicts and writes JUnit and the report where asked: what `grade` and the end of

@@ -10,10 +10,12 @@ mod context;
 mod diagnosis;
 mod evidence;
 mod group_spread;
+mod hints;
 mod integrity;
 mod matching;
 mod measure;
 mod regression;
+mod run_info;
 mod threshold;
 mod transport;
 mod variance;
@@ -21,6 +23,7 @@ mod verdict;
 
 pub use compare::{Comparison, JobComparison, SizeComparison, compare};
 pub use diagnosis::{Diagnosis, Shape};
+pub use run_info::RunInfo;
 pub use measure::{measured_sizes, median as median_of, median_busbw, num, size};
 pub use verdict::{Case, CriterionVerdict, Grade, JobVerdict, Source, Status};
 
@@ -119,6 +122,7 @@ pub fn grade(input: &GradeInput<'_>) -> Grade {
         },
         environment: merge_environments(input.results.iter().map(|r| &r.1.environment)),
         results_files: input.results.iter().map(|r| r.0.clone()).collect(),
+        run: RunInfo::of(input.plan, input.results),
     }
 }
 

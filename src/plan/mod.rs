@@ -7,6 +7,7 @@ mod load;
 mod loc;
 mod model;
 mod raw;
+pub mod revision;
 mod structure;
 mod trust;
 

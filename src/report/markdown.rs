@@ -5,7 +5,7 @@
 use std::fmt::Write;
 
 use super::escape::{self, code};
-use super::{Exporter, ReportError, ReportInput, chart, tables};
+use super::{Exporter, ReportError, ReportInput, chart, meta, tables};
 use crate::grade::{Grade, JobVerdict, Status};
 
 pub struct MarkdownExporter;
@@ -41,17 +41,20 @@ impl Exporter for MarkdownExporter {
         let mut o = String::new();
         let _ = writeln!(o, "# Acceptance report: {}\n", cell(&g.plan));
         let _ = writeln!(o, "**Verdict: {}** — {}.\n", badge(g.status), headline(g));
-        let _ = writeln!(
-            o,
-            "Plan {}; results {}; baseline {}.\n",
-            code(g.plan_file.as_deref().unwrap_or(&g.plan)),
-            g.results_files
-                .iter()
-                .map(|f| code(f))
-                .collect::<Vec<_>>()
-                .join(", "),
-            g.baseline.as_deref().map_or("none".into(), code)
-        );
+        let _ = writeln!(o, "## Run\n\n| | |\n|---|---|");
+        for m in meta::rows(g) {
+            let mut v = cell(&m.value);
+            let paths: Vec<String> = m.paths.iter().map(|p| code(p)).collect();
+            if !paths.is_empty() {
+                v = if v.is_empty() {
+                    paths.join(", ")
+                } else {
+                    format!("{} ({v})", paths.join(", "))
+                };
+            }
+            let _ = writeln!(o, "| {} | {v} |", m.label);
+        }
+        o.push('\n');
         let _ = writeln!(o, "## Verdict summary\n");
         let _ = writeln!(o, "| Verdict | Job | Collective | Checks | First problem |");
         let _ = writeln!(o, "|---|---|---|---|---|");
@@ -128,6 +131,14 @@ fn job(o: &mut String, i: usize, j: &JobVerdict) {
         cell(&j.id),
         chart::file_name(i, &j.id)
     );
+    if matches!(chart::ChartExporter::latency(j), Ok(Some(_))) {
+        let _ = writeln!(
+            o,
+            "![time vs size for {}]({})\n",
+            cell(&j.id),
+            chart::time_file_name(i, &j.id)
+        );
+    }
     let rows = tables::sizes(j);
     let has_base = j.baseline.is_some();
     let _ = write!(

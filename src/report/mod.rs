@@ -7,7 +7,9 @@ mod escape;
 mod html;
 mod junit;
 mod markdown;
+mod meta;
 pub mod pair_matrix;
+mod paths;
 mod tables;
 mod text;
 
@@ -53,7 +55,8 @@ pub fn write_file(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
     crate::output::write_atomic(path, bytes).map_err(ReportError::from)
 }
 
-/// Writes the report directory: `report.md` with `charts/*.svg` beside it, and `report.html`,
+/// Writes the report directory: `report.md` with `charts/*.svg` beside it (busbw per job, and
+/// time where the plan judges it), and `report.html`,
 /// which holds everything inline so it opens anywhere without a network. Returns the files.
 pub fn write_report(dir: &Path, input: &ReportInput<'_>) -> Result<Vec<PathBuf>, ReportError> {
     let mut written = Vec::new();
@@ -62,6 +65,11 @@ pub fn write_report(dir: &Path, input: &ReportInput<'_>) -> Result<Vec<PathBuf>,
         if !svg.is_empty() {
             let p = dir.join(chart::file_name(index, &job.id));
             write_file(&p, &svg)?;
+            written.push(p);
+        }
+        if let Some(svg) = ChartExporter::latency(job)? {
+            let p = dir.join(chart::time_file_name(index, &job.id));
+            write_file(&p, svg.as_bytes())?;
             written.push(p);
         }
     }

@@ -1,6 +1,7 @@
 //! The tables a report shows, computed once and rendered by Markdown and HTML alike: the verdict
 //! summary, the size table, split groups, transports, and the environment.
 
+use super::paths::shown;
 use crate::expand::table::rank_ranges;
 use crate::grade::{Grade, JobVerdict, Status, median_busbw, size};
 use crate::results::{Cell, CellStatus, JobResult, Placement};
@@ -196,17 +197,22 @@ pub fn groups(j: &JobVerdict) -> (Vec<GroupRow>, Option<String>) {
     if r.groups.is_empty() {
         return (Vec::new(), None);
     }
-    let at = crate::grade::measured_sizes(r)
-        .into_iter()
-        .rev()
-        .find(|&s| {
-            r.repeats.iter().flat_map(|x| &x.rows).any(|row| {
-                row.requested == s
-                    && row
-                        .out_of_place
-                        .as_ref()
-                        .is_some_and(|c| !c.groups.is_empty())
-            })
+    let has_figures = |s: u64| {
+        r.repeats.iter().flat_map(|x| &x.rows).any(|row| {
+            row.requested == s
+                && row
+                    .out_of_place
+                    .as_ref()
+                    .is_some_and(|c| !c.groups.is_empty())
+        })
+    };
+    let at = judged_size(j)
+        .filter(|&s| has_figures(s))
+        .or_else(|| {
+            crate::grade::measured_sizes(r)
+                .into_iter()
+                .rev()
+                .find(|&s| has_figures(s))
         });
     let per_group = |color: u64| -> Option<f64> {
         let s = at?;
@@ -264,6 +270,25 @@ pub fn groups(j: &JobVerdict) -> (Vec<GroupRow>, Option<String>) {
         None => "no per-group figures recorded (nccl-tests logs print only rank 0's group)".into(),
     };
     (rows, Some(note))
+}
+
+/// The size a `group_spread` criterion judged the spread at: its largest failing size, else its
+/// largest graded size, so the table shows the numbers the verdict is about.
+/// With several `group_spread` criteria, the one with the worst verdict speaks.
+fn judged_size(j: &JobVerdict) -> Option<u64> {
+    let c = j
+        .criteria
+        .iter()
+        .filter(|c| c.key == "group_spread" && c.status != Status::Skipped)
+        .max_by_key(|c| c.status)?;
+    let sizes = |fail: bool| {
+        c.cases
+            .iter()
+            .filter(move |x| !fail || x.status == Status::Fail || x.status == Status::Warn)
+            .filter_map(|x| x.requested)
+            .max()
+    };
+    sizes(true).or_else(|| sizes(false))
 }
 
 pub struct TransportRow {
@@ -392,7 +417,88 @@ pub fn gpus(g: &Grade) -> String {
 pub fn provenance(j: &JobVerdict) -> String {
     match &j.source {
         None => "no results".into(),
-        Some(s) if s.result.sources.is_empty() => s.file.clone(),
-        Some(s) => format!("{} (from {})", s.file, s.result.sources.join(", ")),
+        Some(s) if s.result.sources.is_empty() => shown(&s.file),
+        Some(s) => format!(
+            "{} (from {})",
+            shown(&s.file),
+            s.result
+                .sources
+                .iter()
+                .map(|f| shown(f))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::grade::{Case, CriterionVerdict, Source};
+
+    /// Two groups over 4K and 16K; group 1 is 40% behind at 4K and level at 16K.
+    fn split_job() -> JobResult {
+        let cell = |a: f64, b: f64| {
+            format!(
+                r#"{{"status":"ok","time_us":10,"algbw":1,"busbw":1,"wrong":0,"error":null,
+                "groups":[{{"color":0,"time_us":10,"algbw":1,"busbw":{a},"wrong":0}},
+                          {{"color":1,"time_us":10,"algbw":1,"busbw":{b},"wrong":0}}]}}"#
+            )
+        };
+        serde_json::from_str(&format!(
+            r#"{{"id":"a","test":"a","backend":"mpi","collective":"all_reduce","dtype":"float",
+            "op":"sum","root":null,"split":"DIV 2",
+            "settings":{{"iters":1,"warmup":0,"agg_iters":1,"cuda_graph":0,"check":true,"average":"avg","in_place":"out"}},
+            "layout":{{"nranks":4,"nodes":1,"processes":4,"gpus_per_process":1,"ranks":[]}},
+            "groups":[{{"color":0,"members":[0,1]}},{{"color":1,"members":[2,3]}}],
+            "repeats":[{{"index":0,"started":null,"rows":[
+              {{"requested":4096,"size":4096,"count":1024,"out_of_place":{},"in_place":null}},
+              {{"requested":16384,"size":16384,"count":4096,"out_of_place":{},"in_place":null}}]}}],
+            "status":"completed"}}"#,
+            cell(10.0, 6.0),
+            cell(20.0, 20.0)
+        ))
+        .unwrap()
+    }
+
+    fn verdict(cases: Vec<Case>) -> JobVerdict {
+        let status = cases.iter().map(|c| c.status).max().unwrap_or(Status::Pass);
+        JobVerdict {
+            id: "a".into(),
+            what: "all_reduce".into(),
+            status,
+            source: Some(Source {
+                file: "r.json".into(),
+                result: split_job(),
+            }),
+            baseline: None,
+            criteria: vec![CriterionVerdict {
+                key: "group_spread",
+                text: "group_spread <= 10%".into(),
+                criterion: None,
+                status,
+                message: String::new(),
+                diagnosis: None,
+                cases,
+            }],
+        }
+    }
+
+    #[test]
+    fn split_groups_show_the_size_the_spread_failed_at() {
+        let j = verdict(vec![
+            Case::at_size(4096, Status::Fail, "40%".into()),
+            Case::at_size(16384, Status::Pass, "0%".into()),
+        ]);
+        let (rows, note) = groups(&j);
+        assert!(note.unwrap().contains("busbw at 4K"));
+        assert_eq!(rows[1].behind, "40.0%");
+        assert!(rows[1].slowest);
+        // Nothing failed: the largest size judged, as before.
+        let j = verdict(vec![
+            Case::at_size(4096, Status::Pass, "".into()),
+            Case::at_size(16384, Status::Pass, "".into()),
+        ]);
+        assert!(groups(&j).1.unwrap().contains("busbw at 16K"));
     }
 }
