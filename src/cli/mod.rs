@@ -10,6 +10,7 @@ mod check;
 mod expand;
 pub mod gpu;
 pub mod grade;
+mod history;
 mod ingest;
 mod progress;
 mod render;
@@ -150,6 +151,11 @@ enum Command {
     Baseline {
         #[command(subcommand)]
         action: BaselineAction,
+    },
+    /// Keep runs in a history store (SQLite) and show their trend: `add`, `show`.
+    History {
+        #[command(subcommand)]
+        action: history::Action,
     },
 }
 
@@ -346,6 +352,7 @@ pub fn main(mpi: Option<MpiEntry>) -> i32 {
                 report_only,
             } => baseline::compare(&old, &new, markdown, report_only),
         },
+        Command::History { action } => history::run(action),
     };
     match outcome {
         Ok(exit) => exit.code(),

@@ -13,14 +13,14 @@ use crate::plan::Check;
 use crate::results::{CellStatus, JobResult, Placement};
 use crate::units::SizeSelector;
 
-const WIDTH: u32 = 960;
-const HEIGHT: u32 = 380;
-const OUT_OF_PLACE: RGBColor = RGBColor(31, 119, 180);
+pub(crate) const WIDTH: u32 = 960;
+pub(crate) const HEIGHT: u32 = 380;
+pub(crate) const OUT_OF_PLACE: RGBColor = RGBColor(31, 119, 180);
 const IN_PLACE: RGBColor = RGBColor(255, 127, 14);
 const BASELINE: RGBColor = RGBColor(110, 110, 110);
-const THRESHOLD: RGBColor = RGBColor(214, 39, 40);
+pub(crate) const THRESHOLD: RGBColor = RGBColor(214, 39, 40);
 /// Split groups: distinct from the placement, baseline and threshold colours.
-const GROUP_COLORS: [RGBColor; 8] = [
+pub(crate) const GROUP_COLORS: [RGBColor; 8] = [
     RGBColor(148, 103, 189),
     RGBColor(44, 160, 44),
     RGBColor(140, 86, 75),
@@ -204,8 +204,11 @@ fn x_label(x: f64, every: i64) -> String {
 }
 
 /// A value on a log axis as a reader writes it: `0.002`, `0.5`, `12`, `340`, `25000`.
-fn plain(v: f64) -> String {
-    if v >= 100.0 {
+pub(crate) fn plain(v: f64) -> String {
+    if !v.is_finite() || v <= 0.0 {
+        // Linear axes start at 0; nothing else reaches here.
+        format!("{v}")
+    } else if v >= 100.0 {
         format!("{v:.0}")
     } else if v >= 1.0 {
         let s = format!("{v:.1}");
@@ -493,6 +496,7 @@ mod tests {
         assert_eq!(plain(0.5), "0.5");
         assert_eq!(plain(12.0), "12");
         assert_eq!(plain(340.0), "340");
+        assert_eq!(plain(0.0), "0", "a linear axis' origin");
         assert_eq!(y_label(-2.0, true), "0.01");
         assert_eq!(y_label(-1.5, true), "");
         assert_eq!(y_label(2.5, false), "316");
