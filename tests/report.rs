@@ -315,7 +315,10 @@ fn charts_read_across_the_whole_sweep() {
     );
     assert!(svg.contains("busbw (GB/s, log scale)"), "axis says so");
     // In-place is dashed (many short segments) with hollow markers, out-of-place solid.
-    assert!(svg.contains(">in-place<") || svg.contains("\nin-place\n"), "legend");
+    assert!(
+        svg.contains(">in-place<") || svg.contains("\nin-place\n"),
+        "legend"
+    );
     let dashes = segments(&svg, "#FF7F0E");
     assert!(dashes.len() > 40, "dashed in-place: {}", dashes.len());
     assert!(
@@ -403,7 +406,10 @@ fn the_report_opens_with_when_what_and_which_plan_version() {
         assert!(!md.contains(unclean), "{unclean} in a path:\n{top}");
     }
     let html = read(&out.join("report.html"));
-    assert!(html.contains("<th>Plan revision</th>"), "the HTML has it too");
+    assert!(
+        html.contains("<th>Plan revision</th>"),
+        "the HTML has it too"
+    );
     // An edit after the commit: the report says the plan is not the commit's.
     std::fs::write(&planf, text.replace("two-GPU", "2-GPU")).unwrap();
     let o = baton(&["report", p(&planf), p(&healthy), "-o", p(&out)]);

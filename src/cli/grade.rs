@@ -1,7 +1,7 @@
 use std::path::{Path, PathBuf};
 
 use baton::exit::Exit;
-use baton::grade::{Baseline, Grade, GradeInput, grade};
+use baton::grade::{Baseline, Grade, GradeInput, History, grade};
 use baton::plan::Plan;
 use baton::report::{Exporter, JunitExporter, ReportInput, TextExporter, write_file, write_report};
 use baton::results::Results;
@@ -50,6 +50,52 @@ pub fn baseline_for(
     })
 }
 
+/// The history store `trend` criteria read, opened (or why not).
+pub enum OpenedHistory {
+    None,
+    Store(baton::history::Store),
+    Unreadable { name: String, why: String },
+}
+
+impl OpenedHistory {
+    pub fn as_history(&self) -> History<'_> {
+        match self {
+            OpenedHistory::None => History::None,
+            OpenedHistory::Store(s) => History::Store(s),
+            OpenedHistory::Unreadable { name, why } => History::Unreadable {
+                name: name.clone(),
+                why: why.clone(),
+            },
+        }
+    }
+}
+
+/// The history store: `--history`, else the plan's `history:` (relative to the plan file, like
+/// `baseline:`). Opened only when a `trend` criterion reads it; one that cannot be opened makes
+/// those criteria fail with why, like an unreadable baseline.
+pub fn history_for(plan_path: &Path, plan: &Plan, flag: Option<&Path>) -> OpenedHistory {
+    let wanted = plan.tests.iter().any(|t| {
+        t.expect
+            .iter()
+            .any(|c| matches!(c.check, baton::plan::Check::Trend(_)))
+    });
+    let path = match (flag, &plan.history) {
+        (Some(p), _) => p.to_path_buf(),
+        (None, Some(rel)) => plan_path.parent().unwrap_or(Path::new("")).join(rel),
+        (None, None) => return OpenedHistory::None,
+    };
+    if !wanted {
+        return OpenedHistory::None;
+    }
+    match baton::history::Store::open(&path) {
+        Ok(s) => OpenedHistory::Store(s),
+        Err(e) => OpenedHistory::Unreadable {
+            name: path.display().to_string(),
+            why: e.to_string(),
+        },
+    }
+}
+
 /// Every results file named by its path; `Err(Exit::Invalid)` after printing why one is unusable.
 pub(super) fn read_results(paths: &[PathBuf]) -> Result<Vec<(String, Results)>, Exit> {
     paths
@@ -78,6 +124,7 @@ fn graded(
     plan_path: &Path,
     results: &[PathBuf],
     baseline: Option<&Path>,
+    history: Option<&Path>,
     color: bool,
 ) -> Result<Grade, Exit> {
     // Grading runs nothing from the plan: a plan CI would refuse to run still grades.
@@ -91,12 +138,14 @@ fn graded(
     let files = read_results(results)?;
     let base = baseline_for(plan_path, &loaded.plan, baseline)?;
     let plan_file = plan_path.display().to_string();
+    let history = history_for(plan_path, &loaded.plan, history);
     let mut g = grade(&GradeInput {
         plan: &loaded.plan,
         plan_file: Some(&plan_file),
         results: &files,
         baseline: &base,
         only: None,
+        history: &history.as_history(),
     });
     // Results that do not record the plan's commit (ingested logs, older files): the plan as
     // it is now is the best the report can name.
@@ -144,6 +193,7 @@ pub fn run(
     plan: &Path,
     results: &[PathBuf],
     baseline: Option<&Path>,
+    history: Option<&Path>,
     junit: Option<&Path>,
     report: Option<&Path>,
     color: bool,
@@ -156,7 +206,7 @@ pub fn run(
     if let Some(exit) = outputs_clear(outputs, plan, results, baseline) {
         return Ok(exit);
     }
-    let g = match graded(plan, results, baseline, color) {
+    let g = match graded(plan, results, baseline, history, color) {
         Ok(g) => g,
         Err(exit) => return Ok(exit),
     };
@@ -188,6 +238,7 @@ pub fn report(
     plan: &Path,
     results: &[PathBuf],
     baseline: Option<&Path>,
+    history: Option<&Path>,
     out: &Path,
     color: bool,
 ) -> anyhow::Result<Exit> {
@@ -195,7 +246,7 @@ pub fn report(
     if let Some(exit) = outputs_clear(outputs, plan, results, baseline) {
         return Ok(exit);
     }
-    let g = match graded(plan, results, baseline, color) {
+    let g = match graded(plan, results, baseline, history, color) {
         Ok(g) => g,
         Err(exit) => return Ok(exit),
     };

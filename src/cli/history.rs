@@ -76,11 +76,7 @@ pub fn run(action: Action) -> anyhow::Result<Exit> {
             node,
             last,
             chart,
-        } => show(
-            &store,
-            &Query { job, node, last },
-            chart.as_deref(),
-        ),
+        } => show(&store, &Query { job, node, last }, chart.as_deref()),
     }
 }
 

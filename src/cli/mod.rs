@@ -122,6 +122,9 @@ enum Command {
         /// Results to compare `regression` against (default: the plan's `baseline:`).
         #[arg(long)]
         baseline: Option<PathBuf>,
+        /// History store for `trend` criteria (default: the plan's `history:`).
+        #[arg(long, value_name = "STORE")]
+        history: Option<PathBuf>,
         /// Write JUnit XML here.
         #[arg(long)]
         junit: Option<PathBuf>,
@@ -143,6 +146,9 @@ enum Command {
         /// Results to compare `regression` against (default: the plan's `baseline:`).
         #[arg(long)]
         baseline: Option<PathBuf>,
+        /// History store for `trend` criteria (default: the plan's `history:`).
+        #[arg(long, value_name = "STORE")]
+        history: Option<PathBuf>,
         /// Report directory.
         #[arg(short, long)]
         output: PathBuf,
@@ -322,6 +328,7 @@ pub fn main(mpi: Option<MpiEntry>) -> i32 {
             plan,
             results,
             baseline,
+            history,
             junit,
             report,
             none_ran: _,
@@ -329,6 +336,7 @@ pub fn main(mpi: Option<MpiEntry>) -> i32 {
             &plan,
             &results,
             baseline.as_deref(),
+            history.as_deref(),
             junit.as_deref(),
             report.as_deref(),
             color,
@@ -337,8 +345,16 @@ pub fn main(mpi: Option<MpiEntry>) -> i32 {
             plan,
             results,
             baseline,
+            history,
             output,
-        } => grade::report(&plan, &results, baseline.as_deref(), &output, color),
+        } => grade::report(
+            &plan,
+            &results,
+            baseline.as_deref(),
+            history.as_deref(),
+            &output,
+            color,
+        ),
         Command::Baseline { action } => match action {
             BaselineAction::Save {
                 results,

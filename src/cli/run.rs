@@ -26,6 +26,9 @@ pub struct Args {
     /// Results file for `regression` criteria (default: the plan's `baseline:`).
     #[arg(long)]
     pub baseline: Option<PathBuf>,
+    /// History store for `trend` criteria (default: the plan's `history:`).
+    #[arg(long, value_name = "STORE")]
+    pub history: Option<PathBuf>,
     /// Record NCCL's transport per channel and peer for every job (always on for jobs with
     /// a `transport` criterion).
     #[arg(long)]
@@ -140,6 +143,7 @@ pub fn finish(
         Ok(b) => b,
         Err(exit) => return Ok(exit),
     };
+    let history = super::grade::history_for(&args.plan, plan, args.history.as_deref());
     let files = vec![(results_path.display().to_string(), results.clone())];
     let ran: Vec<String> = jobs.iter().map(|j| j.id.clone()).collect();
     let plan_file = args.plan.display().to_string();
@@ -149,6 +153,7 @@ pub fn finish(
         results: &files,
         baseline: &base,
         only: Some(&ran),
+        history: &history.as_history(),
     });
     let dir = results_path.parent().unwrap_or(std::path::Path::new("."));
     super::grade::emit(

@@ -56,6 +56,7 @@ pub fn criterion_text(c: &Criterion) -> String {
         Check::Variance(t) => format!("variance {t}"),
         Check::GroupSpread(t) => format!("group_spread {t}"),
         Check::Outlier(t) => format!("outlier {t}"),
+        Check::Trend(t) => format!("trend {t}"),
     };
     if let Some(at) = &c.at {
         let _ = write!(s, " at {at}");

@@ -18,13 +18,15 @@ mod regression;
 mod run_info;
 mod threshold;
 mod transport;
+mod trend;
 mod variance;
 mod verdict;
 
 pub use compare::{Comparison, JobComparison, SizeComparison, compare};
 pub use diagnosis::{Diagnosis, Shape};
-pub use run_info::RunInfo;
 pub use measure::{measured_sizes, median as median_of, median_busbw, num, size};
+pub use run_info::RunInfo;
+pub use trend::{History, TrendSource};
 pub use verdict::{Case, CriterionVerdict, Grade, JobVerdict, Source, Status};
 
 use crate::expand::{Job, expand, table::criterion_text};
@@ -59,6 +61,8 @@ pub struct GradeInput<'a> {
     pub baseline: &'a Baseline,
     /// Grade only these job IDs (what `run --only` / `--env-set` ran); `None` = every job.
     pub only: Option<&'a [String]>,
+    /// The history store `trend` criteria read.
+    pub history: &'a History<'a>,
 }
 
 /// Grades every job of the plan.
@@ -106,7 +110,13 @@ pub fn grade(input: &GradeInput<'_>) -> Grade {
         .iter()
         .zip(found)
         .zip(base_found)
-        .map(|((job, f), b)| grade_job(job, f, b, &env_of, base_env))
+        .map(|((job, f), b)| {
+            let trend = TrendInput {
+                history: input.history,
+                results: input.results,
+            };
+            grade_job(job, f, b, &env_of, base_env, &trend)
+        })
         .collect();
     let status = worst(jobs.iter().map(|j| j.status));
     Grade {
@@ -137,12 +147,20 @@ fn worst(it: impl Iterator<Item = Status>) -> Status {
     s
 }
 
+/// What the `trend` criteria of a job read: the store, and the results files (a run's content
+/// key leaves it out of its own history).
+struct TrendInput<'a> {
+    history: &'a History<'a>,
+    results: &'a [(String, Results)],
+}
+
 fn grade_job<'e>(
     job: &Job,
     found: Found,
     baseline: Result<Found, String>,
     env_of: &dyn Fn(&str) -> Option<&'e crate::results::Environment>,
     base_env: Option<&'e crate::results::Environment>,
+    trend: &TrendInput<'_>,
 ) -> JobVerdict {
     let what = describe(job);
     let (file, result) = match found {
@@ -206,6 +224,10 @@ fn grade_job<'e>(
             Check::Regression(t) => regression::evaluate(&ctx, c, t, text),
             Check::Variance(t) => variance::evaluate(&ctx, c, t, text),
             Check::GroupSpread(t) => group_spread::evaluate(&ctx, c, t, text),
+            Check::Trend(t) => {
+                let results = trend.results.iter().find(|r| r.0 == file).map(|r| &r.1);
+                trend::evaluate(&ctx, c, t, text, trend.history, results)
+            }
             // Fleet-relative: a job run on its own is one node set, and one set has no fleet to
             // be compared with (`run` refuses plans whose node sets are more than one job).
             Check::Outlier(_) => CriterionVerdict::whole(
@@ -327,6 +349,10 @@ mod tests {
             Err("none".into()),
             &|_| None,
             None,
+            &TrendInput {
+                history: &History::None,
+                results: &[],
+            },
         );
         let c = v.criteria.last().unwrap();
         assert_eq!(c.status, Status::Fail, "{c:?}");
@@ -343,6 +369,10 @@ mod tests {
             Err("none".into()),
             &|_| None,
             None,
+            &TrendInput {
+                history: &History::None,
+                results: &[],
+            },
         );
         assert_eq!(v.status, Status::Fail);
         assert_eq!(v.criteria.len(), 3);

@@ -63,7 +63,7 @@ pub fn svg(rows: &[TrendRow]) -> Result<String, ChartError> {
         let same_day = days.len() < dates.len();
         let label = |x: &f64| {
             let i = x.round();
-            if (x - i).abs() > 1e-9 || i < 0.0 || (i as usize) % every != 0 {
+            if (x - i).abs() > 1e-9 || i < 0.0 || !(i as usize).is_multiple_of(every) {
                 return String::new();
             }
             dates

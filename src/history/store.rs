@@ -432,11 +432,17 @@ mod tests {
                 .unwrap();
         }
         let e = Store::create(&other).err().unwrap();
-        assert!(e.to_string().contains("is not a baton history store"), "{e}");
+        assert!(
+            e.to_string().contains("is not a baton history store"),
+            "{e}"
+        );
         let text = d.join("notes.txt");
         std::fs::write(&text, "x".repeat(4096)).unwrap();
         let e = Store::create(&text).err().unwrap();
-        assert!(e.to_string().contains("is not a baton history store"), "{e}");
+        assert!(
+            e.to_string().contains("is not a baton history store"),
+            "{e}"
+        );
         assert_eq!(std::fs::read_to_string(&text).unwrap(), "x".repeat(4096));
         let e = Store::open(&d.join("none.sqlite")).err().unwrap();
         assert!(matches!(e, HistoryError::Missing { .. }), "{e}");

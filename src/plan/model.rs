@@ -280,6 +280,8 @@ pub enum Check {
     GroupSpread(Threshold),
     /// Largest deficit below the median of node sets of the same shape.
     Outlier(Threshold),
+    /// Largest drop below the median of the job's own last runs (the history store).
+    Trend(crate::units::Trend),
 }
 
 impl Check {
@@ -294,6 +296,7 @@ impl Check {
             Check::Variance(_) => "variance",
             Check::GroupSpread(_) => "group_spread",
             Check::Outlier(_) => "outlier",
+            Check::Trend(_) => "trend",
         }
     }
 }
@@ -387,4 +390,6 @@ pub struct Plan {
     pub env: IndexMap<String, String>,
     pub tests: Vec<Test>,
     pub baseline: Option<String>,
+    /// History store `trend` criteria are graded against, relative to the plan file.
+    pub history: Option<String>,
 }

@@ -80,6 +80,9 @@ pub struct RawPlan {
     pub tests: Loc<Vec<Loc<RawTest>>>,
     /// Results file that `regression` criteria compare against (grade/run may override it).
     pub baseline: Option<Loc<String>>,
+    /// History store (SQLite, from `baton history add`) that `trend` criteria compare against,
+    /// relative to the plan file (grade/run `--history` overrides it).
+    pub history: Option<Loc<String>>,
 }
 
 /// Where and how many ranks run.
@@ -230,6 +233,9 @@ pub struct RawCriterion {
     /// Largest deficit below the median of the node sets of the same shape, e.g. `<= 10%`:
     /// fleet-relative, so it needs no absolute number. Needs `over:` other than `all`.
     pub outlier: Option<Loc<String>>,
+    /// Largest busbw drop below the median of this job's last runs on the same hosts, from the
+    /// history store: `<= 5% below the median of the last 10 runs`. Without `at`, the largest size.
+    pub trend: Option<Loc<String>>,
     /// Requested sizes this applies to: one size, `>= 1G`, `1G..4G`; omitted = every size.
     #[schemars(with = "Option<Scalar>")]
     pub at: Option<Loc<Scalar>>,

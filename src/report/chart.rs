@@ -151,12 +151,7 @@ struct Limit {
 
 /// The thresholds of `j` that `pick` accepts (busbw ones for the bandwidth chart, time ones for
 /// the latency chart), each spanning only the swept sizes its `at` selects.
-fn limits(
-    j: &JobVerdict,
-    lo: f64,
-    hi: f64,
-    pick: impl Fn(&Check) -> Option<f64>,
-) -> Vec<Limit> {
+fn limits(j: &JobVerdict, lo: f64, hi: f64, pick: impl Fn(&Check) -> Option<f64>) -> Vec<Limit> {
     j.criteria
         .iter()
         .filter_map(|c| {
@@ -267,7 +262,10 @@ impl Chart<'_> {
             _ => (0.0, 1.0),
         };
         // Room below the lowest point, and above the highest for the legend.
-        let (ylo, yhi) = (ylo - 0.12 * (yhi - ylo) - 0.05, yhi + 0.45 * (yhi - ylo) + 0.05);
+        let (ylo, yhi) = (
+            ylo - 0.12 * (yhi - ylo) - 0.05,
+            yhi + 0.45 * (yhi - ylo) + 0.05,
+        );
         let decades = yhi.floor() - ylo.ceil() >= 1.0;
         let mut svg = String::new();
         {
@@ -337,9 +335,7 @@ impl Chart<'_> {
                 if s.markers {
                     if s.dashed {
                         chart
-                            .draw_series(
-                                pts.iter().map(|p| Circle::new(*p, 3, c.stroke_width(1))),
-                            )
+                            .draw_series(pts.iter().map(|p| Circle::new(*p, 3, c.stroke_width(1))))
                             .map_err(|e| err(&e))?;
                     } else {
                         chart

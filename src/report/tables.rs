@@ -206,14 +206,12 @@ pub fn groups(j: &JobVerdict) -> (Vec<GroupRow>, Option<String>) {
                     .is_some_and(|c| !c.groups.is_empty())
         })
     };
-    let at = judged_size(j)
-        .filter(|&s| has_figures(s))
-        .or_else(|| {
-            crate::grade::measured_sizes(r)
-                .into_iter()
-                .rev()
-                .find(|&s| has_figures(s))
-        });
+    let at = judged_size(j).filter(|&s| has_figures(s)).or_else(|| {
+        crate::grade::measured_sizes(r)
+            .into_iter()
+            .rev()
+            .find(|&s| has_figures(s))
+    });
     let per_group = |color: u64| -> Option<f64> {
         let s = at?;
         let mut v: Vec<f64> = r

@@ -186,6 +186,10 @@ impl Checker<'_> {
             self.no_control(&b, "baseline");
             b.value
         });
+        let history = raw.history.map(|h| {
+            self.no_control(&h, "history");
+            h.value
+        });
         Plan {
             version,
             name: raw.name.value,
@@ -196,6 +200,7 @@ impl Checker<'_> {
             env,
             tests,
             baseline,
+            history,
         }
     }
 
