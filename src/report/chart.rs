@@ -6,6 +6,7 @@
 //! overlay, so a reader sees a drop and where it starts at a glance.
 
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::{Exporter, ReportError, ReportInput};
 use crate::grade::{JobVerdict, measured_sizes, median_busbw, median_of, size};
@@ -215,16 +216,35 @@ pub(crate) fn plain(v: f64) -> String {
     }
 }
 
-/// Label for log10 value `y`: decades only when the axis spans several, every tick otherwise.
-fn y_label(y: f64, decades: bool) -> String {
-    let r = y.round();
-    if !decades {
-        plain(10f64.powf(y))
-    } else if (y - r).abs() < 1e-9 {
-        plain(10f64.powf(r))
-    } else {
-        String::new()
+/// Where a log axis from `ylo` to `yhi` (log10 values) is labelled, and how: every decade when
+/// the axis spans three or more, else the 1-2-5 steps, else every digit, else (a narrow range
+/// around one value) four even steps. Every reading of a log axis needs labels inside a decade.
+fn y_marks(ylo: f64, yhi: f64) -> Vec<(f64, String)> {
+    let (first, last) = (ylo.floor() as i32, yhi.ceil() as i32);
+    let marks = |steps: &[f64]| -> Vec<(f64, String)> {
+        (first..=last)
+            .flat_map(|k| steps.iter().map(move |m| m * 10f64.powi(k)))
+            .map(|v| (v.log10(), v))
+            .filter(|(y, _)| *y >= ylo && *y <= yhi)
+            .map(|(y, v)| (y, plain(v)))
+            .collect()
+    };
+    for steps in [
+        &[1.0][..],
+        &[1.0, 2.0, 5.0],
+        &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0],
+    ] {
+        let m = marks(steps);
+        if m.len() >= 3 {
+            return m;
+        }
     }
+    (1..=4)
+        .map(|i| {
+            let y = ylo + (yhi - ylo) * f64::from(i) / 5.0;
+            (y, plain(10f64.powf(y)))
+        })
+        .collect()
 }
 
 /// Everything one chart draws.
@@ -266,7 +286,7 @@ impl Chart<'_> {
             ylo - 0.12 * (yhi - ylo) - 0.05,
             yhi + 0.45 * (yhi - ylo) + 0.05,
         );
-        let decades = yhi.floor() - ylo.ceil() >= 1.0;
+        let marks = y_marks(ylo, yhi);
         let mut svg = String::new();
         {
             let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
@@ -280,18 +300,16 @@ impl Chart<'_> {
             let span = hi - lo + 1.0;
             let every = (span / MAX_X_LABELS).ceil().max(1.0) as i64;
             let fmt = move |x: &f64| x_label(*x, every);
-            let yfmt = move |y: &f64| y_label(*y, decades);
-            let y_ticks = if decades {
-                ((yhi - ylo).ceil() as usize + 1).max(2)
-            } else {
-                6
-            };
+            // The y grid and labels are drawn here at `marks`, not by plotters, whose evenly
+            // spaced ticks on a log10 axis would land between round values.
             chart
                 .configure_mesh()
                 .x_labels(span as usize + 2)
                 .x_label_formatter(&fmt)
-                .y_labels(y_ticks)
-                .y_label_formatter(&yfmt)
+                .disable_y_mesh()
+                .y_labels(2)
+                .y_label_formatter(&|_| String::new())
+                .set_tick_mark_size(LabelAreaPosition::Left, 0)
                 .y_desc(self.y_desc)
                 .x_desc("requested size (log scale)")
                 .max_light_lines(0)
@@ -299,6 +317,27 @@ impl Chart<'_> {
                 .label_style(("sans-serif", 15))
                 .draw()
                 .map_err(|e| err(&e))?;
+            let grid = RGBColor(225, 225, 225);
+            for (y, _) in &marks {
+                chart
+                    .draw_series(LineSeries::new(
+                        [(lo - 0.3, *y), (hi + 0.3, *y)],
+                        grid.stroke_width(1),
+                    ))
+                    .map_err(|e| err(&e))?;
+            }
+            for (y, text) in &marks {
+                let (px, py) = chart.backend_coord(&(lo - 0.3, *y));
+                root.draw(&Text::new(
+                    text.clone(),
+                    (px - 6, py),
+                    ("sans-serif", 15)
+                        .into_font()
+                        .color(&BLACK)
+                        .pos(Pos::new(HPos::Right, VPos::Center)),
+                ))
+                .map_err(|e| err(&e))?;
+            }
             for l in &self.limits {
                 let y = l.value.log10();
                 chart
@@ -415,7 +454,7 @@ impl ChartExporter {
         );
         for (k, (color, pts)) in group_curves(r).into_iter().enumerate() {
             lines.push(Series {
-                name: format!("group {color}"),
+                name: format!("group {color} (out-of-place)"),
                 color: GROUP_COLORS[k % GROUP_COLORS.len()],
                 dashed: false,
                 width: 1,
@@ -493,8 +532,18 @@ mod tests {
         assert_eq!(plain(12.0), "12");
         assert_eq!(plain(340.0), "340");
         assert_eq!(plain(0.0), "0", "a linear axis' origin");
-        assert_eq!(y_label(-2.0, true), "0.01");
-        assert_eq!(y_label(-1.5, true), "");
-        assert_eq!(y_label(2.5, false), "316");
+        let labels = |lo: f64, hi: f64| -> Vec<String> {
+            y_marks(lo.log10(), hi.log10())
+                .into_iter()
+                .map(|m| m.1)
+                .collect()
+        };
+        // Many decades: decades only.
+        assert_eq!(labels(0.003, 500.0), ["0.01", "0.1", "1", "10", "100"]);
+        // Two decades: 1-2-5.
+        assert_eq!(labels(0.009, 0.2), ["0.01", "0.02", "0.05", "0.1", "0.2"]);
+        // Inside one decade: every digit; a narrow band: even steps, still labelled.
+        assert_eq!(labels(150.0, 450.0), ["200", "300", "400"]);
+        assert_eq!(labels(340.0, 346.0).len(), 4);
     }
 }

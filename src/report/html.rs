@@ -293,21 +293,32 @@ fn groups(o: &mut String, j: &JobVerdict) {
     if rows.is_empty() {
         return;
     }
+    let has_in = rows.iter().any(|g| !g.busbw_in.is_empty());
     let _ = write!(
         o,
-        "<h4>Split groups — {}</h4><table><tr><th class=\"num\">group</th><th>ranks</th><th>GPUs (host:device)</th><th class=\"num\">busbw (GB/s)</th><th class=\"num\">behind fastest</th></tr>",
-        esc(&note.unwrap_or_default())
+        "<h4>Split groups — {}</h4><table><tr><th class=\"num\">group</th><th>ranks</th><th>GPUs (host:device)</th><th class=\"num\">busbw (GB/s)</th>{}<th class=\"num\">behind fastest</th></tr>",
+        esc(&note.unwrap_or_default()),
+        if has_in {
+            "<th class=\"num\">in-place busbw</th>"
+        } else {
+            ""
+        }
     );
     for g in rows {
         let _ = write!(
             o,
-            "<tr{}><td class=\"num\">{}{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+            "<tr{}><td class=\"num\">{}{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td>{}<td class=\"num\">{}</td></tr>",
             if g.slowest { " class=\"slow\"" } else { "" },
             g.color,
             if g.slowest { " (slowest)" } else { "" },
             esc(&g.ranks),
             esc(&g.gpus),
             esc(&g.busbw),
+            if has_in {
+                format!("<td class=\"num\">{}</td>", esc(&g.busbw_in))
+            } else {
+                String::new()
+            },
             esc(&g.behind)
         );
     }

@@ -189,20 +189,28 @@ fn job(o: &mut String, i: usize, j: &JobVerdict) {
     }
     let (groups, note) = tables::groups(j);
     if !groups.is_empty() {
+        let has_in = groups.iter().any(|g| !g.busbw_in.is_empty());
         let _ = writeln!(o, "\nSplit groups — {}:\n", note.unwrap_or_default());
         let _ = writeln!(
             o,
-            "| Group | Ranks | GPUs (host:device) | busbw (GB/s) | behind fastest |\n|---:|---|---|---:|---:|"
+            "| Group | Ranks | GPUs (host:device) | busbw (GB/s) |{} behind fastest |\n|---:|---|---|---:|{}---:|",
+            if has_in { " in-place busbw |" } else { "" },
+            if has_in { "---:|" } else { "" }
         );
         for g in groups {
             let _ = writeln!(
                 o,
-                "| {}{} | {} | {} | {} | {} |",
+                "| {}{} | {} | {} | {} |{} {} |",
                 g.color,
                 if g.slowest { " (slowest)" } else { "" },
                 cell(&g.ranks),
                 cell(&g.gpus),
                 g.busbw,
+                if has_in {
+                    format!(" {} |", g.busbw_in)
+                } else {
+                    String::new()
+                },
                 g.behind
             );
         }

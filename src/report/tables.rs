@@ -181,14 +181,49 @@ pub struct GroupRow {
     pub color: u64,
     pub ranks: String,
     pub gpus: String,
-    /// Median busbw at the largest size with per-group figures, out-of-place.
+    /// Median busbw at the table's size, out-of-place.
     pub busbw: String,
-    /// How far below the fastest group (%).
+    /// Likewise in-place; empty when no group has in-place figures.
+    pub busbw_in: String,
+    /// How far below the fastest group (%), in the placement where the groups differ most.
     pub behind: String,
     pub slowest: bool,
 }
 
-/// The split groups of a job with their figures at the largest size that has them.
+/// Per group, the median busbw over repeats at `s` in placement `p`.
+fn group_figures(r: &JobResult, s: Option<u64>, p: Placement) -> Vec<Option<f64>> {
+    r.groups
+        .iter()
+        .map(|g| {
+            let s = s?;
+            let mut v: Vec<f64> = r
+                .repeats
+                .iter()
+                .flat_map(|x| &x.rows)
+                .filter(|row| row.requested == s)
+                .filter_map(|row| row.cell(p))
+                .flat_map(|c| {
+                    c.groups
+                        .iter()
+                        .filter(|x| x.color == g.color)
+                        .map(|x| x.busbw)
+                })
+                .collect();
+            crate::grade::median_of(&mut v)
+        })
+        .collect()
+}
+
+/// (fastest − slowest) / fastest of `figures`, when two or more groups have one.
+fn spread(figures: &[Option<f64>]) -> Option<f64> {
+    let known: Vec<f64> = figures.iter().flatten().copied().collect();
+    let fastest = known.iter().copied().fold(0.0, f64::max);
+    let slowest = known.iter().copied().fold(f64::INFINITY, f64::min);
+    (known.len() > 1 && fastest > 0.0).then(|| (fastest - slowest) / fastest)
+}
+
+/// The split groups of a job with their figures, both placements, at the size the spread was
+/// judged at (else the largest size that has them).
 pub fn groups(j: &JobVerdict) -> (Vec<GroupRow>, Option<String>) {
     let Some(src) = &j.source else {
         return (Vec::new(), None);
@@ -200,10 +235,10 @@ pub fn groups(j: &JobVerdict) -> (Vec<GroupRow>, Option<String>) {
     let has_figures = |s: u64| {
         r.repeats.iter().flat_map(|x| &x.rows).any(|row| {
             row.requested == s
-                && row
-                    .out_of_place
-                    .as_ref()
-                    .is_some_and(|c| !c.groups.is_empty())
+                && [&row.out_of_place, &row.in_place]
+                    .into_iter()
+                    .flatten()
+                    .any(|c| !c.groups.is_empty())
         })
     };
     let at = judged_size(j).filter(|&s| has_figures(s)).or_else(|| {
@@ -212,26 +247,15 @@ pub fn groups(j: &JobVerdict) -> (Vec<GroupRow>, Option<String>) {
             .rev()
             .find(|&s| has_figures(s))
     });
-    let per_group = |color: u64| -> Option<f64> {
-        let s = at?;
-        let mut v: Vec<f64> = r
-            .repeats
-            .iter()
-            .flat_map(|x| &x.rows)
-            .filter(|row| row.requested == s)
-            .filter_map(|row| row.out_of_place.as_ref())
-            .flat_map(|c| {
-                c.groups
-                    .iter()
-                    .filter(|g| g.color == color)
-                    .map(|g| g.busbw)
-            })
-            .collect();
-        crate::grade::median_of(&mut v)
-    };
-    let figures: Vec<Option<f64>> = r.groups.iter().map(|g| per_group(g.color)).collect();
-    let fastest = figures.iter().flatten().copied().fold(0.0, f64::max);
-    let slowest = figures
+    let out = group_figures(r, at, Placement::OutOfPlace);
+    let inp = group_figures(r, at, Placement::InPlace);
+    let has_in = inp.iter().any(Option::is_some);
+    // "Behind" and "slowest" in the placement where the groups differ most: the one a failing
+    // spread is about.
+    let in_worse = has_in && spread(&inp).unwrap_or(0.0) > spread(&out).unwrap_or(0.0);
+    let judged = if in_worse { &inp } else { &out };
+    let fastest = judged.iter().flatten().copied().fold(0.0, f64::max);
+    let slowest = judged
         .iter()
         .flatten()
         .copied()
@@ -239,8 +263,8 @@ pub fn groups(j: &JobVerdict) -> (Vec<GroupRow>, Option<String>) {
     let rows = r
         .groups
         .iter()
-        .zip(&figures)
-        .map(|(g, f)| {
+        .enumerate()
+        .map(|(k, g)| {
             let gpus: Vec<String> = g
                 .members
                 .iter()
@@ -250,21 +274,31 @@ pub fn groups(j: &JobVerdict) -> (Vec<GroupRow>, Option<String>) {
                     None => x.host.clone(),
                 })
                 .collect();
+            let f = judged[k];
             GroupRow {
                 color: g.color,
                 ranks: rank_ranges(&g.members),
                 gpus: gpus.join(" "),
-                busbw: f.map_or("-".into(), fixed),
+                busbw: out[k].map_or("-".into(), fixed),
+                busbw_in: if has_in {
+                    inp[k].map_or("-".into(), fixed)
+                } else {
+                    String::new()
+                },
                 behind: match f {
                     Some(v) if fastest > 0.0 => format!("{:.1}%", (fastest - v) / fastest * 100.0),
                     _ => "-".into(),
                 },
-                slowest: f.is_some_and(|v| v == slowest) && figures.iter().flatten().count() > 1,
+                slowest: f.is_some_and(|v| v == slowest) && judged.iter().flatten().count() > 1,
             }
         })
         .collect();
     let note = match at {
-        Some(s) => format!("busbw at {} (out-of-place, median over repeats)", size(s)),
+        Some(s) => format!(
+            "busbw at {} (median over repeats); behind fastest: {}",
+            size(s),
+            if in_worse { "in-place" } else { "out-of-place" }
+        ),
         None => "no per-group figures recorded (nccl-tests logs print only rank 0's group)".into(),
     };
     (rows, Some(note))
@@ -434,8 +468,9 @@ mod tests {
     use super::*;
     use crate::grade::{Case, CriterionVerdict, Source};
 
-    /// Two groups over 4K and 16K; group 1 is 40% behind at 4K and level at 16K.
-    fn split_job() -> JobResult {
+    /// Two groups over 4K and 16K; group 1 is 40% behind at 4K and level at 16K (out-of-place);
+    /// with `in_place`, in-place runs too and group 0 is 75% behind there at 4K.
+    fn split_job_with(in_place: bool) -> JobResult {
         let cell = |a: f64, b: f64| {
             format!(
                 r#"{{"status":"ok","time_us":10,"algbw":1,"busbw":1,"wrong":0,"error":null,
@@ -450,13 +485,22 @@ mod tests {
             "layout":{{"nranks":4,"nodes":1,"processes":4,"gpus_per_process":1,"ranks":[]}},
             "groups":[{{"color":0,"members":[0,1]}},{{"color":1,"members":[2,3]}}],
             "repeats":[{{"index":0,"started":null,"rows":[
-              {{"requested":4096,"size":4096,"count":1024,"out_of_place":{},"in_place":null}},
+              {{"requested":4096,"size":4096,"count":1024,"out_of_place":{},"in_place":{}}},
               {{"requested":16384,"size":16384,"count":4096,"out_of_place":{},"in_place":null}}]}}],
             "status":"completed"}}"#,
             cell(10.0, 6.0),
+            if in_place {
+                cell(2.0, 8.0)
+            } else {
+                "null".into()
+            },
             cell(20.0, 20.0)
         ))
         .unwrap()
+    }
+
+    fn split_job() -> JobResult {
+        split_job_with(false)
     }
 
     fn verdict(cases: Vec<Case>) -> JobVerdict {
@@ -490,6 +534,7 @@ mod tests {
         ]);
         let (rows, note) = groups(&j);
         assert!(note.unwrap().contains("busbw at 4K"));
+        assert_eq!(rows[1].busbw_in, "", "no in-place figures, no column");
         assert_eq!(rows[1].behind, "40.0%");
         assert!(rows[1].slowest);
         // Nothing failed: the largest size judged, as before.
@@ -498,5 +543,20 @@ mod tests {
             Case::at_size(16384, Status::Pass, "".into()),
         ]);
         assert!(groups(&j).1.unwrap().contains("busbw at 16K"));
+    }
+
+    #[test]
+    fn split_groups_show_both_placements_and_judge_the_one_that_differs_most() {
+        let mut j = verdict(vec![Case::at_size(4096, Status::Fail, "75%".into())]);
+        j.source.as_mut().unwrap().result = split_job_with(true);
+        let (rows, note) = groups(&j);
+        let note = note.unwrap();
+        assert!(note.contains("behind fastest: in-place"), "{note}");
+        assert_eq!(
+            (rows[0].busbw.as_str(), rows[0].busbw_in.as_str()),
+            ("10.00", "2.00")
+        );
+        assert_eq!(rows[0].behind, "75.0%");
+        assert!(rows[0].slowest && !rows[1].slowest);
     }
 }
