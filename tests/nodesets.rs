@@ -4,7 +4,7 @@
 mod common;
 
 use baton::plan::{Diagnostic, Level, NodeSource, Over, Pairing, Plan, parse_str};
-use common::{baton_env, code, p, plan_dir, stderr, stdout, write};
+use common::{baton_env, code, p, plan_dir, read, render_script, show, stderr, stdout, write};
 
 const HEAD: &str = "version: 1\nname: t\n";
 
@@ -319,32 +319,40 @@ fn too_few_nodes_in_the_allocation_is_an_error() {
 }
 
 #[test]
-fn run_and_render_refuse_node_sets_they_would_run_as_one_job() {
-    let (dir, plan, out) = plan_dir("nodesets-refuse", PAIRS);
-    let o = baton_env(&["run", p(&plan), "-o", p(&out)], &[]);
-    assert_eq!(code(&o), 2, "{}", stderr(&o));
-    assert!(
-        stderr(&o).contains("test `pairs` runs `over: pairs` on 5 nodes (from nodes.hostlist); baton does not drive node sets yet"),
-        "{}",
-        stderr(&o)
-    );
-    assert!(
-        stderr(&o).contains("test `iso` runs `over: isolate`"),
-        "{}",
-        stderr(&o)
-    );
-    assert!(!out.join("results.json").exists(), "nothing ran");
+fn render_sweeps_node_sets_as_one_batch_job_and_refuses_plain_scripts() {
+    let (dir, plan, _) = plan_dir("nodesets-render", PAIRS);
+    // srun and mpirun scripts run one set of all nodes: they cannot drive node sets.
     let o = baton_env(
-        &["render", p(&plan), "-t", "slurm", "-o", p(&dir.join("job"))],
+        &["render", p(&plan), "-t", "srun", "-o", p(&dir.join("job"))],
         &[],
     );
     assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(stderr(&o).contains("Render `-t slurm`"), "{}", stderr(&o));
+    // The batch job allocates the plan's nodes and lets `baton run` drive the sets.
+    let script = render_script(&dir, &plan, "slurm", &dir.join("job"));
+    let text = read(&script);
+    for want in [
+        "#SBATCH --nodes=5\n",
+        "#SBATCH --nodelist=node[01-05]\n",
+        "#SBATCH --no-kill\n",
+        "\"$baton\" run \"$plan\" \"${run_args[@]}\"",
+        "#   pairs: over pairs on 5 nodes",
+    ] {
+        assert!(text.contains(want), "{want:?} not in {text}");
+    }
+    assert!(!text.contains("srun "), "no step of its own: {text}");
+    let sc = std::process::Command::new("shellcheck")
+        .arg(&script)
+        .output();
+    if let Ok(sc) = sc {
+        assert!(sc.status.success(), "{}", show(&sc));
+    }
 
-    // One node set of all nodes is what run and render do today: each-node on one node.
+    // One node set of all nodes renders as always: each-node on one node.
     let one = "version: 1\nname: a\nlaunch:\n  nodes: 1\n  ranks_per_node: 8\ntests:\n  - name: a\n    collective: all_reduce\n    sizes: [1G]\n    over: each-node\n";
     let (dir, plan, _) = plan_dir("nodesets-one", one);
     let o = baton_env(
-        &["render", p(&plan), "-t", "slurm", "-o", p(&dir.join("job"))],
+        &["render", p(&plan), "-t", "srun", "-o", p(&dir.join("job"))],
         &[("SLURM_JOB_NODELIST", "n[1-8]")],
     );
     assert_eq!(
@@ -353,13 +361,53 @@ fn run_and_render_refuse_node_sets_they_would_run_as_one_job() {
         "render ignores the allocation it runs in: {}",
         stderr(&o)
     );
-    let o = baton_env(
-        &["run", p(&plan), "-o", p(&dir.join("out"))],
-        &[("SLURM_JOB_NODELIST", "n[1-8]")],
-    );
-    assert_eq!(code(&o), 2, "inside an 8-node allocation it is 8 sets");
+}
+
+#[test]
+fn run_over_node_sets_needs_a_node_list() {
+    let text = "version: 1\nname: a\nbackend: mpi\ntests:\n  - name: a\n    collective: all_reduce\n    sizes: [1K]\n    over: pairs\n";
+    let (_, plan, out) = plan_dir("nodesets-nolist", text);
+    let o = baton_env(&["run", p(&plan), "-o", p(&out)], &[]);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
     assert!(
-        stderr(&o).contains("on 8 nodes (from SLURM_JOB_NODELIST)"),
+        stderr(&o).contains("test `a` runs `over: pairs`, which needs the node list"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!out.join("results.json").exists(), "nothing ran");
+    // --rerun-failed of a run that failed no node has nothing to do.
+    let prev = out.parent().unwrap().join("prev");
+    std::fs::create_dir_all(&prev).unwrap();
+    write(
+        &prev,
+        "nodes.json",
+        r#"{"passed":"n[1-4]","failed":"","suspect":"","nodes":[],"faults":[]}"#,
+    );
+    let o = baton_env(
+        &["run", p(&plan), "-o", p(&out), "--rerun-failed", p(&prev)],
+        &[],
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("names no failed or suspect node"),
+        "{}",
+        stderr(&o)
+    );
+    write(&prev, "nodes.json", "{\"failed\": 3}");
+    let o = baton_env(
+        &[
+            "run",
+            p(&plan),
+            "-o",
+            p(&out),
+            "--rerun-failed",
+            p(&prev.join("nodes.json")),
+        ],
+        &[],
+    );
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("not a baton nodes.json"),
         "{}",
         stderr(&o)
     );

@@ -53,8 +53,13 @@ pub fn baseline_for(
 /// The history store `trend` criteria read, opened (or why not).
 pub enum OpenedHistory {
     None,
-    Store(baton::history::Store),
-    Unreadable { name: String, why: String },
+    /// Behind a lock: node-set runs judge sets from several threads, and an SQLite connection
+    /// is used by one at a time.
+    Store(std::sync::Mutex<baton::history::Store>),
+    Unreadable {
+        name: String,
+        why: String,
+    },
 }
 
 impl OpenedHistory {
@@ -88,7 +93,7 @@ pub fn history_for(plan_path: &Path, plan: &Plan, flag: Option<&Path>) -> Opened
         return OpenedHistory::None;
     }
     match baton::history::Store::open(&path) {
-        Ok(s) => OpenedHistory::Store(s),
+        Ok(s) => OpenedHistory::Store(std::sync::Mutex::new(s)),
         Err(e) => OpenedHistory::Unreadable {
             name: path.display().to_string(),
             why: e.to_string(),

@@ -12,6 +12,7 @@ pub mod gpu;
 pub mod grade;
 mod history;
 mod ingest;
+mod nodes;
 mod progress;
 mod render;
 pub mod run;
@@ -249,6 +250,10 @@ pub struct WorkerArgs {
     /// File rank 0 appends a line to per finished row (feeds `run`'s progress bar).
     #[arg(long)]
     pub progress: Option<PathBuf>,
+    /// JSON node set (`{"job":…,"round":…,"index":…,"hosts":[…]}`, `job` ignored) the jobs run
+    /// on: each job is recorded as that set's job (`baton run` of a plan with `over:`).
+    #[arg(long)]
+    pub node_set: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -395,7 +400,23 @@ pub fn worker_plan(
         w.plan.display(),
         w.plan_hash
     );
-    let jobs = select_jobs(&loaded.plan, &w.jobs)?;
+    let mut jobs = select_jobs(&loaded.plan, &w.jobs)?;
+    if let Some(file) = &w.node_set {
+        let text = baton::input::read_bounded(file, baton::plan::MAX_PLAN_BYTES, "node set")?;
+        let set: baton::results::NodeSetRef = serde_json::from_slice(&text)
+            .map_err(|e| anyhow::anyhow!("{}: not a node set: {e}", file.display()))?;
+        let per_node = loaded.plan.ranks_per_node();
+        jobs = jobs
+            .iter()
+            .map(|j| {
+                let set = baton::results::NodeSetRef {
+                    job: j.id.clone(),
+                    ..set.clone()
+                };
+                baton::expand::nodesets::set_job(j, set, per_node)
+            })
+            .collect();
+    }
     Ok((loaded.plan, jobs, hash))
 }
 

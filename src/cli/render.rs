@@ -40,9 +40,10 @@ pub fn run(args: &Args, color: bool) -> anyhow::Result<Exit> {
     let Some((loaded, text)) = load_plan_source(&args.plan, color) else {
         return Ok(Exit::Invalid);
     };
-    if super::node_sets_not_runnable(&loaded.plan, &args.plan, false) {
-        return Ok(Exit::Invalid);
-    }
+    let sweep = match sweep_for(&loaded.plan, &args.plan, &args.targets) {
+        Ok(s) => s,
+        Err(exit) => return Ok(exit),
+    };
     let plan_path = std::path::absolute(&args.plan)
         .with_context(|| format!("cannot resolve {}", args.plan.display()))?;
     // Scripts start in other directories and on other machines: every path in them is absolute.
@@ -68,6 +69,7 @@ pub fn run(args: &Args, color: bool) -> anyhow::Result<Exit> {
         baton: &baton,
         baton_mpi: &baton_mpi,
         trust: super::plan_trust(),
+        sweep,
     };
     let scripts = match baton::render::render(&input, &args.targets, args.templates.as_deref()) {
         Ok(s) => s,
@@ -155,4 +157,53 @@ fn write_script(path: &Path, text: &str) -> anyhow::Result<()> {
         text.as_bytes(),
         0o755,
     )?)
+}
+
+/// A plan whose tests run over node sets renders as one batch job whose `baton run` drives the
+/// sets; the plain srun and mpirun scripts cannot (each runs one set of all nodes). The node
+/// count is the plan's own list, else `launch.nodes` (`sbatch -N` overrides it).
+fn sweep_for(
+    plan: &baton::plan::Plan,
+    path: &Path,
+    targets: &[Target],
+) -> Result<Option<baton::render::Sweep>, Exit> {
+    use baton::expand::nodesets;
+    if plan.tests.iter().all(|t| t.over == baton::plan::Over::All) {
+        return Ok(None);
+    }
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let list = match nodesets::resolve(&plan.nodes, dir, None) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("error: {}: node list: {e}", path.display());
+            return Err(Exit::Invalid);
+        }
+    };
+    let n = list
+        .hosts
+        .as_ref()
+        .map_or(plan.launch.nodes as usize, Vec::len);
+    if plan.tests.iter().all(|t| nodesets::is_one_job(t.over, n)) {
+        return Ok(None);
+    }
+    if let Some(t) = targets.iter().find(|t| **t != Target::Slurm) {
+        eprintln!(
+            "error: {}: its tests run over node sets, which `baton run` drives inside an allocation; \
+             a {} script cannot. Render `-t slurm` (one batch job that runs them all), or run \
+             `baton run {}` inside `salloc`",
+            path.display(),
+            t.name(),
+            path.display()
+        );
+        return Err(Exit::Invalid);
+    }
+    let tests = nodesets::plan_sets(plan, &list)
+        .iter()
+        .map(|t| format!("{}: {}", t.test, t.summary()))
+        .collect();
+    Ok(Some(baton::render::Sweep {
+        nodes: n,
+        nodelist: list.hosts.as_ref().map(|h| baton::nodeset::compress(h)),
+        tests,
+    }))
 }

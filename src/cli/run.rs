@@ -37,15 +37,32 @@ pub struct Args {
     /// `render` numbers its launcher steps).
     #[arg(long, value_name = "K")]
     pub env_set: Option<usize>,
+    /// Run the node sets over these nodes (a Slurm hostlist, e.g. `node[01-08,12]`) instead of
+    /// the plan's node list or the allocation's.
+    #[arg(long, value_name = "HOSTLIST", conflicts_with = "rerun_failed")]
+    pub nodes: Option<String>,
+    /// Run again over the nodes an earlier run failed or left suspect: its `nodes.json` (or
+    /// the output directory holding it).
+    #[arg(long, value_name = "NODES_JSON")]
+    pub rerun_failed: Option<PathBuf>,
 }
 
 pub fn run(args: &Args, mpi: Option<MpiEntry>, color: bool) -> anyhow::Result<Exit> {
     let Some((loaded, text)) = load_plan_source(&args.plan, color) else {
         return Ok(Exit::Invalid);
     };
-    if super::node_sets_not_runnable(&loaded.plan, &args.plan, true) {
-        return Ok(Exit::Invalid);
-    }
+    let under_launcher = baton::runner::launch::detect_launcher().is_some();
+    let node_list = if under_launcher {
+        if super::node_sets_not_runnable(&loaded.plan, &args.plan, true) {
+            return Ok(Exit::Invalid);
+        }
+        None
+    } else {
+        match super::nodes::for_run(&loaded.plan, &args.plan, args) {
+            Ok(l) => l,
+            Err(exit) => return Ok(exit),
+        }
+    };
     let expansion = baton::expand::expand(&loaded.plan);
     let plan_hash = baton::expand::plan_identity(&loaded.plan, &expansion.jobs);
     let mut jobs: Vec<_> = expansion
@@ -73,7 +90,7 @@ pub fn run(args: &Args, mpi: Option<MpiEntry>, color: bool) -> anyhow::Result<Ex
             }
         };
     }
-    if baton::runner::launch::detect_launcher().is_some() {
+    if under_launcher {
         return match mpi {
             Some(m) => (m.under_launcher)(args, &loaded.plan, &plan_hash, &jobs),
             None => anyhow::bail!(
@@ -91,11 +108,46 @@ pub fn run(args: &Args, mpi: Option<MpiEntry>, color: bool) -> anyhow::Result<Ex
         print_table: args.format == RunFormat::Table,
         capture_transport: args.capture_transport,
     };
-    let bar = super::progress::Bar::for_terminal();
-    let shown = bar
-        .as_ref()
-        .map(|b| b as &dyn baton::runner::progress::Progress);
-    match orchestrate::run(&loaded.plan, &jobs, &opts, shown) {
+    let ran = match node_list {
+        Some(nodes) => {
+            let base = match super::grade::baseline_for(
+                &args.plan,
+                &loaded.plan,
+                args.baseline.as_deref(),
+            ) {
+                Ok(b) => b,
+                Err(exit) => return Ok(exit),
+            };
+            let plan = &loaded.plan;
+            let history = super::grade::history_for(&args.plan, plan, args.history.as_deref());
+            let judge = |r: &baton::results::Results, ids: &[String]| -> bool {
+                let files = [("results.json".to_string(), r.clone())];
+                let g = baton::grade::grade(&baton::grade::GradeInput {
+                    plan,
+                    plan_file: None,
+                    results: &files,
+                    baseline: &base,
+                    only: None,
+                    history: &history.as_history(),
+                });
+                ids.iter().all(|id| {
+                    g.jobs
+                        .iter()
+                        .find(|j| &j.id == id)
+                        .is_some_and(|j| j.status != baton::grade::Status::Fail)
+                })
+            };
+            baton::runner::nodesets::run(plan, &jobs, &opts, &nodes, &judge)
+        }
+        None => {
+            let bar = super::progress::Bar::for_terminal();
+            let shown = bar
+                .as_ref()
+                .map(|b| b as &dyn baton::runner::progress::Progress);
+            orchestrate::run(&loaded.plan, &jobs, &opts, shown)
+        }
+    };
+    match ran {
         Ok(outcome) => {
             if args.format == RunFormat::Json {
                 baton::stdout::print(&(serde_json::to_string_pretty(&outcome.results)? + "\n"))?;
@@ -162,6 +214,7 @@ pub fn finish(
         Some(&dir.join("report")),
         args.format == RunFormat::Json,
     )?;
+    super::nodes::write(dir, &g, &plan.name)?;
     Ok(match run_exit {
         Exit::Timeout | Exit::Runtime | Exit::Interrupted => run_exit,
         _ => g.exit(),

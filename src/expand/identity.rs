@@ -26,6 +26,8 @@ pub fn job_identity(job: &Job, backend: Backend) -> String {
         settings: crate::results::JobSettings,
         repeat: crate::plan::Repeat,
         ranks: Option<u64>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        node_set: Option<(u32, &'a [String])>,
     }
     hash(&Measured {
         backend,
@@ -39,6 +41,7 @@ pub fn job_identity(job: &Job, backend: Backend) -> String {
         settings: (&job.settings).into(),
         repeat: job.repeat,
         ranks: job.ranks,
+        node_set: job.node_set.as_ref().map(|s| (s.round, s.hosts.as_slice())),
     })
 }
 

@@ -47,6 +47,10 @@ pub struct Job {
     pub groups: Option<Arc<Vec<Group>>>,
     /// User buffers per rank at the largest size: send + recv (+ expected when checking).
     pub memory_per_rank: u64,
+    /// The node set this job runs on, for one set of a test with `over:` (see
+    /// [`nodesets::set_job`]); `None` for the plan's own jobs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node_set: Option<crate::results::NodeSetRef>,
 }
 
 /// All jobs of a plan.
@@ -138,6 +142,7 @@ pub fn expand(plan: &Plan) -> Expansion {
                                     comm_size,
                                     t.settings.check,
                                 ),
+                                node_set: None,
                             });
                         }
                     }

@@ -9,10 +9,12 @@ use std::path::Path;
 use serde::Serialize;
 use thiserror::Error;
 
+use super::Job;
 use crate::nodeset::hostlist::{self, HostlistError};
 use crate::nodeset::isolate::Isolator;
 use crate::nodeset::schedule::{self, Over, Pairing};
 use crate::plan::{NodeSource, Nodes, Plan};
+use crate::results::NodeSetRef;
 
 /// The environment variable Slurm names the allocation's nodes in.
 pub const SLURM_NODELIST: &str = "SLURM_JOB_NODELIST";
@@ -235,6 +237,66 @@ pub fn test_sets(test: &str, over: Over, list: &NodeList) -> TestSets {
         Err(e) => v.problem = Some(e.to_string()),
     }
     v
+}
+
+/// The ID of one node set's run of plan job `job`: unique within a run, readable in a report
+/// (`pairs[dtype=float]@r3:node[02,05]`).
+pub fn set_job_id(job: &str, round: u32, hosts: &[String]) -> String {
+    format!("{job}@r{round}:{}", hostlist::compress(hosts))
+}
+
+/// Plan job `job` run on one node set: its own ID and identity, and the ranks that `per_node`
+/// ranks on each of the set's nodes make (`None`: resolved by the launcher at run time).
+pub fn set_job(job: &Job, set: NodeSetRef, per_node: Option<u64>) -> Job {
+    let mut j = job.clone();
+    j.id = set_job_id(&job.id, set.round, &set.hosts);
+    if let Some(per_node) = per_node {
+        let n = per_node * set.hosts.len() as u64;
+        let split = job
+            .split
+            .as_deref()
+            .and_then(|s| crate::split::Split::parse(s).ok());
+        j.ranks = Some(n);
+        j.groups = Some(super::groups(split.as_ref(), n, per_node));
+    }
+    j.node_set = Some(set);
+    j
+}
+
+/// The plan jobs of tests with `over:` replaced by their node sets' jobs, as `results` recorded
+/// them (in the order they appear there); a plan job no set ran stays, so grading fails it
+/// closed. `per_node` as for [`set_job`].
+pub fn jobs_with_sets<'r>(
+    plan: &Plan,
+    jobs: Vec<Job>,
+    results: impl Iterator<Item = &'r crate::results::JobResult> + Clone,
+    per_node: Option<u64>,
+) -> Vec<Job> {
+    let over_sets = |test: &str| {
+        plan.tests
+            .iter()
+            .any(|t| t.name == test && t.over != Over::All)
+    };
+    let mut out = Vec::with_capacity(jobs.len());
+    for job in jobs {
+        let sets: Vec<NodeSetRef> = results
+            .clone()
+            .filter_map(|r| r.node_set.clone())
+            .filter(|s| s.job == job.id)
+            .collect();
+        if sets.is_empty() || (!over_sets(&job.test) && sets.len() > 1) {
+            out.push(job);
+            continue;
+        }
+        let mut seen = std::collections::HashSet::new();
+        for s in sets {
+            let j = set_job(&job, s, per_node);
+            if seen.insert(j.id.clone()) {
+                out.push(j);
+            }
+        }
+    }
+    out
 }
 
 /// Whether `over` on `n` nodes is one node set of all of them, which is what `run` and `render`

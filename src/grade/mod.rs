@@ -14,6 +14,7 @@ mod hints;
 mod integrity;
 mod matching;
 mod measure;
+mod nodesets;
 mod regression;
 mod run_info;
 mod threshold;
@@ -25,6 +26,7 @@ mod verdict;
 pub use compare::{Comparison, JobComparison, SizeComparison, compare};
 pub use diagnosis::{Diagnosis, Shape};
 pub use measure::{measured_sizes, median as median_of, median_busbw, num, size};
+pub use nodesets::{SetVerdict, TestNodes};
 pub use run_info::RunInfo;
 pub use trend::{History, TrendSource};
 pub use verdict::{Case, CriterionVerdict, Grade, JobVerdict, Source, Status};
@@ -71,6 +73,13 @@ pub fn grade(input: &GradeInput<'_>) -> Grade {
     if let Some(only) = input.only {
         expansion.jobs.retain(|j| only.contains(&j.id));
     }
+    // A test over node sets is graded set by set: its jobs as each set ran them.
+    expansion.jobs = crate::expand::nodesets::jobs_with_sets(
+        input.plan,
+        expansion.jobs,
+        input.results.iter().flat_map(|r| r.1.jobs.iter()),
+        input.plan.ranks_per_node(),
+    );
     let (found, unmatched) = assign(&expansion.jobs, input.results, input.plan.backend);
     let base_found: Vec<Result<Found, String>> = match input.baseline {
         Baseline::Loaded { name, results } => {
@@ -105,7 +114,7 @@ pub fn grade(input: &GradeInput<'_>) -> Grade {
         Baseline::Loaded { results, .. } => Some(&results.environment),
         _ => None,
     };
-    let jobs: Vec<JobVerdict> = expansion
+    let mut jobs: Vec<JobVerdict> = expansion
         .jobs
         .iter()
         .zip(found)
@@ -118,6 +127,9 @@ pub fn grade(input: &GradeInput<'_>) -> Grade {
             grade_job(job, f, b, &env_of, base_env, &trend)
         })
         .collect();
+    nodesets::apply_outliers(&expansion.jobs, &mut jobs);
+    let node_sets = nodesets::attribute_tests(input.plan, &expansion.jobs, &jobs, input.results);
+    let nodes = nodesets::merged(&node_sets);
     let status = worst(jobs.iter().map(|j| j.status));
     Grade {
         plan: input.plan.name.clone(),
@@ -133,6 +145,8 @@ pub fn grade(input: &GradeInput<'_>) -> Grade {
         environment: merge_environments(input.results.iter().map(|r| &r.1.environment)),
         results_files: input.results.iter().map(|r| r.0.clone()).collect(),
         run: RunInfo::of(input.plan, input.results),
+        node_sets,
+        nodes,
     }
 }
 

@@ -54,6 +54,26 @@ impl TrendSource for crate::history::Store {
     }
 }
 
+impl<T: TrendSource> TrendSource for std::sync::Mutex<T> {
+    fn busbw(
+        &self,
+        identity: &str,
+        hosts: &str,
+        requested: u64,
+        last: u32,
+        except: &str,
+    ) -> Result<Vec<f64>, String> {
+        // A poisoned lock only means another grading thread panicked; the store is still whole.
+        let s = self.lock().unwrap_or_else(|p| p.into_inner());
+        s.busbw(identity, hosts, requested, last, except)
+    }
+
+    fn name(&self) -> String {
+        let s = self.lock().unwrap_or_else(|p| p.into_inner());
+        s.name()
+    }
+}
+
 /// The placement the history records: out-of-place unless only in-place ran.
 fn placement(ctx: &Ctx<'_>) -> Placement {
     if ctx.result.cells().any(|c| c.2 == Placement::OutOfPlace) {

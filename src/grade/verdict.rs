@@ -214,6 +214,10 @@ pub struct Grade {
     pub results_files: Vec<String>,
     /// When, how and from which plan version the graded results were produced.
     pub run: super::RunInfo,
+    /// Tests that ran over node sets: their sets and node verdicts.
+    pub node_sets: Vec<super::TestNodes>,
+    /// Node verdicts over every such test (`nodes.json`).
+    pub nodes: Option<crate::nodeset::export::NodesFile>,
 }
 
 impl Grade {

@@ -178,6 +178,7 @@ fn job(
         errors: log.errors.clone(),
         match_by: MatchBy::Attributes,
         sources: vec![log.source.clone()],
+        node_set: None,
     }
 }
 

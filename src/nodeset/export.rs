@@ -65,7 +65,7 @@ pub fn reason(hosts: &[String], r: &NodeReport, outcomes: &[SetOutcome]) -> Stri
     let round = |k: usize| outcomes[k].round;
     if let Some(k) = r.dead_in {
         return format!(
-            "did not start in round {} (set {})",
+            "dead: did not answer in round {} (set {}), so no later set ran on it",
             round(k),
             list(hosts, outcomes[k].nodes.iter().copied())
         );
@@ -232,6 +232,25 @@ pub fn drain_script(file: &NodesFile, context: &str) -> String {
     out
 }
 
+/// Writes `nodes.json` and `drain.sh` (mode 0755, never run) into `dir`, atomically and never
+/// through a link. `context` goes into each drain reason. Returns the paths written.
+pub fn write_files(
+    dir: &std::path::Path,
+    file: &NodesFile,
+    context: &str,
+) -> Result<Vec<std::path::PathBuf>, crate::output::OutputError> {
+    let json = dir.join("nodes.json");
+    let mut text = serde_json::to_vec_pretty(file).map_err(|e| crate::output::OutputError::Io {
+        path: json.display().to_string(),
+        source: std::io::Error::other(e),
+    })?;
+    text.push(b'\n');
+    crate::output::write_atomic(&json, &text)?;
+    let drain = dir.join("drain.sh");
+    crate::output::write_atomic_mode(&drain, drain_script(file, context).as_bytes(), 0o755)?;
+    Ok(vec![json, drain])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -277,7 +296,7 @@ mod tests {
         );
         assert_eq!(
             by("node06").reason,
-            "did not start in round 1 (set node[05-06])"
+            "dead: did not answer in round 1 (set node[05-06]), so no later set ran on it"
         );
         assert_eq!(
             by("node05").reason,

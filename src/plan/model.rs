@@ -393,3 +393,17 @@ pub struct Plan {
     /// History store `trend` criteria are graded against, relative to the plan file.
     pub history: Option<String>,
 }
+
+/// Processes per node of an mpi-backend plan that leaves `launch.ranks_per_node` open: two is
+/// the fewest that exercise a collective, and runs on any machine.
+pub const DEFAULT_MPI_RANKS_PER_NODE: u32 = 2;
+
+impl Plan {
+    /// Ranks per node as runs start them: `launch.ranks_per_node` (times GPUs per rank), else,
+    /// for the host backend, [`DEFAULT_MPI_RANKS_PER_NODE`]; `None` for nccl left open.
+    pub fn ranks_per_node(&self) -> Option<u64> {
+        self.launch
+            .ranks_per_node_total()
+            .or((self.backend == Backend::Mpi).then_some(DEFAULT_MPI_RANKS_PER_NODE as u64))
+    }
+}

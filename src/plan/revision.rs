@@ -19,8 +19,8 @@ const TIMEOUT: Duration = Duration::from_secs(5);
 /// Most output read from a git call: a commit hash, or whether `status` printed anything.
 const MAX_OUTPUT: u64 = 4096;
 
-/// The commit of the repository holding `plan`, dirty when tracked files differ from it or the
-/// plan itself is not committed; `None` when it is not in a git work tree or git cannot say.
+/// The commit of the repository holding `plan`, dirty when tracked files differ from it; `None`
+/// when the plan is not tracked by a git repository or git cannot say.
 pub fn git_revision(plan: &Path) -> Option<GitRevision> {
     let dir = match plan.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
@@ -36,11 +36,13 @@ pub fn git_revision(plan: &Path) -> Option<GitRevision> {
         Ok(out) => !out.trim().is_empty(),
         Err(()) => return None,
     };
+    // A plan the repository does not track (new, or ignored like a scratch copy) is not
+    // versioned by it: naming the repository's commit would say it is.
     let name = name.to_string_lossy();
-    let tracked = git(dir, &["ls-files", "--error-unmatch", "--", &name])?.is_ok();
+    git(dir, &["ls-files", "--error-unmatch", "--", &name])?.ok()?;
     Some(GitRevision {
         commit,
-        dirty: changed || !tracked,
+        dirty: changed,
     })
 }
 
@@ -139,9 +141,10 @@ mod tests {
         sh(&d, &["checkout", "-q", "--", "plan.yaml"]);
         let other = d.join("other.yaml");
         std::fs::write(&other, "name: c\n").unwrap();
-        assert!(
-            git_revision(&other).unwrap().dirty,
-            "an uncommitted plan is not the commit's"
+        assert_eq!(
+            git_revision(&other),
+            None,
+            "an untracked plan is not the commit's"
         );
         // A repository that asks git to run a program gets no program run.
         let marker = d.join("ran");

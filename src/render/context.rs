@@ -27,6 +27,20 @@ pub struct Input<'a> {
     pub baton_mpi: &'a Path,
     /// The user trusts the plan (`--trust-plan`): the scripts' own baton commands say so too.
     pub trust: crate::plan::Trust,
+    /// The plan's tests run over node sets: the batch script runs `baton run`, which drives
+    /// them inside the allocation.
+    pub sweep: Option<Sweep>,
+}
+
+/// A batch job whose `baton run` drives node sets (see [`crate::runner::nodesets`]).
+#[derive(Debug, Clone, Serialize)]
+pub struct Sweep {
+    /// Nodes to allocate.
+    pub nodes: usize,
+    /// The plan's own node list as a hostlist, for `#SBATCH --nodelist`; `None`: any nodes.
+    pub nodelist: Option<String>,
+    /// One line per test that runs over node sets, for the script's header.
+    pub tests: Vec<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -44,6 +58,7 @@ pub struct Context {
     pub trust_plan: bool,
     /// The plan's baseline as an absolute path: the carried plan no longer sits beside it.
     pub baseline: Option<String>,
+    pub sweep: Option<Sweep>,
 }
 
 #[derive(Debug, Serialize)]
@@ -184,9 +199,16 @@ impl Context {
                 jobs: input.jobs.len(),
             },
             layout: Layout {
-                nodes: launch_cfg.nodes,
+                nodes: input
+                    .sweep
+                    .as_ref()
+                    .map_or(launch_cfg.nodes, |s| s.nodes as u32),
                 ranks_per_node,
-                tasks: launch_cfg.nodes as u64 * ranks_per_node as u64,
+                tasks: input
+                    .sweep
+                    .as_ref()
+                    .map_or(launch_cfg.nodes as u64, |s| s.nodes as u64)
+                    * ranks_per_node as u64,
                 gpus_per_node: (plan.backend == Backend::Nccl)
                     .then(|| ranks_per_node as u64 * launch_cfg.gpus_per_rank as u64),
             },
@@ -200,6 +222,15 @@ impl Context {
             baton_mpi: utf8("baton-mpi", input.baton_mpi)?,
             trust_plan: input.trust == crate::plan::Trust::Trusted,
             baseline,
+            sweep: match &input.sweep {
+                Some(s) => {
+                    if let Some(l) = &s.nodelist {
+                        sbatch_value("nodes.hostlist", l)?;
+                    }
+                    Some(s.clone())
+                }
+                None => None,
+            },
         })
     }
 }

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use minijinja::value::{Value, ValueKind};
 use minijinja::{AutoEscape, Environment, Error, ErrorKind, UndefinedBehavior};
 
-pub use context::{Context, Input};
+pub use context::{Context, Input, Sweep};
 use quote::{sbatch_problem, sbatch_quote, shell_quote};
 
 /// The shipped templates, by the names a `--templates` directory overrides.
@@ -317,6 +317,7 @@ mod tests {
             jobs: &jobs,
             baton: Path::new("/opt/baton/bin/baton"),
             baton_mpi: Path::new("/opt/baton/bin/baton-mpi"),
+            sweep: None,
             trust: crate::plan::Trust::Data,
         })
     }

@@ -156,6 +156,9 @@ impl Exporter for HtmlExporter {
         );
         for r in tables::summary(g) {
             let idx = g.jobs.iter().position(|j| j.id == r.id).unwrap_or(0);
+            if !super::nodes::shown(&g.jobs[idx]) {
+                continue;
+            }
             let _ = write!(
                 o,
                 "<tr><td>{}</td><td><a href=\"#job-{}\">{}</a></td><td>{}</td><td>{}</td><td>{}</td></tr>",
@@ -171,9 +174,12 @@ impl Exporter for HtmlExporter {
         for u in &g.unmatched {
             let _ = write!(o, "<p class=\"meta\">Unused results: {}</p>", prose(u));
         }
+        o.push_str(&super::nodes::html(g));
         o.push_str("<h2 class=\"jobs\">Jobs</h2>");
         for (i, j) in g.jobs_by_severity_indexed() {
-            job(&mut o, i, j)?;
+            if super::nodes::shown(j) {
+                job(&mut o, i, j)?;
+            }
         }
         o.push_str("<h2>Environment</h2><table>");
         for (k, v) in tables::environment(g) {

@@ -59,6 +59,13 @@ impl Exporter for MarkdownExporter {
         let _ = writeln!(o, "| Verdict | Job | Collective | Checks | First problem |");
         let _ = writeln!(o, "|---|---|---|---|---|");
         for r in tables::summary(g) {
+            if !g
+                .jobs
+                .iter()
+                .any(|j| j.id == r.id && super::nodes::shown(j))
+            {
+                continue;
+            }
             let _ = writeln!(
                 o,
                 "| {} | {} | {} | {} | {} |",
@@ -72,9 +79,13 @@ impl Exporter for MarkdownExporter {
         for u in &g.unmatched {
             let _ = writeln!(o, "\n> Unused results: {}", cell(u));
         }
+        o.push('\n');
+        o.push_str(&super::nodes::markdown(g));
         let _ = writeln!(o, "\n## Jobs");
         for (i, j) in g.jobs_by_severity_indexed() {
-            job(&mut o, i, j);
+            if super::nodes::shown(j) {
+                job(&mut o, i, j);
+            }
         }
         let _ = writeln!(o, "\n## Environment\n");
         let _ = writeln!(o, "| | |\n|---|---|");

@@ -8,6 +8,7 @@ mod html;
 mod junit;
 mod markdown;
 mod meta;
+mod nodes;
 pub mod pair_matrix;
 mod paths;
 mod tables;
@@ -61,6 +62,9 @@ pub fn write_file(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
 pub fn write_report(dir: &Path, input: &ReportInput<'_>) -> Result<Vec<PathBuf>, ReportError> {
     let mut written = Vec::new();
     for (index, job) in input.grade.jobs.iter().enumerate() {
+        if !nodes::shown(job) {
+            continue;
+        }
         let svg = ChartExporter { index }.export(input)?;
         if !svg.is_empty() {
             let p = dir.join(chart::file_name(index, &job.id));
@@ -69,6 +73,13 @@ pub fn write_report(dir: &Path, input: &ReportInput<'_>) -> Result<Vec<PathBuf>,
         }
         if let Some(svg) = ChartExporter::latency(job)? {
             let p = dir.join(chart::time_file_name(index, &job.id));
+            write_file(&p, svg.as_bytes())?;
+            written.push(p);
+        }
+    }
+    for (k, t) in input.grade.node_sets.iter().enumerate() {
+        if let Some(svg) = nodes::matrix(t) {
+            let p = dir.join(nodes::matrix_file(k));
             write_file(&p, svg.as_bytes())?;
             written.push(p);
         }

@@ -57,6 +57,21 @@ pub enum Record {
     },
     /// A signal stopped the run.
     Interrupted { signal: String, at: String },
+    /// The node list of a node-set run.
+    NodeList { hosts: Vec<String> },
+    /// A node set's step starts; its rows go to its own journal (`set.journal`), which readers
+    /// fold in here: concurrent sets on other nodes never append to one shared file.
+    SetStarted { set: Box<super::SetRun> },
+    /// A node set's step ended.
+    SetEnded {
+        test: String,
+        round: u32,
+        index: u32,
+        ended: String,
+        #[serde(default)]
+        dead: Vec<String>,
+        seconds: f64,
+    },
 }
 
 /// The longest a written record waits for `fdatasync`. Syncing every row would cost a disk
@@ -227,8 +242,17 @@ pub fn rebuild(path: &Path) -> Result<Results, ResultsError> {
             });
         }
     };
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut damaged = damaged;
     for r in it {
+        let set_journal = match &r {
+            Record::SetStarted { set } => Some(set.journal.clone()),
+            _ => None,
+        };
         apply(&mut results, r);
+        if let Some(rel) = set_journal {
+            damaged += fold_set(&mut results, dir, &rel)?;
+        }
     }
     if damaged > 0 {
         eprintln!(
@@ -237,6 +261,41 @@ pub fn rebuild(path: &Path) -> Result<Results, ResultsError> {
         );
     }
     Ok(results)
+}
+
+/// Applies the records of a node set's journal (`rel`, under `dir`): everything but its base
+/// (which only names the plan) and any set records (a set's journal has none of its own). A set
+/// whose step never started its journal has nothing to add.
+fn fold_set(results: &mut Results, dir: &Path, rel: &str) -> Result<usize, ResultsError> {
+    if rel.is_empty() {
+        return Ok(0);
+    }
+    let inside = Path::new(rel)
+        .components()
+        .all(|c| matches!(c, std::path::Component::Normal(_)));
+    if !inside {
+        return Err(ResultsError::Parse {
+            path: dir.display().to_string(),
+            line: 1,
+            column: 1,
+            message: format!("a node set's journal must lie inside the run's directory: {rel}"),
+        });
+    }
+    let path = dir.join(rel);
+    if !path.exists() {
+        return Ok(0);
+    }
+    let (recs, damaged) = records(&path, 0)?;
+    for r in recs {
+        match r {
+            Record::Base { .. }
+            | Record::NodeList { .. }
+            | Record::SetStarted { .. }
+            | Record::SetEnded { .. } => {}
+            other => apply(results, other),
+        }
+    }
+    Ok(damaged)
 }
 
 /// Applies one record to `results`, as the writer applied it to its own copy.
@@ -291,6 +350,31 @@ pub fn apply(results: &mut Results, record: Record) {
         }
         Record::Interrupted { signal, at } => {
             results.interrupted = Some(format!("{signal} at {at}"));
+        }
+        Record::NodeList { hosts } => results.node_list = hosts,
+        Record::SetStarted { set } => {
+            results
+                .node_sets
+                .retain(|s| (&s.test, s.round, s.index) != (&set.test, set.round, set.index));
+            results.node_sets.push(*set);
+        }
+        Record::SetEnded {
+            test,
+            round,
+            index,
+            ended,
+            dead,
+            seconds,
+        } => {
+            if let Some(s) = results
+                .node_sets
+                .iter_mut()
+                .find(|s| s.test == test && s.round == round && s.index == index)
+            {
+                s.ended = Some(ended);
+                s.dead = dead;
+                s.seconds = Some(seconds);
+            }
         }
     }
 }

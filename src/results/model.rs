@@ -25,6 +25,49 @@ pub struct Results {
     pub interrupted: Option<String>,
     pub environment: Environment,
     pub jobs: Vec<JobResult>,
+    /// The node list of a node-set run, in the order node indices refer to.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub node_list: Vec<String>,
+    /// Every node set a node-set run started, with how its launcher step ended: what
+    /// attribution needs beyond the verdicts of its jobs (nodes that never started).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub node_sets: Vec<SetRun>,
+}
+
+/// The node set a job ran on: its hosts, and the round of its test's schedule.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct NodeSetRef {
+    /// The plan job this is one node set of.
+    pub job: String,
+    /// Round of the test's schedule, from 1.
+    pub round: u32,
+    /// The set's place in its round, from 0.
+    pub index: u32,
+    /// Hostnames, in node-list order.
+    pub hosts: Vec<String>,
+}
+
+/// One node set's launcher step.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SetRun {
+    /// The test it ran.
+    pub test: String,
+    pub round: u32,
+    pub index: u32,
+    pub hosts: Vec<String>,
+    /// Its own journal, relative to the run's output directory.
+    pub journal: String,
+    /// The step's output, relative to the run's output directory.
+    pub log: String,
+    /// How the step ended (`exit 0`, `timed out after 90 s`); absent while it runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended: Option<String>,
+    /// Hosts proven dead: the step failed and they did not answer a trivial step after it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dead: Vec<String>,
+    /// Wall time of the step, in seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seconds: Option<f64>,
 }
 
 impl Results {
@@ -39,6 +82,8 @@ impl Results {
             interrupted: None,
             environment: Environment::default(),
             jobs: Vec::new(),
+            node_list: Vec::new(),
+            node_sets: Vec::new(),
         }
     }
 
@@ -94,8 +139,7 @@ pub struct PlanRef {
 pub struct GitRevision {
     /// Full commit hash of `HEAD`.
     pub commit: String,
-    /// Tracked files differ from the commit, or the plan itself is not committed: the plan that
-    /// ran may not be the one at `commit`.
+    /// Tracked files differed from the commit: the plan that ran may not be the one at `commit`.
     pub dirty: bool,
 }
 
@@ -186,6 +230,9 @@ pub struct JobResult {
     /// Logs the job was read from (ingest), so a verdict can name the file a number came from.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sources: Vec<String>,
+    /// The node set it ran on, in a node-set run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_set: Option<NodeSetRef>,
 }
 
 /// How a job's results find their plan job. A log nobody labelled cannot know the plan's job ID,

@@ -36,9 +36,7 @@ fn detect_from(get: impl Fn(&str) -> Option<String>) -> Option<Launcher> {
     None
 }
 
-/// Processes per node of an mpi-backend plan that leaves `launch.ranks_per_node` open: two is
-/// the fewest that exercise a collective, and runs on any machine.
-pub const DEFAULT_MPI_RANKS_PER_NODE: u32 = 2;
+pub use crate::plan::DEFAULT_MPI_RANKS_PER_NODE;
 
 /// Jobs that share one environment, in plan order of their first job.
 #[derive(Debug, Clone, PartialEq)]
@@ -97,15 +95,19 @@ pub fn which(name: &str) -> Option<PathBuf> {
 /// a remote rank without LD_LIBRARY_PATH cannot find libnccl; without PATH, not even baton).
 pub const FORWARDED: &[&str] = &["PATH", "LD_LIBRARY_PATH", "BATON_FAULT", "NCCL_NVLS_ENABLE"];
 
-/// `mpirun -np N [--oversubscribe] [--allow-run-as-root] -x VAR... program args...`.
+/// `mpirun [-H HOSTS] -np N [--oversubscribe] [--allow-run-as-root] -x VAR... program args...`.
 pub fn mpirun_command(
     mpirun: &Path,
+    hosts: Option<&str>,
     np: u32,
     env: &IndexMap<String, String>,
     program: &Path,
     args: &[OsString],
 ) -> Command {
     let mut c = Command::new(mpirun);
+    if let Some(h) = hosts {
+        c.arg("-H").arg(h);
+    }
     c.arg("-np").arg(np.to_string());
     // One host, possibly fewer cores than ranks: the host backend must still run.
     c.arg("--oversubscribe");
@@ -201,6 +203,7 @@ mod tests {
         env.insert("NCCL_PROTO".to_string(), "Simple".to_string());
         let c = mpirun_command(
             Path::new("/usr/bin/mpirun"),
+            Some("n1:2,n2:2"),
             4,
             &env,
             Path::new("/x/baton-mpi"),
@@ -210,7 +213,10 @@ mod tests {
             .get_args()
             .map(|a| a.to_string_lossy().into_owned())
             .collect();
-        assert_eq!(&args[..3], ["-np", "4", "--oversubscribe"]);
+        assert_eq!(
+            &args[..5],
+            ["-H", "n1:2,n2:2", "-np", "4", "--oversubscribe"]
+        );
         let x = args.iter().position(|a| a == "NCCL_PROTO").unwrap();
         assert_eq!(args[x - 1], "-x");
         assert!(args.ends_with(&["/x/baton-mpi".to_string(), "__worker".to_string()]));

@@ -15,6 +15,7 @@ pub mod layout;
 #[cfg(feature = "mpi")]
 pub mod mpi;
 pub mod nccl;
+pub mod nodesets;
 pub mod orchestrate;
 pub mod outdir;
 pub mod progress;

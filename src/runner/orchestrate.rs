@@ -112,7 +112,7 @@ pub fn exit_for(results: &Results) -> Exit {
 }
 
 /// A job that never produced measurements: recorded so that grading fails closed on it.
-fn not_run(job: &Job, backend: Backend, why: String) -> JobResult {
+pub(crate) fn not_run(job: &Job, backend: Backend, why: String) -> JobResult {
     let layout = results::Layout {
         nranks: job.ranks.unwrap_or(0),
         nodes: 0,
@@ -126,7 +126,7 @@ fn not_run(job: &Job, backend: Backend, why: String) -> JobResult {
     r
 }
 
-fn error(kind: ErrorKind, message: String) -> JobError {
+pub(crate) fn error(kind: ErrorKind, message: String) -> JobError {
     JobError {
         kind,
         message,
@@ -492,7 +492,7 @@ fn run_worker(
     args.push(feed.clone().into());
     let (cmd, what) = match ctx.launcher {
         Launcher::Mpirun { mpirun, worker, np } => (
-            launch::mpirun_command(mpirun, *np, env, worker, &args),
+            launch::mpirun_command(mpirun, None, *np, env, worker, &args),
             mpirun,
         ),
         Launcher::Threads { baton, gpus } => {

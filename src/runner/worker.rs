@@ -145,6 +145,7 @@ pub fn job_result(job: &Job, backend: Backend, layout: Layout) -> JobResult {
         telemetry: Vec::new(),
         status: JobStatus::Partial,
         errors: Vec::new(),
+        node_set: job.node_set.clone(),
     }
 }
 

@@ -5,6 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+#[cfg(feature = "mpi")]
+pub mod cluster;
 pub mod procs;
 
 use baton::collective::{Collective, Dtype};

@@ -1,0 +1,336 @@
+//! Grading node sets: each set's jobs are graded as any job; then the fleet-relative `outlier`
+//! criterion compares each set with the median of the sets of its shape, and attribution turns
+//! set verdicts into node verdicts (`crate::nodeset::attribution`), test by test.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::measure;
+use super::verdict::{Case, JobVerdict, Status};
+use crate::expand::Job;
+use crate::nodeset::attribution::{self, Outlier, SetOutcome, SetResult, Verdict, attribute};
+use crate::nodeset::export::{self, NodeEntry, NodesFile};
+use crate::nodeset::{Isolator, Over};
+use crate::plan::{Check, Plan};
+use crate::results::{Results, SetRun};
+use crate::units::Cmp;
+
+/// One node set of a test, as graded.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SetVerdict {
+    pub round: u32,
+    pub index: u32,
+    pub hosts: Vec<String>,
+    pub status: Status,
+    /// Its jobs' IDs.
+    pub jobs: Vec<String>,
+    /// How its step ended, and the hosts found dead after it.
+    pub ended: Option<String>,
+    pub dead: Vec<String>,
+    /// Median busbw at the largest size all its jobs measured (first job), for the pair matrix.
+    pub busbw: Option<f64>,
+    pub seconds: Option<f64>,
+}
+
+/// One test's node sets and the node verdicts they support.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TestNodes {
+    pub test: String,
+    /// `each-node`, `pairs`, `isolate`, `all`.
+    pub over: &'static str,
+    /// The run's node list.
+    pub hosts: Vec<String>,
+    pub rounds: u32,
+    pub sets: Vec<SetVerdict>,
+    pub nodes: NodesFile,
+}
+
+/// One set job's value for an `outlier` criterion: (verdict index, node count, busbw), grouped
+/// by (plan job, criterion index).
+type Sample = (usize, usize, f64);
+
+/// Applies `outlier` criteria: for each criterion, each set job's busbw at the criterion's
+/// largest size against the sets of the same plan job and node count.
+pub fn apply_outliers(jobs: &[Job], verdicts: &mut [JobVerdict]) {
+    let mut groups: BTreeMap<(String, usize), Vec<Sample>> = BTreeMap::new();
+    for (vi, (job, v)) in jobs.iter().zip(verdicts.iter()).enumerate() {
+        let Some(set) = &job.node_set else { continue };
+        for (ci, c) in job.expect.iter().enumerate() {
+            if !matches!(c.check, Check::Outlier(_)) {
+                continue;
+            }
+            let value = v
+                .source
+                .as_ref()
+                .and_then(|s| {
+                    let size = *measure::sizes(job, c.at.as_ref()).last()?;
+                    let place = *measure::placements(job, Some(c)).first()?;
+                    measure::median_busbw(&s.result, size, place)
+                })
+                .unwrap_or(f64::NAN);
+            groups
+                .entry((set.job.clone(), ci))
+                .or_default()
+                .push((vi, set.hosts.len(), value));
+        }
+    }
+    for ((_, ci), members) in groups {
+        let Some(job) = members.first().map(|m| &jobs[m.0]) else {
+            continue;
+        };
+        let c = &job.expect[ci];
+        let Check::Outlier(t) = &c.check else {
+            continue;
+        };
+        let samples: Vec<(usize, f64)> = members.iter().map(|m| (m.1, m.2)).collect();
+        let judged = attribution::outliers(&samples, t.value / 100.0, t.cmp == Cmp::Lt);
+        for ((vi, _, value), o) in members.iter().zip(judged) {
+            let v = &mut verdicts[*vi];
+            // Criteria come after the implicit ones, in plan order: find this one by its text.
+            let text = crate::expand::table::criterion_text(c);
+            let Some(cv) = v
+                .criteria
+                .iter_mut()
+                .find(|x| x.key == "outlier" && x.text == text)
+            else {
+                continue;
+            };
+            let (status, message) = match o {
+                Outlier::Within { median, deficit, z } => (
+                    Status::Pass,
+                    format!(
+                        "busbw {} GB/s is {} below the median {} GB/s of its shape (robust z {z:.1})",
+                        measure::num(*value),
+                        measure::pct(deficit.max(0.0) * 100.0),
+                        measure::num(median)
+                    ),
+                ),
+                Outlier::Below { median, deficit, z } => (
+                    Status::Fail,
+                    format!(
+                        "busbw {} GB/s is {} below the median {} GB/s of the {}-node sets (robust z {z:.1})",
+                        measure::num(*value),
+                        measure::pct(deficit * 100.0),
+                        measure::num(median),
+                        job_nodes(job)
+                    ),
+                ),
+                Outlier::TooFew { peers } => (
+                    Status::Skipped,
+                    format!(
+                        "{peers} set(s) of this shape measured: `outlier` needs at least {} to compare",
+                        attribution::MIN_PEERS
+                    ),
+                ),
+            };
+            let status = if status == Status::Fail && c.severity == crate::plan::Severity::Warn {
+                Status::Warn
+            } else {
+                status
+            };
+            cv.status = status;
+            cv.message = message.clone();
+            cv.cases = vec![Case::whole(status, message)];
+        }
+    }
+    for v in verdicts.iter_mut() {
+        v.status = super::worst(v.criteria.iter().map(|c| c.status));
+    }
+}
+
+fn job_nodes(job: &Job) -> usize {
+    job.node_set.as_ref().map_or(0, |s| s.hosts.len())
+}
+
+/// Node verdicts of every test that ran over node sets.
+pub fn attribute_tests(
+    plan: &Plan,
+    jobs: &[Job],
+    verdicts: &[JobVerdict],
+    results: &[(String, Results)],
+) -> Vec<TestNodes> {
+    let Some(run) = results
+        .iter()
+        .map(|r| &r.1)
+        .find(|r| !r.node_list.is_empty())
+    else {
+        return Vec::new();
+    };
+    let hosts = &run.node_list;
+    let index = |h: &String| hosts.iter().position(|x| x == h);
+    let mut out = Vec::new();
+    for test in &plan.tests {
+        let runs: Vec<&SetRun> = run
+            .node_sets
+            .iter()
+            .filter(|s| s.test == test.name)
+            .collect();
+        if runs.is_empty() {
+            continue;
+        }
+        let mut sets: Vec<SetVerdict> = runs
+            .iter()
+            .map(|s| {
+                let mine: Vec<(&Job, &JobVerdict)> = jobs
+                    .iter()
+                    .zip(verdicts)
+                    .filter(|(j, _)| {
+                        j.test == test.name
+                            && j.node_set
+                                .as_ref()
+                                .is_some_and(|n| n.round == s.round && n.hosts == s.hosts)
+                    })
+                    .collect();
+                let status = if !s.dead.is_empty() || mine.is_empty() {
+                    Status::Fail
+                } else {
+                    super::worst(mine.iter().map(|(_, v)| v.status))
+                };
+                let busbw = mine.first().and_then(|(j, v)| {
+                    let r = &v.source.as_ref()?.result;
+                    let size = *measure::measured_sizes(r).last()?;
+                    let place = *measure::placements(j, None).first()?;
+                    measure::median_busbw(r, size, place)
+                });
+                SetVerdict {
+                    round: s.round,
+                    index: s.index,
+                    hosts: s.hosts.clone(),
+                    status,
+                    jobs: mine.iter().map(|(j, _)| j.id.clone()).collect(),
+                    ended: s.ended.clone(),
+                    dead: s.dead.clone(),
+                    busbw,
+                    seconds: s.seconds,
+                }
+            })
+            .collect();
+        sets.sort_by_key(|s| (s.round, s.index));
+        let outcomes: Vec<SetOutcome> = sets
+            .iter()
+            .map(|s| SetOutcome {
+                round: s.round,
+                nodes: s.hosts.iter().filter_map(index).collect(),
+                result: if !s.dead.is_empty() {
+                    SetResult::Dead(s.dead.iter().filter_map(index).collect())
+                } else if matches!(s.status, Status::Pass | Status::Warn | Status::Skipped) {
+                    SetResult::Pass
+                } else {
+                    SetResult::Fail
+                },
+            })
+            .collect();
+        let n = hosts.len();
+        let a = if test.over == Over::Isolate {
+            isolate_attribution(plan, hosts, &outcomes).unwrap_or_else(|| attribute(n, &outcomes))
+        } else {
+            attribute(n, &outcomes)
+        };
+        let file = export::nodes_file(hosts, &a, &outcomes);
+        out.push(TestNodes {
+            test: test.name.clone(),
+            over: test.over.name(),
+            hosts: hosts.clone(),
+            rounds: sets.iter().map(|s| s.round).max().unwrap_or(0),
+            sets,
+            nodes: file,
+        });
+    }
+    out
+}
+
+/// `isolate`'s own attribution (boundaries, confirmed candidates), replayed from the recorded
+/// rounds; `None` when the rounds do not replay (the plan's criteria changed since the run, so
+/// the verdicts now differ from those that chose the rounds): generic attribution then.
+fn isolate_attribution(
+    plan: &Plan,
+    hosts: &[String],
+    outcomes: &[SetOutcome],
+) -> Option<attribution::Attribution> {
+    let domains: Vec<Vec<usize>> = plan
+        .nodes
+        .domains
+        .iter()
+        .map(|d| {
+            d.iter()
+                .filter_map(|x| hosts.iter().position(|y| y == x))
+                .collect::<Vec<_>>()
+        })
+        .filter(|d| !d.is_empty())
+        .collect();
+    let mut recorded: Vec<(Vec<Vec<usize>>, Vec<SetResult>)> = Vec::new();
+    for o in outcomes {
+        let r = o.round as usize;
+        while recorded.len() < r {
+            recorded.push((Vec::new(), Vec::new()));
+        }
+        recorded[r - 1].0.push(o.nodes.clone());
+        recorded[r - 1].1.push(o.result.clone());
+    }
+    let iso = Isolator::replay(hosts.len(), &domains, &recorded).ok()?;
+    Some(iso.attribution())
+}
+
+/// One `nodes.json` for the run: a node failed in any test is failed, else suspect in any is
+/// suspect, else passed; its reasons name their tests.
+pub fn merged(tests: &[TestNodes]) -> Option<NodesFile> {
+    let first = tests.first()?;
+    let hosts = &first.hosts;
+    let mut nodes: Vec<NodeEntry> = Vec::new();
+    for h in hosts {
+        let entries: Vec<(&str, &NodeEntry)> = tests
+            .iter()
+            .filter_map(|t| {
+                Some((
+                    t.test.as_str(),
+                    t.nodes.nodes.iter().find(|e| &e.host == h)?,
+                ))
+            })
+            .collect();
+        let verdict = if entries.iter().any(|(_, e)| e.verdict == Verdict::Failed) {
+            Verdict::Failed
+        } else if entries.iter().any(|(_, e)| e.verdict == Verdict::Suspect) {
+            Verdict::Suspect
+        } else {
+            Verdict::Passed
+        };
+        let reason = entries
+            .iter()
+            .filter(|(_, e)| e.verdict == verdict)
+            .map(|(t, e)| format!("{t}: {}", e.reason))
+            .collect::<Vec<_>>()
+            .join("; ");
+        nodes.push(NodeEntry {
+            host: h.clone(),
+            verdict,
+            reason,
+            failed_rounds: Vec::new(),
+            passed_rounds: Vec::new(),
+        });
+    }
+    let with = |v: Verdict| {
+        crate::nodeset::compress(
+            &nodes
+                .iter()
+                .filter(|n| n.verdict == v)
+                .map(|n| n.host.as_str())
+                .collect::<Vec<_>>(),
+        )
+    };
+    Some(NodesFile {
+        passed: with(Verdict::Passed),
+        failed: with(Verdict::Failed),
+        suspect: with(Verdict::Suspect),
+        faults: tests
+            .iter()
+            .flat_map(|t| {
+                t.nodes.faults.iter().map(move |f| export::FaultEntry {
+                    reason: format!("{}: {}", t.test, f.reason),
+                    ..f.clone()
+                })
+            })
+            .collect(),
+        nodes,
+    })
+}

@@ -1,0 +1,175 @@
+//! The report's node section for runs over node sets: a table with every node's verdict and
+//! why, the faults no single node explains, each test's sets in brief, and for `pairs` the pair
+//! matrix, in which a bad node is a red row.
+
+use std::fmt::Write;
+
+use super::pair_matrix::{PairCell, pair_matrix_svg};
+use crate::grade::{Grade, Status, TestNodes};
+
+/// The pair matrix of a `pairs` test, when it has one.
+pub fn matrix(t: &TestNodes) -> Option<String> {
+    if t.over != "pairs" {
+        return None;
+    }
+    let index = |h: &String| t.hosts.iter().position(|x| x == h);
+    let cells: Vec<PairCell> = t
+        .sets
+        .iter()
+        .filter_map(|s| match s.hosts.as_slice() {
+            [a, b] => Some(PairCell {
+                a: index(a)?,
+                b: index(b)?,
+                value: s.busbw,
+                failed: s.status == Status::Fail,
+            }),
+            _ => None,
+        })
+        .collect();
+    pair_matrix_svg(&t.hosts, &cells, "GB/s")
+}
+
+/// Whether a job gets its own section (and chart) in the report: a node set that passed is
+/// told by the node section, so a thousand-node sweep does not print half a million jobs.
+pub fn shown(j: &crate::grade::JobVerdict) -> bool {
+    let set = j
+        .source
+        .as_ref()
+        .is_some_and(|s| s.result.node_set.is_some());
+    !(set && j.status == Status::Pass)
+}
+
+/// File name of a test's pair matrix beside `report.md`.
+pub fn matrix_file(k: usize) -> String {
+    format!("charts/pairs-{k:02}.svg")
+}
+
+fn sets_line(t: &TestNodes) -> String {
+    let failed = t.sets.iter().filter(|s| s.status == Status::Fail).count();
+    format!(
+        "`over: {}`: {} set(s) in {} round(s), {failed} failed",
+        t.over,
+        t.sets.len(),
+        t.rounds
+    )
+}
+
+/// The Markdown section (empty without node sets).
+pub fn markdown(g: &Grade) -> String {
+    let Some(nodes) = &g.nodes else {
+        return String::new();
+    };
+    let mut o = String::from("## Nodes\n\n");
+    let _ = writeln!(
+        o,
+        "Passed: {} · failed: {} · suspect: {}\n",
+        or_none(&nodes.passed),
+        or_none(&nodes.failed),
+        or_none(&nodes.suspect)
+    );
+    o.push_str("| Node | Verdict | Why |\n|---|---|---|\n");
+    for n in &nodes.nodes {
+        let _ = writeln!(
+            o,
+            "| {} | {} | {} |",
+            cell(&n.host),
+            verdict(n.verdict),
+            cell(&n.reason)
+        );
+    }
+    if !nodes.faults.is_empty() {
+        o.push_str("\nFaults no single node explains:\n\n");
+        for f in &nodes.faults {
+            let _ = writeln!(o, "- {} {} {}: {}", f.kind, f.a, f.b, f.reason);
+        }
+    }
+    for (k, t) in g.node_sets.iter().enumerate() {
+        let _ = writeln!(o, "\n### {}\n\n{}", cell(&t.test), sets_line(t));
+        if matrix(t).is_some() {
+            let _ = writeln!(
+                o,
+                "\n![Pair matrix of {}]({})",
+                cell(&t.test),
+                matrix_file(k)
+            );
+        }
+    }
+    o.push('\n');
+    o
+}
+
+/// The HTML section (empty without node sets); matrices inline.
+pub fn html(g: &Grade) -> String {
+    let Some(nodes) = &g.nodes else {
+        return String::new();
+    };
+    let e = |s: &str| {
+        s.replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+            .replace('"', "&quot;")
+    };
+    let mut o = String::from("<h2>Nodes</h2>");
+    let _ = write!(
+        o,
+        "<p>Passed: {} · failed: {} · suspect: {}</p><table><tr><th>Node</th><th>Verdict</th><th>Why</th></tr>",
+        e(or_none(&nodes.passed)),
+        e(or_none(&nodes.failed)),
+        e(or_none(&nodes.suspect))
+    );
+    for n in &nodes.nodes {
+        let _ = write!(
+            o,
+            "<tr class=\"{}\"><td>{}</td><td>{}</td><td>{}</td></tr>",
+            match n.verdict {
+                crate::nodeset::Verdict::Failed => "fail",
+                crate::nodeset::Verdict::Suspect => "warn",
+                crate::nodeset::Verdict::Passed => "pass",
+            },
+            e(&n.host),
+            verdict(n.verdict),
+            e(&n.reason)
+        );
+    }
+    o.push_str("</table>");
+    if !nodes.faults.is_empty() {
+        o.push_str("<p>Faults no single node explains:</p><ul>");
+        for f in &nodes.faults {
+            let _ = write!(
+                o,
+                "<li>{} {} {}: {}</li>",
+                e(f.kind),
+                e(&f.a),
+                e(&f.b),
+                e(&f.reason)
+            );
+        }
+        o.push_str("</ul>");
+    }
+    for t in &g.node_sets {
+        let _ = write!(o, "<h3>{}</h3><p>{}</p>", e(&t.test), e(&sets_line(t)));
+        if let Some(svg) = matrix(t) {
+            let _ = write!(
+                o,
+                "<figure><figcaption>Pair matrix</figcaption>{svg}</figure>"
+            );
+        }
+    }
+    o
+}
+
+fn verdict(v: crate::nodeset::Verdict) -> &'static str {
+    match v {
+        crate::nodeset::Verdict::Passed => "passed",
+        crate::nodeset::Verdict::Failed => "failed",
+        crate::nodeset::Verdict::Suspect => "suspect",
+    }
+}
+
+fn or_none(s: &str) -> &str {
+    if s.is_empty() { "none" } else { s }
+}
+
+fn cell(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}

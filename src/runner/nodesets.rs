@@ -1,0 +1,859 @@
+//! `baton run` of a plan whose tests run over node sets (`over:`), inside an allocation or on a
+//! node list: test by test, round by round, every node set of a round is its own launcher step
+//! (`srun --exact -N k -w HOSTS`, or `mpirun -H`), all of them at once, each with its own
+//! deadline, output and journal. A set that crashes, hangs or cannot start costs only itself;
+//! its nodes are then probed with a trivial step, and a node that does not answer is dead: later
+//! rounds leave it out. `over: isolate` picks each round from the verdicts of the last, which
+//! the caller's `judge` gives (the runner never grades).
+//!
+//! Every set's rank 0 appends its rows to the set's own journal (`sets/T/rR-K.jsonl`), never
+//! to a file another node appends to; the run's journal names each set as it starts
+//! ([`Record::SetStarted`]), and every reader folds the set's journal in from there, so a row is
+//! kept however the run ends.
+
+use std::collections::HashSet;
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::{Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use super::launch;
+use super::orchestrate::{self, RunError, RunOptions, RunOutcome};
+use super::outdir::{self, OutDir, OutDirError};
+use crate::exit::Exit;
+use crate::expand::Job;
+use crate::expand::nodesets::{is_one_job, set_job};
+use crate::nodeset::hostlist::compress;
+use crate::nodeset::{Isolator, Over, SetResult, rounds};
+use crate::plan::Plan;
+use crate::results::journal::{self, Journal, Record};
+use crate::results::{ErrorKind, JobStatus, NodeSetRef, Results, SetRun};
+
+/// Whether a set's jobs all met their criteria, from the results so far and the set's job IDs.
+/// The CLI grades; the runner only needs the answer to choose `isolate`'s next round.
+pub type Judge<'a> = &'a (dyn Fn(&Results, &[String]) -> bool + Sync);
+
+/// Time a step may take beyond its collectives' own timeouts: launching ranks on every node,
+/// MPI and NCCL start-up, and a watchdog's grace.
+const STEP_GRACE: Duration = Duration::from_secs(30);
+
+/// How long a node has to run a trivial step before it is called dead.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The node list a run drives its sets over.
+pub struct Nodes {
+    pub hosts: Vec<String>,
+    /// Domains as indices into `hosts` (racks, NVLink domains), for `isolate`'s screening.
+    pub domains: Vec<Vec<usize>>,
+}
+
+/// How a set's ranks are started.
+#[derive(Debug, Clone)]
+enum Step {
+    /// Inside a Slurm allocation: `srun --exact -N k -w HOSTS`.
+    Srun { srun: PathBuf, mpi: String },
+    /// Anywhere else: `mpirun -H host:p,…` (Open MPI reaches the hosts over ssh).
+    Mpirun { mpirun: PathBuf },
+}
+
+struct Ctx<'a> {
+    plan: &'a Plan,
+    opts: &'a RunOptions,
+    out: &'a OutDir,
+    snapshot: PathBuf,
+    worker: PathBuf,
+    step: Step,
+    nodes: &'a Nodes,
+    per_node: u64,
+    base: Results,
+    judge: Judge<'a>,
+}
+
+/// How one step ended.
+#[derive(Debug, Clone)]
+struct StepEnd {
+    ok: bool,
+    ended: String,
+    seconds: f64,
+    timed_out: bool,
+}
+
+fn unavailable(why: impl Into<String>) -> RunError {
+    RunError::Unavailable(why.into())
+}
+
+fn step_for(plan: &Plan) -> Result<Step, RunError> {
+    if std::env::var_os("SLURM_JOB_ID").is_some() {
+        let srun = launch::which("srun")
+            .ok_or_else(|| unavailable("inside a Slurm allocation, but `srun` is not on PATH"))?;
+        return Ok(Step::Srun {
+            srun,
+            mpi: plan.launch.slurm.mpi.clone(),
+        });
+    }
+    let mpirun = launch::which("mpirun").ok_or_else(|| {
+        unavailable(
+            "node sets are started with srun inside a Slurm allocation, or with mpirun -H: \
+             neither an allocation (SLURM_JOB_ID) nor `mpirun` was found",
+        )
+    })?;
+    Ok(Step::Mpirun { mpirun })
+}
+
+/// Runs `jobs` of `plan` over the node sets of their tests.
+pub fn run(
+    plan: &Plan,
+    jobs: &[Job],
+    opts: &RunOptions,
+    nodes: &Nodes,
+    judge: Judge<'_>,
+) -> Result<RunOutcome, RunError> {
+    let step = step_for(plan)?;
+    let worker = launch::find_program("baton-mpi").ok_or_else(|| {
+        unavailable(
+            "node sets are run by `baton-mpi` on every node, which was not found next to baton \
+             or on PATH; build it with `cargo build --release --features mpi`",
+        )
+    })?;
+    let per_node = plan.ranks_per_node().ok_or_else(|| {
+        unavailable(format!(
+            "plan `{}` runs node sets but leaves `launch.ranks_per_node` open: set it (GPUs per node for nccl)",
+            plan.name
+        ))
+    })?;
+    let out = OutDir::claim(&opts.out_dir)?;
+    let mut fresh = orchestrate::run_results(plan, &opts.plan_path, "run", &opts.plan_hash);
+    fresh.node_list = nodes.hosts.clone();
+    let base = fresh.clone();
+    let start = out.start(fresh, opts.resume)?;
+    if let Some(p) = &start.kept_aside {
+        eprintln!(
+            "baton: {} held results of an earlier run; kept them as {} (use --resume to continue a run instead)",
+            out.results_path().display(),
+            p.display()
+        );
+    }
+    if opts.resume && !start.results.node_list.is_empty() && start.results.node_list != nodes.hosts
+    {
+        return Err(unavailable(format!(
+            "--resume: the results in {} were measured on {}, this run's node list is {}; \
+             resume on the same nodes (--nodes) or start a new run",
+            opts.out_dir.display(),
+            compress(&start.results.node_list),
+            compress(&nodes.hosts)
+        )));
+    }
+    let mut journal = start.journal;
+    journal.append(&Record::NodeList {
+        hosts: nodes.hosts.clone(),
+    })?;
+    let done: HashSet<String> = outdir::completed(&start.results).into_iter().collect();
+    let mut dead = vec![false; nodes.hosts.len()];
+    for s in &start.results.node_sets {
+        for h in &s.dead {
+            if let Some(i) = nodes.hosts.iter().position(|x| x == h) {
+                dead[i] = true;
+            }
+        }
+    }
+    let parts = opts.out_dir.join("parts");
+    crate::output::ensure_dir(&parts).map_err(OutDirError::from)?;
+    let snapshot = parts.join("plan.yaml");
+    crate::output::write_atomic(&snapshot, opts.plan_text.as_bytes()).map_err(OutDirError::from)?;
+    super::interrupt::install().map_err(|source| RunError::Io {
+        what: "cannot watch for signals".into(),
+        source,
+    })?;
+    let ctx = Ctx {
+        plan,
+        opts,
+        out: &out,
+        snapshot,
+        worker,
+        step,
+        nodes,
+        per_node,
+        base,
+        judge,
+    };
+    eprintln!(
+        "baton: node sets over {} node(s): {}",
+        nodes.hosts.len(),
+        compress(&nodes.hosts)
+    );
+    let mut not_reached = Vec::new();
+    for (t, test) in plan.tests.iter().enumerate() {
+        let tjobs: Vec<&Job> = jobs.iter().filter(|j| j.test == test.name).collect();
+        if tjobs.is_empty() {
+            continue;
+        }
+        if super::interrupt::requested() {
+            not_reached.extend(tjobs.iter().map(|j| j.id.clone()));
+            continue;
+        }
+        run_test(&ctx, t, test.over, &tjobs, &mut dead, &mut journal, &done)?;
+        if super::interrupt::requested() {
+            not_reached.extend(tjobs.iter().map(|j| j.id.clone()));
+        }
+    }
+    let interrupted = super::interrupt::requested()
+        .then(|| super::interrupt::signal_name().unwrap_or("a signal"));
+    if let Some(sig) = interrupted {
+        journal.append(&Record::Interrupted {
+            signal: sig.to_string(),
+            at: crate::results::now_rfc3339(),
+        })?;
+    }
+    let mut results = out.fold()?;
+    if interrupted.is_none() {
+        results.finished = Some(crate::results::now_rfc3339());
+    }
+    drop(journal);
+    out.finish(&results)?;
+    let exit = if interrupted.is_some() {
+        Exit::Interrupted
+    } else {
+        orchestrate::exit_for(&results)
+    };
+    Ok(RunOutcome {
+        results,
+        results_path: out.results_path(),
+        exit,
+        interrupted,
+        not_reached,
+    })
+}
+
+/// Where the rounds of a test come from.
+enum Schedule {
+    Fixed(std::vec::IntoIter<Vec<Vec<usize>>>),
+    Adaptive(Box<Isolator>),
+}
+
+impl Schedule {
+    fn next(&mut self) -> Option<Vec<Vec<usize>>> {
+        match self {
+            Schedule::Fixed(it) => it.next(),
+            Schedule::Adaptive(iso) => iso.next_round(),
+        }
+    }
+}
+
+fn schedule(over: Over, nodes: &Nodes) -> Result<Schedule, RunError> {
+    let n = nodes.hosts.len();
+    let bad = |e: String| RunError::Unavailable(format!("over: {}: {e}", over.name()));
+    if over == Over::Isolate && n >= 2 {
+        let iso = Isolator::new(n, &nodes.domains).map_err(|e| bad(e.to_string()))?;
+        return Ok(Schedule::Adaptive(Box::new(iso)));
+    }
+    let sets: Vec<Vec<Vec<usize>>> = if over == Over::All || is_one_job(over, n) || n < 2 {
+        vec![vec![(0..n).collect()]]
+    } else {
+        rounds(&over, n)
+            .map_err(|e| bad(e.to_string()))?
+            .into_iter()
+            .map(|r| r.sets)
+            .collect()
+    };
+    Ok(Schedule::Fixed(sets.into_iter()))
+}
+
+/// Runs one test's rounds.
+fn run_test(
+    ctx: &Ctx<'_>,
+    t: usize,
+    over: Over,
+    tjobs: &[&Job],
+    dead: &mut [bool],
+    journal: &mut Journal,
+    done: &HashSet<String>,
+) -> Result<(), RunError> {
+    let hosts = &ctx.nodes.hosts;
+    let test = &tjobs[0].test;
+    let mut sched = schedule(over, ctx.nodes)?;
+    let dir = format!("sets/{t:02}-{}", slug(test));
+    crate::output::ensure_dir(&ctx.opts.out_dir.join(&dir)).map_err(OutDirError::from)?;
+    let mut round = 0u32;
+    while let Some(sets) = sched.next() {
+        round += 1;
+        if super::interrupt::requested() {
+            return Ok(());
+        }
+        let t0 = Instant::now();
+        // A set with a node proven dead earlier is not run: the node fails it without a step.
+        let mut outcomes: Vec<Option<SetResult>> = sets
+            .iter()
+            .map(|s| {
+                let d: Vec<usize> = s.iter().copied().filter(|&i| dead[i]).collect();
+                (!d.is_empty()).then_some(SetResult::Dead(d))
+            })
+            .collect();
+        let mut runs: Vec<(usize, SetRun, Vec<Job>)> = Vec::new();
+        for (k, s) in sets.iter().enumerate() {
+            if outcomes[k].is_some() {
+                continue;
+            }
+            let set_hosts: Vec<String> = s.iter().map(|&i| hosts[i].clone()).collect();
+            let sjobs: Vec<Job> = tjobs
+                .iter()
+                .map(|j| {
+                    let r = NodeSetRef {
+                        job: j.id.clone(),
+                        round,
+                        index: k as u32,
+                        hosts: set_hosts.clone(),
+                    };
+                    set_job(j, r, Some(ctx.per_node))
+                })
+                .collect();
+            let run = SetRun {
+                test: test.clone(),
+                round,
+                index: k as u32,
+                hosts: set_hosts,
+                journal: format!("{dir}/r{round:03}-{k:03}.jsonl"),
+                log: format!("{dir}/r{round:03}-{k:03}.log"),
+                ended: None,
+                dead: Vec::new(),
+                seconds: None,
+            };
+            runs.push((k, run, sjobs));
+        }
+        // Sets not run for a dead node are recorded too, so every round reads whole.
+        for (k, o) in outcomes.iter().enumerate() {
+            if let Some(SetResult::Dead(d)) = o {
+                let names: Vec<String> = d.iter().map(|&i| hosts[i].clone()).collect();
+                let set_hosts: Vec<String> = sets[k].iter().map(|&i| hosts[i].clone()).collect();
+                journal.append(&Record::SetStarted {
+                    set: Box::new(SetRun {
+                        test: test.clone(),
+                        round,
+                        index: k as u32,
+                        hosts: set_hosts.clone(),
+                        journal: String::new(),
+                        log: String::new(),
+                        ended: None,
+                        dead: Vec::new(),
+                        seconds: None,
+                    }),
+                })?;
+                let ended = format!("not run: {} was proven dead earlier", compress(&names));
+                journal.append(&Record::SetEnded {
+                    test: test.clone(),
+                    round,
+                    index: k as u32,
+                    ended: ended.clone(),
+                    dead: names,
+                    seconds: 0.0,
+                })?;
+                eprintln!(
+                    "baton: {test} round {round} {}: {ended}",
+                    compress(&set_hosts)
+                );
+            }
+        }
+        // Sets whose jobs a resumed run completed already are judged from those results.
+        let todo: Vec<&(usize, SetRun, Vec<Job>)> = runs
+            .iter()
+            .filter(|(_, _, sj)| !sj.iter().all(|j| done.contains(&j.id)))
+            .collect();
+        for (_, run, _) in &todo {
+            Journal::create(&ctx.opts.out_dir.join(&run.journal), &ctx.base)?;
+            journal.append(&Record::SetStarted {
+                set: Box::new(run.clone()),
+            })?;
+        }
+        let ends: Vec<StepEnd> = std::thread::scope(|s| {
+            let handles: Vec<_> = todo
+                .iter()
+                .map(|(_, run, sjobs)| s.spawn(move || run_step(ctx, run, sjobs)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join().unwrap_or_else(|_| StepEnd {
+                        ok: false,
+                        ended: "the thread driving it panicked".into(),
+                        seconds: 0.0,
+                        timed_out: false,
+                    })
+                })
+                .collect()
+        });
+        for ((k, run, sjobs), end) in todo.iter().zip(&ends) {
+            let statuses = job_statuses(&ctx.opts.out_dir.join(&run.journal))?;
+            // A launcher may exit 0 although a node died under it: judge by what was recorded.
+            let complete = sjobs
+                .iter()
+                .all(|j| statuses.get(&j.id) == Some(&JobStatus::Completed));
+            let mut end = end.clone();
+            if end.ok && !complete {
+                let n = sjobs
+                    .iter()
+                    .filter(|j| statuses.get(&j.id) != Some(&JobStatus::Completed))
+                    .count();
+                end.ended = format!("{}, but {n} job(s) did not finish", end.ended);
+            }
+            let end = &end;
+            let mut set_dead = Vec::new();
+            let failed = !(end.ok && complete);
+            if failed && !super::interrupt::requested() {
+                set_dead = probe(ctx, &run.hosts);
+                for h in &set_dead {
+                    if let Some(i) = hosts.iter().position(|x| x == h) {
+                        dead[i] = true;
+                    }
+                }
+            }
+            close_jobs(ctx, run, sjobs, end, &set_dead, &statuses)?;
+            journal.append(&Record::SetEnded {
+                test: run.test.clone(),
+                round,
+                index: *k as u32,
+                ended: end.ended.clone(),
+                dead: set_dead.clone(),
+                seconds: end.seconds,
+            })?;
+            if !set_dead.is_empty() {
+                let idx: Vec<usize> = set_dead
+                    .iter()
+                    .filter_map(|h| hosts.iter().position(|x| x == h))
+                    .collect();
+                outcomes[*k] = Some(SetResult::Dead(idx));
+            }
+            eprintln!(
+                "baton: {test} round {round} {}: {} ({:.1} s){}",
+                compress(&run.hosts),
+                end.ended,
+                end.seconds,
+                if set_dead.is_empty() {
+                    String::new()
+                } else {
+                    format!("; dead: {}", compress(&set_dead))
+                }
+            );
+        }
+        if super::interrupt::requested() {
+            return Ok(());
+        }
+        if let Schedule::Adaptive(iso) = &mut sched {
+            let results = ctx.out.fold()?;
+            let all: Vec<SetResult> = outcomes
+                .iter()
+                .enumerate()
+                .map(|(k, o)| match o {
+                    Some(o) => o.clone(),
+                    None => {
+                        let ids: Vec<String> = runs
+                            .iter()
+                            .filter(|(rk, _, _)| *rk == k)
+                            .flat_map(|(_, _, sj)| sj.iter().map(|j| j.id.clone()))
+                            .collect();
+                        if (ctx.judge)(&results, &ids) {
+                            SetResult::Pass
+                        } else {
+                            SetResult::Fail
+                        }
+                    }
+                })
+                .collect();
+            let passed = all.iter().filter(|o| **o == SetResult::Pass).count();
+            eprintln!(
+                "baton: {test} round {round}: {passed} of {} set(s) passed ({:.1} s)",
+                all.len(),
+                t0.elapsed().as_secs_f64()
+            );
+            iso.record(&all)
+                .map_err(|e| RunError::Unavailable(format!("isolate: {e}")))?;
+        }
+    }
+    Ok(())
+}
+
+/// A test name as a file name part.
+fn slug(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(64)
+        .collect()
+}
+
+/// How long a step running `jobs` may go without a new row in its journal before it is called
+/// hung: the longest a cell may take (its timeout, after which the ranks' own watchdog ends
+/// it), plus start-up. Bounded by silence, not total time, so a soak of any length runs while
+/// a frozen node (whose ranks, watchdog included, are stopped) costs one such interval.
+fn idle_limit(jobs: &[Job]) -> Duration {
+    STEP_GRACE
+        + jobs
+            .iter()
+            .map(|j| j.settings.timeout)
+            .max()
+            .unwrap_or(Duration::ZERO)
+}
+
+/// One set's step (one launcher step per environment set of its jobs, in turn); its output goes
+/// to the set's log.
+fn run_step(ctx: &Ctx<'_>, run: &SetRun, sjobs: &[Job]) -> StepEnd {
+    let t0 = Instant::now();
+    let end = |ok: bool, ended: String, timed_out: bool| StepEnd {
+        ok,
+        ended,
+        seconds: t0.elapsed().as_secs_f64(),
+        timed_out,
+    };
+    let out_dir = &ctx.opts.out_dir;
+    let log_path = out_dir.join(&run.log);
+    let base = run.journal.trim_end_matches(".jsonl").to_string();
+    let set_file = out_dir.join(format!("{base}.set.json"));
+    let set = NodeSetRef {
+        job: String::new(),
+        round: run.round,
+        index: run.index,
+        hosts: run.hosts.clone(),
+    };
+    let prepared = serde_json::to_vec(&set)
+        .map_err(std::io::Error::other)
+        .and_then(|t| crate::output::write_atomic(&set_file, &t).map_err(std::io::Error::other))
+        .and_then(|_| crate::output::open_append(&log_path).map_err(std::io::Error::other));
+    let log = match prepared {
+        Ok(f) => f,
+        Err(e) => return end(false, format!("cannot prepare the step: {e}"), false),
+    };
+    let todo: Vec<Job> = sjobs.to_vec();
+    for (e, es) in launch::env_sets(&todo).iter().enumerate() {
+        let ids: Vec<&str> = es
+            .jobs
+            .iter()
+            .filter_map(|&i| todo[i].node_set.as_ref().map(|s| s.job.as_str()))
+            .collect();
+        let ids_file = out_dir.join(format!("{base}.e{e}.jobs.json"));
+        let written = serde_json::to_vec(&ids)
+            .map_err(std::io::Error::other)
+            .and_then(|t| {
+                crate::output::write_atomic(&ids_file, &t).map_err(std::io::Error::other)
+            });
+        if let Err(err) = written {
+            return end(false, format!("cannot write the job list: {err}"), false);
+        }
+        let args: Vec<OsString> = vec![
+            "__worker".into(),
+            ctx.snapshot.clone().into(),
+            "--plan-hash".into(),
+            ctx.opts.plan_hash.clone().into(),
+            "--plan-name".into(),
+            ctx.opts.plan_path.clone().into(),
+            "--jobs".into(),
+            ids_file.into(),
+            "--journal".into(),
+            out_dir.join(&run.journal).into(),
+            "--node-set".into(),
+            set_file.clone().into(),
+            "--table".into(),
+        ];
+        let cmd = step_command(ctx, &run.hosts, &es.env, &args);
+        let idle = idle_limit(&es.jobs.iter().map(|&i| todo[i].clone()).collect::<Vec<_>>());
+        let limit = Limit::Silence(out_dir.join(&run.journal), idle);
+        match watch(cmd, &log, &limit, Some(ctx.out.lock_fd())) {
+            Ok(Ended::Exit(s)) if s.success() => {}
+            Ok(Ended::Exit(s)) => {
+                let what = match s.code() {
+                    Some(c) if c == Exit::Timeout.code() => "a collective timed out".to_string(),
+                    Some(c) => format!("exit {c}"),
+                    None => format!("{s}"),
+                };
+                return end(false, what, s.code() == Some(Exit::Timeout.code()));
+            }
+            Ok(Ended::Deadline) => {
+                return end(
+                    false,
+                    format!("no new row for {} s: stopped as hung", idle.as_secs()),
+                    true,
+                );
+            }
+            Ok(Ended::Stopped) => return end(false, "stopped by a signal".into(), false),
+            Err(err) => return end(false, format!("cannot start the step: {err}"), false),
+        }
+    }
+    end(true, "exit 0".into(), false)
+}
+
+/// The launcher command for one step on `hosts`.
+fn step_command(
+    ctx: &Ctx<'_>,
+    hosts: &[String],
+    env: &indexmap::IndexMap<String, String>,
+    args: &[OsString],
+) -> Command {
+    let k = hosts.len() as u64;
+    let p = ctx.per_node;
+    match &ctx.step {
+        Step::Srun { srun, mpi } => {
+            let mut c = Command::new(srun);
+            c.arg(format!("--mpi={mpi}"))
+                .arg("--exact")
+                .arg(format!("--nodes={k}"))
+                .arg(format!("--ntasks={}", k * p))
+                .arg(format!("--ntasks-per-node={p}"))
+                .arg(format!("--nodelist={}", compress(hosts)))
+                // A rank that gave up ends the step rather than leaving its peers to hang.
+                .arg("--kill-on-bad-exit=1")
+                .arg("--export=ALL")
+                .arg(format!("--job-name=baton-{}", compress(hosts)));
+            if ctx.plan.backend == crate::plan::Backend::Nccl {
+                c.arg(format!("--gpus-per-node={p}"));
+            }
+            c.envs(env).arg(&ctx.worker).args(args);
+            c
+        }
+        Step::Mpirun { mpirun } => {
+            let list: Vec<String> = hosts.iter().map(|h| format!("{h}:{p}")).collect();
+            launch::mpirun_command(
+                mpirun,
+                Some(&list.join(",")),
+                (k * p) as u32,
+                env,
+                &ctx.worker,
+                args,
+            )
+        }
+    }
+}
+
+enum Ended {
+    Exit(ExitStatus),
+    Deadline,
+    Stopped,
+}
+
+/// When a watched command is given up on.
+enum Limit {
+    /// After this long in all.
+    Total(Duration),
+    /// After this long without the file growing.
+    Silence(PathBuf, Duration),
+}
+
+/// Runs `cmd` in its own process group with output to `log`, until it ends, its `limit` passes
+/// (SIGTERM, then SIGKILL), or the run is stopped.
+fn watch(
+    mut cmd: Command,
+    log: &std::fs::File,
+    limit: &Limit,
+    keep_fd: Option<std::os::fd::RawFd>,
+) -> std::io::Result<Ended> {
+    use std::os::unix::process::CommandExt;
+    cmd.stdin(Stdio::null())
+        .stdout(log.try_clone()?)
+        .stderr(log.try_clone()?);
+    cmd.process_group(0);
+    // SAFETY: getpid before the fork; the closure only makes async-signal-safe syscalls.
+    let parent = unsafe { libc::getpid() };
+    unsafe {
+        cmd.pre_exec(move || {
+            super::interrupt::die_with_parent(libc::SIGTERM, parent)?;
+            if let Some(fd) = keep_fd {
+                let flags = libc::fcntl(fd, libc::F_GETFD);
+                if flags >= 0 {
+                    libc::fcntl(fd, libc::F_SETFD, flags & !libc::FD_CLOEXEC);
+                }
+            }
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn()?;
+    let group = child.id() as libc::pid_t;
+    let mut last = Instant::now();
+    let mut size = 0u64;
+    let mut checked = Instant::now();
+    let mut termed: Option<(Instant, bool)> = None;
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(match termed {
+                Some((_, true)) => Ended::Deadline,
+                Some((_, false)) => Ended::Stopped,
+                None => Ended::Exit(status),
+            });
+        }
+        let over = match limit {
+            Limit::Total(d) => last.elapsed() > *d,
+            Limit::Silence(file, d) => {
+                if checked.elapsed() >= Duration::from_secs(1) {
+                    checked = Instant::now();
+                    let now = std::fs::metadata(file).map_or(0, |m| m.len());
+                    if now != size {
+                        size = now;
+                        last = Instant::now();
+                    }
+                }
+                last.elapsed() > *d
+            }
+        };
+        let stops = super::interrupt::count();
+        if termed.is_none() && (stops > 0 || over) {
+            // SAFETY: signals the step's own process group.
+            unsafe { libc::kill(-group, libc::SIGTERM) };
+            termed = Some((Instant::now(), stops == 0));
+        }
+        if termed.is_some_and(|(t, _)| stops > 1 || t.elapsed() > super::progress::STOP_GRACE) {
+            // SAFETY: as above.
+            unsafe { libc::kill(-group, libc::SIGKILL) };
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The hosts of a failed set that do not run a trivial step within [`PROBE_TIMEOUT`].
+fn probe(ctx: &Ctx<'_>, hosts: &[String]) -> Vec<String> {
+    let answers: Vec<bool> = std::thread::scope(|s| {
+        let handles: Vec<_> = hosts
+            .iter()
+            .map(|h| {
+                s.spawn(move || {
+                    let mut c = match &ctx.step {
+                        Step::Srun { srun, .. } => {
+                            let mut c = Command::new(srun);
+                            // --overlap: a hung step may still hold the node's CPUs; a node
+                            // that is busy is not dead.
+                            c.args(["--overlap", "--nodes=1", "--ntasks=1"])
+                                .arg(format!("--nodelist={h}"))
+                                .args(["--job-name=baton-probe", "true"]);
+                            c
+                        }
+                        Step::Mpirun { mpirun } => {
+                            let mut c = Command::new(mpirun);
+                            c.args(["-np", "1", "-H", h, "true"]);
+                            c
+                        }
+                    };
+                    c.stdin(Stdio::null())
+                        .stdout(Stdio::null())
+                        .stderr(Stdio::null());
+                    let Ok(null) = std::fs::File::create("/dev/null") else {
+                        return false;
+                    };
+                    let limit = Limit::Total(PROBE_TIMEOUT);
+                    matches!(watch(c, &null, &limit, None), Ok(Ended::Exit(s)) if s.success())
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or(false))
+            .collect()
+    });
+    hosts
+        .iter()
+        .zip(answers)
+        .filter(|(_, ok)| !ok)
+        .map(|(h, _)| h.clone())
+        .collect()
+}
+
+/// How each job a set's journal holds stands.
+fn job_statuses(
+    path: &std::path::Path,
+) -> Result<std::collections::HashMap<String, JobStatus>, RunError> {
+    let (records, _) = journal::records(path, 0)?;
+    let mut started = std::collections::HashMap::new();
+    for r in records {
+        match r {
+            Record::Job { job } => {
+                started.insert(job.id, job.status);
+            }
+            Record::End { job, status, .. } => {
+                started.insert(job, status);
+            }
+            _ => {}
+        }
+    }
+    Ok(started)
+}
+
+/// After a step: a job it left running is ended as the step ended, and a job it never started
+/// is recorded as not run, both in the set's journal, so grading fails them closed.
+fn close_jobs(
+    ctx: &Ctx<'_>,
+    run: &SetRun,
+    sjobs: &[Job],
+    end: &StepEnd,
+    dead: &[String],
+    started: &std::collections::HashMap<String, JobStatus>,
+) -> Result<(), RunError> {
+    let path = ctx.opts.out_dir.join(&run.journal);
+    let why = if dead.is_empty() {
+        format!("the set's step ended: {}", end.ended)
+    } else {
+        format!(
+            "the set's step ended ({}); {} did not answer a trivial step after it",
+            end.ended,
+            compress(dead)
+        )
+    };
+    let interrupted = super::interrupt::requested();
+    let mut j = Journal::open(&path)?;
+    for job in sjobs {
+        match started.get(&job.id) {
+            Some(JobStatus::Partial) => {
+                let (status, kind) = if interrupted {
+                    (JobStatus::Partial, ErrorKind::Interrupted)
+                } else if end.timed_out {
+                    (JobStatus::Timeout, ErrorKind::Timeout)
+                } else {
+                    (JobStatus::Error, ErrorKind::Launcher)
+                };
+                j.append(&Record::End {
+                    job: job.id.clone(),
+                    status,
+                    errors: vec![orchestrate::error(kind, why.clone())],
+                    telemetry: Vec::new(),
+                })?;
+            }
+            Some(_) => {}
+            None if interrupted => {}
+            None => {
+                j.append(&Record::Job {
+                    job: Box::new(orchestrate::not_run(job, ctx.plan.backend, why.clone())),
+                })?;
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slugs_are_file_names() {
+        assert_eq!(slug("per-node"), "per-node");
+        assert_eq!(slug("a b/../c"), "a_b____c");
+    }
+
+    #[test]
+    fn a_pair_and_each_node_are_fixed_and_isolate_adapts() {
+        let nodes = Nodes {
+            hosts: (1..=4).map(|i| format!("n{i}")).collect(),
+            domains: Vec::new(),
+        };
+        let Schedule::Fixed(it) = schedule(Over::EachNode, &nodes).unwrap() else {
+            panic!("each-node is fixed")
+        };
+        let r: Vec<_> = it.collect();
+        assert_eq!(r, vec![vec![vec![0], vec![1], vec![2], vec![3]]]);
+        let Schedule::Fixed(it) = schedule(Over::All, &nodes).unwrap() else {
+            panic!("all is fixed")
+        };
+        assert_eq!(it.collect::<Vec<_>>(), vec![vec![vec![0, 1, 2, 3]]]);
+        assert!(matches!(
+            schedule(Over::Isolate, &nodes).unwrap(),
+            Schedule::Adaptive(_)
+        ));
+    }
+}

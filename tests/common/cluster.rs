@@ -1,0 +1,188 @@
+//! The simulated cluster (`scripts/cluster-sim`) as the multi-node tests use it: finding it
+//! (or saying why it is skipped), running commands in its environment, and faults on one node
+//! that heal when dropped.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::{Command, Output};
+use std::sync::{Mutex, MutexGuard};
+
+use super::{read, show, stdout};
+
+pub const SIM: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/cluster-sim");
+
+/// The running cluster: what `cluster-sim env` exports, and its nodes.
+pub struct Cluster {
+    pub env: Exports,
+    pub nodes: Vec<String>,
+    /// Held for the whole test: one test on the cluster at a time.
+    _lock: MutexGuard<'static, ()>,
+}
+
+/// The simulated cluster when it is up with at least four idle nodes; otherwise the skip line
+/// (or, with `BATON_REQUIRE_CLUSTER=1`, a failure saying why).
+pub fn cluster() -> Option<Cluster> {
+    cluster_of(4)
+}
+
+/// The simulated cluster when it is up with at least `n` idle nodes (see [`cluster`]).
+pub fn cluster_of(n: usize) -> Option<Cluster> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    let lock = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    match find_cluster(n) {
+        Ok((env, nodes)) => Some(Cluster {
+            env,
+            nodes,
+            _lock: lock,
+        }),
+        Err(why) => {
+            if std::env::var("BATON_REQUIRE_CLUSTER").as_deref() == Ok("1") {
+                panic!("no simulated cluster: {why} (BATON_REQUIRE_CLUSTER=1)");
+            }
+            eprintln!("SKIPPED: no simulated cluster: {why} (run scripts/cluster-sim up 8)");
+            None
+        }
+    }
+}
+
+/// What `cluster-sim env` exports, as (name, value) pairs.
+pub type Exports = Vec<(String, String)>;
+
+fn find_cluster(n: usize) -> Result<(Exports, Vec<String>), String> {
+    let o = Command::new(SIM)
+        .arg("env")
+        .output()
+        .map_err(|e| format!("{SIM}: {e}"))?;
+    if !o.status.success() {
+        return Err(String::from_utf8_lossy(&o.stderr).trim().to_string());
+    }
+    let env: Exports = stdout(&o)
+        .lines()
+        .filter_map(|l| l.strip_prefix("export ")?.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let conf = env
+        .iter()
+        .find(|(k, _)| k == "SLURM_CONF")
+        .ok_or("cluster-sim env names no SLURM_CONF")?;
+    let o = Command::new("timeout")
+        .args(["15", "sinfo", "-h", "-N", "-t", "idle", "-o", "%N"])
+        .env("SLURM_CONF", &conf.1)
+        .output()
+        .map_err(|e| format!("sinfo: {e}"))?;
+    let mut nodes: Vec<String> = stdout(&o).lines().map(str::to_string).collect();
+    nodes.sort();
+    nodes.dedup();
+    if nodes.len() < n {
+        return Err(format!(
+            "{} idle node(s), these tests need {n}: {}",
+            nodes.len(),
+            show(&o)
+        ));
+    }
+    Ok((env, nodes))
+}
+
+impl Cluster {
+    /// `program` with the cluster's environment, outside any Slurm job, without BATON_FAULT.
+    pub fn cmd(&self, program: &str) -> Command {
+        let mut c = Command::new(program);
+        for (k, v) in &self.env {
+            c.env(k, v);
+        }
+        for v in [
+            "SLURM_JOB_ID",
+            "SLURM_JOBID",
+            "SLURM_NODELIST",
+            "BATON_FAULT",
+        ] {
+            c.env_remove(v);
+        }
+        c.env("NO_COLOR", "1");
+        c
+    }
+
+    /// `baton ARGS` from `dir` (sbatch submits from there, so job output lands there).
+    pub fn baton(&self, dir: &Path, args: &[&str]) -> Output {
+        self.cmd(env!("CARGO_BIN_EXE_baton"))
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .expect("baton runs")
+    }
+
+    /// `salloc --no-kill -N NODES --ntasks-per-node=PER bash -c SCRIPT` from `dir`, bounded to
+    /// `limit` seconds: an allocation that outlives the death of one of its nodes.
+    pub fn salloc_n(
+        &self,
+        dir: &Path,
+        nodes: usize,
+        per_node: u32,
+        limit: u32,
+        script: &str,
+    ) -> Output {
+        self.cmd("timeout")
+            .arg(limit.to_string())
+            .args(["salloc", "--no-kill", "-N"])
+            .arg(nodes.to_string())
+            .arg(format!("--ntasks-per-node={per_node}"))
+            .args(["bash", "-c", script])
+            .current_dir(dir)
+            .output()
+            .expect("salloc runs")
+    }
+
+    /// `salloc -N 4 --ntasks-per-node=PER bash -c SCRIPT` from `dir`, bounded to 5 minutes.
+    pub fn salloc(&self, dir: &Path, per_node: u32, script: &str) -> Output {
+        self.cmd("timeout")
+            .args(["300", "salloc", "-N", "4"])
+            .arg(format!("--ntasks-per-node={per_node}"))
+            .args(["bash", "-c", script])
+            .current_dir(dir)
+            .output()
+            .expect("salloc runs")
+    }
+
+    /// Bytes through each node's end of the bridge (its veth), sent plus received.
+    pub fn bridge_bytes(&self) -> BTreeMap<String, u64> {
+        self.nodes
+            .iter()
+            .map(|n| {
+                let stat = |what: &str| -> u64 {
+                    read(Path::new(&format!(
+                        "/sys/class/net/bsim-{n}/statistics/{what}_bytes"
+                    )))
+                    .trim()
+                    .parse()
+                    .unwrap()
+                };
+                (n.clone(), stat("rx") + stat("tx"))
+            })
+            .collect()
+    }
+}
+
+/// A fault on one node (`cluster-sim slow|kill|freeze NODE …`), healed when dropped, also when
+/// the test fails.
+pub struct Fault {
+    node: String,
+}
+
+impl Fault {
+    pub fn apply(args: &[&str]) -> Fault {
+        let o = Command::new(SIM).args(args).output().expect("cluster-sim");
+        assert!(o.status.success(), "cluster-sim {args:?}: {}", show(&o));
+        Fault {
+            node: args[1].to_string(),
+        }
+    }
+}
+
+impl Drop for Fault {
+    fn drop(&mut self) {
+        let o = Command::new(SIM).args(["heal", &self.node]).output();
+        if !o.as_ref().is_ok_and(|o| o.status.success()) {
+            eprintln!("cluster-sim heal {} failed: {o:?}", self.node);
+        }
+    }
+}
