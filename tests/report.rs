@@ -391,7 +391,7 @@ fn the_report_opens_with_when_what_and_which_plan_version() {
         "| Plan | h200x2-acceptance — NVLink acceptance of a two-GPU H200 node |".to_string(),
         format!("| Plan revision | git {} |", &head[..12]),
         "| Versions | NCCL 2.28.3".into(),
-        "| Hosts | vm |".into(),
+        "| Hosts | vm (1 host) |".into(),
         "| Iterations | iters 20, warmup ".into(),
         "| Produced by | baton ".into(),
         // Reached as plans/../baselines/./good.json, shown as the file it is (relative to the

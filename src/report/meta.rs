@@ -121,16 +121,19 @@ pub fn rows(g: &Grade) -> Vec<MetaRow> {
             versions.join(" · ")
         },
     ));
+    // As a Slurm hostlist (`node[001-512]`): a thousand names would bury the table.
+    let hosts: Vec<&str> = e.hosts.iter().map(|h| h.hostname.as_str()).collect();
     v.push(row(
         "Hosts",
-        if e.hosts.is_empty() {
+        if hosts.is_empty() {
             "not recorded".into()
         } else {
-            e.hosts
-                .iter()
-                .map(|h| h.hostname.clone())
-                .collect::<Vec<_>>()
-                .join(", ")
+            format!(
+                "{} ({} host{})",
+                crate::nodeset::hostlist::compress(&hosts),
+                hosts.len(),
+                if hosts.len() == 1 { "" } else { "s" }
+            )
         },
     ));
     if !r.settings.is_empty() {
