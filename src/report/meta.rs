@@ -54,6 +54,20 @@ fn baseline(g: &Grade) -> MetaRow {
     }
 }
 
+/// `git 0151a8ed929d`, and why it may not be the plan that ran.
+fn revision(git: &crate::results::GitRevision) -> String {
+    format!(
+        "git {}{}",
+        // From a results file, so any text: cut on characters, not bytes.
+        git.commit.chars().take(12).collect::<String>(),
+        if git.dirty {
+            " (dirty: the plan differs from this commit)"
+        } else {
+            ""
+        }
+    )
+}
+
 pub fn rows(g: &Grade) -> Vec<MetaRow> {
     let r = &g.run;
     let e = &g.environment;
@@ -69,18 +83,7 @@ pub fn rows(g: &Grade) -> Vec<MetaRow> {
         v.push(files("Plan file", vec![shown(f)]));
     }
     if let Some(git) = &r.git {
-        v.push(row(
-            "Plan revision",
-            format!(
-                "git {}{}",
-                &git.commit[..git.commit.len().min(12)],
-                if git.dirty {
-                    " (dirty: the plan differs from this commit)"
-                } else {
-                    ""
-                }
-            ),
-        ));
+        v.push(row("Plan revision", revision(git)));
     }
     let span = match (&r.started, &r.finished) {
         (Some(a), Some(b)) => format!(
@@ -150,6 +153,18 @@ pub fn rows(g: &Grade) -> Vec<MetaRow> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_revision_of_any_text_is_cut_safely() {
+        let git = crate::results::GitRevision {
+            commit: "ééééééééééééééé".into(),
+            dirty: true,
+        };
+        assert_eq!(
+            revision(&git),
+            "git éééééééééééé (dirty: the plan differs from this commit)"
+        );
+    }
 
     #[test]
     fn timestamps_read_as_dates() {
