@@ -3,6 +3,7 @@
 //!
 //! The pipeline runs one way: [`plan`] → [`expand`] → (run / ingest) → [`results`] → grade → report.
 
+pub mod baseline;
 pub mod collective;
 pub mod exit;
 pub mod expand;
@@ -13,6 +14,7 @@ pub mod input;
 pub mod nodeset;
 pub mod output;
 pub mod plan;
+pub mod profile;
 pub mod render;
 pub mod report;
 pub mod results;

@@ -141,7 +141,7 @@ fn sbatch_places_two_ranks_on_each_of_four_nodes_over_the_bridge() {
     // all_reduce (10 + 2 iterations of 1 MiB, each rank sending about 1.75 MiB, twice: in and
     // out of place). Shared memory between nodes would leave the links nearly idle.
     let after = c.bridge_bytes();
-    for (node, b) in &before {
+    for (node, b) in before.iter().filter(|(n, _)| c.nodes[..4].contains(n)) {
         let moved = after[node] - b;
         assert!(
             moved > 20 << 20,

@@ -194,8 +194,9 @@ fn wrong_elements_fail_as_corruption_even_without_a_criterion() {
         &[p(&r)],
         1,
     );
+    // The implicit corruption check fails for the same reason: said once, both named.
     assert!(
-        out.contains("✗ wrong == 0 at >= 1G: #wrong 3 at 1G"),
+        out.contains("✗ no wrong elements (#wrong 0); wrong == 0 at >= 1G: #wrong 3 at 1G"),
         "{out}"
     );
 }
@@ -507,4 +508,205 @@ fn group_spread_with_a_single_group_is_skipped_not_failed() {
         "{}",
         show(&o)
     );
+}
+
+/// A job without results fails every criterion for the same reason: the summary names them
+/// together and says the reason once.
+#[test]
+fn a_reason_shared_by_criteria_is_said_once() {
+    let d = tmp("grade_said_once");
+    let r = ingest(&d, "r.json", &[&fixture("all_reduce.txt")], None);
+    let o = grade(&[p(&plan("h200x2.yaml")), p(&r)]);
+    assert_eq!(code(&o), 1, "{}", show(&o));
+    let out = stdout(&o);
+    assert_eq!(
+        out.matches("no results for this job (looked for ID `allgather`")
+            .count(),
+        1,
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "✗ results present and complete; busbw >= 280 GB/s at 4G: no results for this job"
+        ),
+        "{out}"
+    );
+}
+/// `grade --format json` on stdout, validated against the committed schema (not the types: a
+/// script reads the file in `schemas/`).
+fn verdict_json(args: &[&str], want: i32) -> serde_json::Value {
+    let mut a = vec!["grade", "--format", "json"];
+    a.extend_from_slice(args);
+    let o = baton(&a);
+    assert_eq!(code(&o), want, "{}", show(&o));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not one JSON document: {e}\n{}", show(&o)));
+    let schema: serde_json::Value = serde_json::from_str(&read(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas/verdict.schema.json"),
+    ))
+    .unwrap();
+    let v = jsonschema::validator_for(&schema).expect("the schema compiles");
+    let errors: Vec<String> = v.iter_errors(&doc).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:#?}\n{doc:#}");
+    // The terminal summary still reaches a human, on stderr.
+    assert!(
+        stderr(&o).contains("\nplan ") || stderr(&o).starts_with("plan "),
+        "{}",
+        show(&o)
+    );
+    doc
+}
+
+#[test]
+fn grade_json_is_one_schema_valid_verdict_document() {
+    let d = tmp("grade_json_pass");
+    let r = healthy(&d);
+    let doc = verdict_json(&[p(&plan("h200x2.yaml")), p(&r)], 0);
+    assert_eq!(doc["format"], "baton-verdict");
+    assert_eq!(doc["status"], "pass");
+    assert_eq!(doc["exit_code"], 0);
+    assert_eq!(doc["plan"]["name"], "h200x2-acceptance");
+    assert_eq!(doc["counts"]["jobs"], 4);
+    let jobs = doc["jobs"].as_array().unwrap();
+    assert_eq!(jobs[0]["id"], "allreduce");
+    assert_eq!(jobs[0]["run_status"], "completed");
+    assert!(doc.get("node_sets").is_none() && doc.get("nodes").is_none());
+    for j in jobs {
+        for c in j["criteria"].as_array().unwrap() {
+            assert!(!c["cases"].as_array().unwrap().is_empty(), "{c:#}");
+        }
+    }
+}
+
+#[test]
+fn grade_json_failure_carries_each_criterion_with_its_evidence() {
+    let d = tmp("grade_json_fail");
+    let (base, sock) = base_and_socket(&d);
+    let nvlink = plan("h200x2-nvlink.yaml");
+    let doc = verdict_json(&[p(&nvlink), p(&sock), "--baseline", p(&base)], 1);
+    assert_eq!(
+        (doc["status"].as_str(), doc["exit_code"].as_i64()),
+        (Some("fail"), Some(1))
+    );
+    let criteria: Vec<&serde_json::Value> = doc["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|j| j["criteria"].as_array().unwrap())
+        .collect();
+    let transport = criteria
+        .iter()
+        .find(|c| c["key"] == "transport")
+        .expect("the transport criterion");
+    assert_eq!(transport["status"], "fail");
+    assert!(
+        transport["message"]
+            .as_str()
+            .unwrap()
+            .contains("transport NET/Socket, expected P2P"),
+        "{transport:#}"
+    );
+    let busbw = criteria.iter().find(|c| c["key"] == "busbw").unwrap();
+    assert_eq!(busbw["severity"], "fail");
+    let case = &busbw["cases"][0];
+    assert_eq!(case["size_bytes"], 256 << 20, "{busbw:#}");
+    assert!(
+        criteria
+            .iter()
+            .any(|c| c["evidence"]["cause"] == "transport_changed"
+                || c["evidence"]["cause"] == "transport_not_expected"),
+        "{criteria:#?}"
+    );
+}
+
+/// The healthy NCCL_DEBUG run as measured on `host` instead of `vm`: the same numbers, other
+/// hosts.
+fn healthy_on(d: &Path, host: &str) -> PathBuf {
+    let text = read(&fixture("debug_healthy.txt"));
+    let log = write(
+        d,
+        &format!("{host}.txt"),
+        &text.replace(" vm ", &format!(" {host} ")),
+    );
+    ingest(d, &format!("{host}.json"), &[&log], None)
+}
+
+#[test]
+fn a_baseline_from_other_hosts_is_not_compared_and_says_so() {
+    let d = tmp("grade_baseline_hosts");
+    let on_node02 = healthy_on(&d, "node02");
+    let on_node01 = healthy_on(&d, "node01");
+    let nvlink = plan("h200x2-nvlink.yaml");
+    let o = grade(&[p(&nvlink), p(&on_node01), "--baseline", p(&on_node02)]);
+    assert_eq!(code(&o), 1, "{}", show(&o));
+    let want = format!(
+        "✗ regression <= 5%: job `nvlink` ran on node01, but the baseline {} has it only from node02: a baseline is compared only with runs on the same hosts",
+        on_node02.display()
+    );
+    assert!(stdout(&o).contains(&want), "{}", show(&o));
+    // One baseline file may keep the job once per host set: each run meets its own hosts'.
+    let both = d.join("both.json");
+    let o = baton(&[
+        "baseline",
+        "save",
+        p(&on_node02),
+        p(&on_node01),
+        "-o",
+        p(&both),
+    ]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    for run in [&on_node01, &on_node02] {
+        let o = grade(&[p(&nvlink), p(run), "--baseline", p(&both)]);
+        assert_eq!(code(&o), 0, "{}", show(&o));
+    }
+    // The same hosts twice is still one job measured twice: refused.
+    let o = baton(&[
+        "baseline",
+        "save",
+        p(&on_node01),
+        p(&on_node01),
+        "-o",
+        p(&d.join("x.json")),
+    ]);
+    assert_eq!(code(&o), 2, "{}", show(&o));
+    assert!(
+        stderr(&o).contains("measured on the same hosts (node01)"),
+        "{}",
+        show(&o)
+    );
+}
+
+#[test]
+fn baseline_compare_refuses_runs_of_other_hosts_unless_asked() {
+    let d = tmp("compare_baseline_hosts");
+    let on_node02 = healthy_on(&d, "node02");
+    let on_node01 = healthy_on(&d, "node01");
+    let o = baton(&["baseline", "compare", p(&on_node02), p(&on_node01)]);
+    assert_eq!(code(&o), 2, "{}", show(&o));
+    assert!(
+        stderr(&o).contains("ran on node01, but the baseline")
+            && stderr(&o).contains("--any-hosts"),
+        "{}",
+        show(&o)
+    );
+    let o = baton(&[
+        "baseline",
+        "compare",
+        p(&on_node02),
+        p(&on_node01),
+        "--any-hosts",
+    ]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    let both = d.join("both.json");
+    let o = baton(&[
+        "baseline",
+        "save",
+        p(&on_node02),
+        p(&on_node01),
+        "-o",
+        p(&both),
+    ]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    let o = baton(&["baseline", "compare", p(&both), p(&on_node01)]);
+    assert_eq!(code(&o), 0, "the entry of node01 is compared: {}", show(&o));
 }

@@ -228,3 +228,144 @@ for suite in xml:
     );
     assert!(out.contains("CASE nvlink | regression <= 5% @ 256M | Failure:busbw 3.33 GB/s vs baseline 300.63 GB/s at 256M"), "{out}");
 }
+
+/// A variable one ingested log states stays on that log's job: never on another job's suite,
+/// never in the report's run-wide environment.
+#[test]
+fn a_logs_variables_stay_on_its_own_job() {
+    let d = tmp("junit_env_attribution");
+    let r = ingest(
+        &d,
+        "r.json",
+        &[
+            &fixture("all_reduce_p2p_disabled_debug.txt"),
+            &fixture("all_gather.txt"),
+        ],
+        None,
+    );
+    let xml = d.join("junit.xml");
+    let rep = d.join("report");
+    let pl = plan("h200x2.yaml");
+    let o = baton(&[
+        "grade",
+        p(&pl),
+        p(&r),
+        "--junit",
+        p(&xml),
+        "--report",
+        p(&rep),
+    ]);
+    assert!(code(&o) <= 1, "{}", show(&o));
+    let text = std::fs::read_to_string(&xml).unwrap();
+    let suite = |name: &str| {
+        let start = text
+            .find(&format!("<testsuite name=\"{name}\""))
+            .unwrap_or_else(|| panic!("no suite {name}: {text}"));
+        let end = text[start..].find("</testsuite>").unwrap() + start;
+        text[start..end].to_string()
+    };
+    assert!(
+        suite("allreduce").contains("name=\"env.NCCL_P2P_DISABLE\" value=\"1\""),
+        "{text}"
+    );
+    assert!(!suite("allgather").contains("NCCL_P2P_DISABLE"), "{text}");
+    let md = std::fs::read_to_string(rep.join("report.md")).unwrap();
+    let env_section = &md[md.find("Environment").expect("an environment section")..];
+    assert!(!env_section.contains("| NCCL_P2P_DISABLE"), "{env_section}");
+    // results.json keeps what the log said.
+    assert!(read(&r).contains("NCCL_P2P_DISABLE"));
+}
+
+/// The one test case of a junit.xml written for a command that failed before measuring.
+fn error_case(path: &Path) -> (String, String, String) {
+    let r = Report::deserialize_from_str(&read(path)).expect("well-formed JUnit");
+    assert_eq!(r.test_suites.len(), 1, "{}", read(path));
+    let s = &r.test_suites[0];
+    assert_eq!(s.test_cases.len(), 1, "{}", read(path));
+    let c = &s.test_cases[0];
+    let TestCaseStatus::NonSuccess {
+        kind: NonSuccessKind::Error,
+        message,
+        description,
+        ..
+    } = &c.status
+    else {
+        panic!("not an error case: {}", read(path));
+    };
+    (
+        c.name.to_string(),
+        message.as_ref().map(|m| m.to_string()).unwrap_or_default(),
+        description
+            .as_ref()
+            .map(|m| m.to_string())
+            .unwrap_or_default(),
+    )
+}
+
+#[test]
+fn a_run_of_an_invalid_plan_still_writes_a_red_junit_xml() {
+    let d = tmp("junit_run_invalid_plan");
+    let plan = write(
+        &d,
+        "bad.yaml",
+        "version: 1\nname: bad\nbackend: mpi\ntests:\n  - name: t\n    collective: all_reduse\n    sizes: [8]\n",
+    );
+    let out = d.join("out");
+    let _ = std::fs::remove_dir_all(&out);
+    let o = baton(&["run", p(&plan), "-o", p(&out)]);
+    assert_eq!(code(&o), 2, "{}", show(&o));
+    let (name, message, _) = error_case(&out.join("junit.xml"));
+    assert_eq!(name, "plan");
+    assert!(
+        message.contains("bad.yaml:6:17") && message.contains("all_reduse"),
+        "{message}"
+    );
+    schema_valid(&out.join("junit.xml"));
+}
+
+#[test]
+fn a_run_that_cannot_start_still_writes_a_red_junit_xml() {
+    let d = tmp("junit_run_cannot_start");
+    // Two nodes without a launcher: refused before anything runs, on any machine.
+    let plan = write(
+        &d,
+        "two.yaml",
+        "version: 1\nname: two-nodes\nbackend: mpi\nlaunch: { nodes: 2, ranks_per_node: 1 }\ntests:\n  - name: t\n    collective: all_reduce\n    sizes: [8]\n",
+    );
+    let out = d.join("out");
+    let _ = std::fs::remove_dir_all(&out);
+    let o = baton(&["run", p(&plan), "-o", p(&out)]);
+    assert_eq!(code(&o), 3, "{}", show(&o));
+    let (name, message, _) = error_case(&out.join("junit.xml"));
+    assert_eq!(name, "run");
+    assert!(message.contains("spans 2 nodes"), "{message}");
+    let xml = read(&out.join("junit.xml"));
+    assert!(xml.contains(r#"<testsuite name="two-nodes""#), "{xml}");
+}
+
+#[test]
+fn a_grade_whose_plan_is_invalid_still_writes_its_junit_xml() {
+    let d = tmp("junit_grade_invalid_plan");
+    let r = healthy(&d);
+    let plan = write(&d, "bad.yaml", "version: 1\nname: bad\ntests: 3\n");
+    let junit = d.join("junit.xml");
+    let _ = std::fs::remove_file(&junit);
+    let o = baton(&["grade", p(&plan), p(&r), "--junit", p(&junit)]);
+    assert_eq!(code(&o), 2, "{}", show(&o));
+    let (name, message, _) = error_case(&junit);
+    assert_eq!(name, "grade");
+    assert!(message.contains("bad.yaml:3"), "{message}");
+}
+
+/// xmllint against the consumer subset, where xmllint is installed.
+fn schema_valid(path: &Path) {
+    let Ok(o) = Command::new("xmllint")
+        .args(["--noout", "--schema"])
+        .arg(schema())
+        .arg(path)
+        .output()
+    else {
+        return;
+    };
+    assert!(o.status.success(), "{}", show(&o));
+}

@@ -320,7 +320,8 @@ fn too_few_nodes_in_the_allocation_is_an_error() {
 
 #[test]
 fn render_sweeps_node_sets_as_one_batch_job_and_refuses_plain_scripts() {
-    let (dir, plan, _) = plan_dir("nodesets-render", PAIRS);
+    let text = PAIRS.replace("nodes:\n", "launch:\n  ranks_per_node: 8\nnodes:\n");
+    let (dir, plan, _) = plan_dir("nodesets-render", &text);
     // srun and mpirun scripts run one set of all nodes: they cannot drive node sets.
     let o = baton_env(
         &["render", p(&plan), "-t", "srun", "-o", p(&dir.join("job"))],
@@ -333,14 +334,14 @@ fn render_sweeps_node_sets_as_one_batch_job_and_refuses_plain_scripts() {
     let text = read(&script);
     for want in [
         "#SBATCH --nodes=5\n",
-        "#SBATCH --nodelist=node[01-05]\n",
+        "#SBATCH --nodelist=\"node[01-05]\"\n",
         "#SBATCH --no-kill\n",
         "\"$baton\" run \"$plan\" \"${run_args[@]}\"",
         "#   pairs: over pairs on 5 nodes",
     ] {
         assert!(text.contains(want), "{want:?} not in {text}");
     }
-    assert!(!text.contains("srun "), "no step of its own: {text}");
+    assert!(!text.contains("exec srun"), "no step of its own: {text}");
     let sc = std::process::Command::new("shellcheck")
         .arg(&script)
         .output();
@@ -454,4 +455,21 @@ fn nodes_flag_previews_sets_over_any_list() {
         "{}",
         stderr(&o)
     );
+}
+
+#[test]
+fn check_warns_when_sets_exceed_slurms_step_limit() {
+    let text = "version: 1\nname: a\nbackend: mpi\ntests:\n  - name: a\n    collective: all_reduce\n    sizes: [1K]\n    over: pairs\n  - name: b\n    collective: all_reduce\n    sizes: [1K]\n    over: { pairs: { rounds: 10 } }\n";
+    let (_, plan, _) = plan_dir("nodesets-steps", text);
+    let o = baton_env(&["check", p(&plan)], &[("SLURM_JOB_NODELIST", "n[1-300]")]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains(
+            "299 rounds, 44850 node sets — more steps than Slurm's default MaxStepCount (40000)"
+        ),
+        "{out}"
+    );
+    let b = out.lines().find(|l| l.contains("  b: ")).unwrap();
+    assert!(!b.contains("MaxStepCount"), "10 random rounds fit: {b}");
 }

@@ -796,3 +796,143 @@ fn cuda_graph_timing_is_accepted_on_the_nccl_backend() {
     assert!(errors(&test_body("    cuda_graph: 2\n")).is_empty());
     assert!(errors(&test_body("    cuda_graph: 0\n")).is_empty());
 }
+
+#[test]
+fn transport_takes_alternatives_exclusions_and_scopes() {
+    let p = parsed(&test_body(
+        "    expect:\n      - transport: [P2P, NVLS]\n      - transport: { not: [SHM, Socket] }\n",
+    ));
+    let texts: Vec<String> = p.tests[0]
+        .expect
+        .iter()
+        .map(|c| match &c.check {
+            baton::plan::Check::Transport(t) => t.to_string(),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(texts, ["P2P or NVLS", "not SHM/NET/Socket"]);
+    let two_nodes = test_body(
+        "    expect:\n      - transport: { intra_node: P2P, inter_node: { is: NET/IB, gdr: true } }\n",
+    )
+    .replace("name: t\n", "name: t\nlaunch: { nodes: 2, ranks_per_node: 8 }\n");
+    let p = parsed(&two_nodes);
+    match &p.tests[0].expect[0].check {
+        baton::plan::Check::Transport(t) => {
+            assert_eq!(
+                t.to_string(),
+                "intra_node P2P; inter_node NET/IB, with GDRDMA"
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+    one_error(
+        &test_body("    expect:\n      - transport: [P2P, Sockt]\n"),
+        8,
+        "unknown transport `Sockt` — did you mean `Socket`?",
+    );
+}
+
+#[test]
+fn a_transport_criterion_never_decided_is_an_error_naming_test_and_key() {
+    // One node by default: no link crosses nodes.
+    one_error(
+        &test_body("    expect:\n      - transport: { inter_node: NET/IB }\n"),
+        8,
+        "test `a`: `inter_node` is never decided",
+    );
+    // Each node alone: the same.
+    one_error(
+        &test_body(
+            "    over: each-node\n    expect:\n      - transport: { inter_node: { gdr: true } }\n",
+        )
+        .replace("name: t\n", "name: t\nnodes: { hostlist: \"n[1-4]\" }\n"),
+        10,
+        "`inter_node` is never decided",
+    );
+    // The user's own NCCL_DEBUG_FILE turns capture off.
+    one_error(
+        &test_body(
+            "    env: { NCCL_DEBUG_FILE: /tmp/nccl.%h.log }\n    expect:\n      - transport: { is: NET/IB, gdr: true }\n",
+        ),
+        9,
+        "capture is off",
+    );
+    one_error(
+        &test_body("    expect:\n      - transport: { is: P2P, gdr: true }\n"),
+        8,
+        "GPUDirect RDMA is a property of NET links",
+    );
+    one_error(
+        &test_body("    expect:\n      - transport: { is: P2P, not: P2P }\n"),
+        8,
+        "both allows and refuses P2P",
+    );
+}
+
+#[test]
+fn an_unquoted_comparison_says_to_quote_it_at_its_line() {
+    for (value, quoted) in [
+        (">= 340 GB/s", "busbw: \">= 340 GB/s\""),
+        (">= 340 GB/s   # at 1G", "busbw: \">= 340 GB/s\""),
+        ("> 340 GB/s", "busbw: \"> 340 GB/s\""),
+    ] {
+        let yaml = test_body(&format!("    expect:\n      - busbw: {value}\n"));
+        let e = one_error(&yaml, 8, &format!("quote it: {quoted}"));
+        assert_eq!(e.pos.map(|p| p.col), Some(16), "{e:?}");
+    }
+}
+
+#[test]
+fn a_bare_number_threshold_shows_the_accepted_form() {
+    let yaml = test_body("    expect:\n      - busbw: 340\n      - time: 20\n");
+    let errs = errors(&yaml);
+    assert_eq!(errs.len(), 2, "{errs:#?}");
+    assert!(
+        errs[0]
+            .message
+            .ends_with("found an integer; write it as busbw: \">= 340 GB/s\""),
+        "{:?}",
+        errs[0].message
+    );
+    assert!(
+        errs[1].message.ends_with("write it as time: \"<= 20 us\""),
+        "{:?}",
+        errs[1].message
+    );
+}
+
+/// Three tests, three independent errors — an unknown key (structural), an unknown collective
+/// and a bad size (semantic): one `check` shows all three, each at its line.
+#[test]
+fn independent_errors_of_different_tests_are_reported_in_one_pass() {
+    let yaml = format!(
+        "{HEAD}tests:
+  - name: a
+    collective: all_reduce
+    sizes: [8]
+    rpeat: 3
+  - name: b
+    collective: all_reduse
+    sizes: [8]
+  - name: c
+    collective: all_reduce
+    sizes: [1Q]
+"
+    );
+    let errs = errors(&yaml);
+    let lines: Vec<u64> = errs.iter().map(|e| e.pos.unwrap().line).collect();
+    assert_eq!(lines, [7, 9, 13], "{errs:#?}");
+    assert!(errs[0].message.contains("unknown key `rpeat`"), "{errs:#?}");
+    assert!(errs[1].message.contains("all_reduse"), "{errs:#?}");
+    assert!(errs[2].message.contains("1Q"), "{errs:#?}");
+}
+
+#[test]
+fn an_error_at_the_top_level_still_stops_before_the_semantic_pass() {
+    let yaml = format!(
+        "{HEAD}lanch: {{ nodes: 1 }}\ntests:\n  - name: b\n    collective: all_reduse\n    sizes: [8]\n"
+    );
+    let errs = errors(&yaml);
+    assert_eq!(errs.len(), 1, "{errs:#?}");
+    assert!(errs[0].message.contains("unknown key `lanch`"), "{errs:#?}");
+}

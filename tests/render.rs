@@ -566,4 +566,40 @@ env:
             "{junit}"
         );
     }
+
+    /// A rendered script of two environment sets leaves one junit.xml and one report, at the top
+    /// of its output, and prints the verdict once: its steps write results only.
+    #[test]
+    fn a_script_of_two_sets_writes_one_junit_and_prints_one_verdict() {
+        let d = tmp("render-one-junit");
+        let plan = write(&d, "plan.yaml", MPI_PLAN);
+        let script = common::render_script(&d, &plan, "mpirun", &d.join("s"));
+        let out = d.join("out");
+        let _ = std::fs::remove_dir_all(&out);
+        let r = common::run_script(&script, &out, 0);
+        let mut junits = Vec::new();
+        let mut reports = Vec::new();
+        let mut stack = vec![out.clone()];
+        while let Some(dir) = stack.pop() {
+            for e in std::fs::read_dir(&dir).unwrap() {
+                let path = e.unwrap().path();
+                if path.is_dir() {
+                    stack.push(path);
+                } else if path.file_name().unwrap() == "junit.xml" {
+                    junits.push(path);
+                } else if path.file_name().unwrap() == "report.html" {
+                    reports.push(path);
+                }
+            }
+        }
+        assert_eq!(junits, [out.join("junit.xml")]);
+        assert_eq!(reports, [out.join("report/report.html")]);
+        assert_eq!(
+            stdout(&r).matches("plan two-sets: PASS").count(),
+            1,
+            "{}",
+            show(&r)
+        );
+        assert!(results::read(&out.join("set-1/results.json")).is_ok());
+    }
 }

@@ -56,3 +56,19 @@ fn nodes_schema_matches_types() {
     }
     check("nodes.schema.json", s);
 }
+
+#[test]
+fn verdict_schema_matches_types() {
+    let s = baton::report::verdict_schema();
+    for key in ["plan", "status", "exit_code", "jobs", "node_sets", "nodes"] {
+        assert!(s["properties"][key].is_object(), "{key}");
+    }
+    let req: Vec<&str> = s["required"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert!(!req.contains(&"node_sets") && !req.contains(&"nodes"));
+    check("verdict.schema.json", s);
+}

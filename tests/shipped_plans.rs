@@ -293,7 +293,7 @@ fn p2p_guard_has_all_three_tripwires() {
     let j = &baton::expand::expand(&p).jobs[0];
     assert_eq!(j.env.get("NCCL_DEBUG").map(String::as_str), Some("INFO"));
     let checks: Vec<&Check> = j.expect.iter().map(|c| &c.check).collect();
-    assert!(checks.contains(&&Check::Transport("P2P".into())));
+    assert!(checks.contains(&&Check::Transport(baton::plan::TransportRule::one("P2P"))));
     assert!(checks.iter().any(|c| matches!(c, Check::Regression(_))));
     // The busbw floor must sit far above the ~28 GB/s SHM fallback and apply to large sizes.
     let floor = j

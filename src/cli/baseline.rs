@@ -40,21 +40,37 @@ pub fn save(results: &[PathBuf], out: &Path, force: bool) -> anyhow::Result<Exit
     let Some((first_name, mut merged)) = iter.next() else {
         return Ok(Exit::Invalid);
     };
-    let mut owner: Vec<(String, String)> = merged
+    // A job may be kept once per host set: grading picks the entry of the run's own hosts.
+    let mut owner: Vec<(String, Vec<String>, String)> = merged
         .jobs
         .iter()
-        .map(|j| (j.id.clone(), first_name.clone()))
+        .map(|j| {
+            (
+                j.id.clone(),
+                baton::baseline::hosts_of(j),
+                first_name.clone(),
+            )
+        })
         .collect();
     for (name, r) in iter {
         for j in r.jobs {
-            if let Some((_, other)) = owner.iter().find(|(id, _)| *id == j.id) {
+            let hosts = baton::baseline::hosts_of(&j);
+            let clash = |(id, h, _): &&(String, Vec<String>, String)| {
+                *id == j.id && (*h == hosts || h.is_empty() || hosts.is_empty())
+            };
+            if let Some((_, _, other)) = owner.iter().find(clash) {
                 eprintln!(
-                    "error: job `{}` is in both {other} and {name}; save them as separate baselines",
-                    j.id
+                    "error: job `{}` is in both {other} and {name}, measured on the same hosts ({}); save them as separate baselines",
+                    j.id,
+                    if hosts.is_empty() {
+                        "not recorded".to_string()
+                    } else {
+                        hosts.join(",")
+                    }
                 );
                 return Ok(Exit::Invalid);
             }
-            owner.push((j.id.clone(), name.clone()));
+            owner.push((j.id.clone(), hosts, name.clone()));
             merged.jobs.push(j);
         }
         merged.producer.sources.extend(r.producer.sources);
@@ -81,12 +97,27 @@ pub fn save(results: &[PathBuf], out: &Path, force: bool) -> anyhow::Result<Exit
     Ok(Exit::Ok)
 }
 
-pub fn compare(old: &Path, new: &Path, markdown: bool, report_only: bool) -> anyhow::Result<Exit> {
+pub fn compare(
+    old: &Path,
+    new: &Path,
+    markdown: bool,
+    report_only: bool,
+    any_hosts: bool,
+) -> anyhow::Result<Exit> {
     let files = match super::grade::read_results(&[old.to_path_buf(), new.to_path_buf()]) {
         Ok(f) => f,
         Err(e) => return Ok(e),
     };
-    let c = baton::grade::compare(&files[0].0, &files[0].1, &files[1].0, &files[1].1);
+    let (selected, mismatches) = baton::baseline::select(&files[0].1, &[&files[1].1]);
+    if !any_hosts && !mismatches.is_empty() {
+        for m in &mismatches {
+            eprintln!("error: {}", baton::stdout::visible(&m.message(&files[0].0)));
+        }
+        eprintln!("hint: --any-hosts compares runs of different hosts anyway");
+        return Ok(Exit::Invalid);
+    }
+    let old_results = if any_hosts { &files[0].1 } else { &selected };
+    let c = baton::grade::compare(&files[0].0, old_results, &files[1].0, &files[1].1);
     baton::stdout::print(&baton::report::render_comparison(&c, markdown))?;
     Ok(if c.regressed() && !report_only {
         Exit::Failed

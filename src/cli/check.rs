@@ -28,6 +28,16 @@ pub fn run(
                 for s in &sets {
                     out.push_str(&format!("  {}: {}\n", s.test, s.summary()));
                 }
+                match baton::profile::check_plan(&loaded.plan, p) {
+                    Ok(line) => out.extend(line.map(|l| format!("  {l}\n"))),
+                    Err(problems) => {
+                        for m in problems {
+                            eprintln!("error: {}: {m}", p.display());
+                        }
+                        exit = Exit::Invalid;
+                        continue;
+                    }
+                }
                 baton::stdout::print(&out)?;
             }
             None => exit = Exit::Invalid,

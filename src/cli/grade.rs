@@ -3,7 +3,9 @@ use std::path::{Path, PathBuf};
 use baton::exit::Exit;
 use baton::grade::{Baseline, Grade, GradeInput, History, grade};
 use baton::plan::Plan;
-use baton::report::{Exporter, JunitExporter, ReportInput, TextExporter, write_file, write_report};
+use baton::report::{
+    Exporter, JsonExporter, JunitExporter, ReportInput, TextExporter, write_file, write_report,
+};
 use baton::results::Results;
 
 use super::{CheckFormat, load_plan};
@@ -144,20 +146,57 @@ fn graded(
     let base = baseline_for(plan_path, &loaded.plan, baseline)?;
     let plan_file = plan_path.display().to_string();
     let history = history_for(plan_path, &loaded.plan, history);
-    let mut g = grade(&GradeInput {
-        plan: &loaded.plan,
-        plan_file: Some(&plan_file),
-        results: &files,
-        baseline: &base,
-        only: None,
-        history: &history.as_history(),
-    });
+    let mut g = grade_keyed(
+        &loaded.plan,
+        &plan_file,
+        &files,
+        base,
+        None,
+        &history.as_history(),
+    );
     // Results that do not record the plan's commit (ingested logs, older files): the plan as
     // it is now is the best the report can name.
     if g.run.git.is_none() {
         g.run.git = baton::plan::revision::git_revision(plan_path);
     }
     Ok(g)
+}
+
+/// Grades with the baseline keyed to the hosts the results measured (`baton::baseline`): a job
+/// the baseline holds only from other hosts fails its `regression` saying so, instead of being
+/// compared with another machine's numbers.
+pub fn grade_keyed(
+    plan: &Plan,
+    plan_file: &str,
+    files: &[(String, Results)],
+    base: Baseline,
+    only: Option<&[String]>,
+    history: &History<'_>,
+) -> Grade {
+    let runs: Vec<&Results> = files.iter().map(|(_, r)| r).collect();
+    let (base, mismatches) = match base {
+        Baseline::Loaded { name, results } => {
+            let (kept, mismatches) = baton::baseline::select(&results, &runs);
+            let base = Baseline::Loaded {
+                name: name.clone(),
+                results: Box::new(kept),
+            };
+            (base, Some((name, mismatches)))
+        }
+        other => (other, None),
+    };
+    let mut g = grade(&GradeInput {
+        plan,
+        plan_file: Some(plan_file),
+        results: files,
+        baseline: &base,
+        only,
+        history,
+    });
+    if let Some((name, mismatches)) = mismatches {
+        baton::baseline::explain(&mut g, &mismatches, &name);
+    }
+    g
 }
 
 /// Prints the verdicts and writes JUnit and the report where asked: what `grade` and the end of
@@ -194,15 +233,25 @@ pub fn emit(
     Ok(())
 }
 
+/// What results are compared against besides the plan's limits.
+#[derive(Clone, Copy)]
+pub struct Against<'a> {
+    /// `--baseline` (else the plan's `baseline:`), for `regression`.
+    pub baseline: Option<&'a Path>,
+    /// `--history` (else the plan's `history:`), for `trend`.
+    pub history: Option<&'a Path>,
+}
+
 pub fn run(
     plan: &Path,
     results: &[PathBuf],
-    baseline: Option<&Path>,
-    history: Option<&Path>,
+    against: Against<'_>,
     junit: Option<&Path>,
     report: Option<&Path>,
+    format: super::GradeFormat,
     color: bool,
 ) -> anyhow::Result<Exit> {
+    let Against { baseline, history } = against;
     let outputs = junit.map(Path::to_path_buf).into_iter().chain(
         report
             .into_iter()
@@ -213,10 +262,38 @@ pub fn run(
     }
     let g = match graded(plan, results, baseline, history, color) {
         Ok(g) => g,
-        Err(exit) => return Ok(exit),
+        Err(exit) => {
+            if let Some(path) = junit {
+                let why = unusable_input(plan, results, baseline);
+                let inputs: Vec<&Path> = results.iter().map(PathBuf::as_path).collect();
+                super::failed_early::write_junit(path, plan, &inputs, "grade", &why);
+            }
+            return Ok(exit);
+        }
     };
-    emit(&g, junit, report, false)?;
+    let json = format == super::GradeFormat::Json;
+    emit(&g, junit, report, json)?;
+    if json {
+        let doc = JsonExporter.export(&ReportInput { grade: &g })?;
+        baton::stdout::print(&String::from_utf8_lossy(&doc))?;
+    }
     Ok(g.exit())
+}
+
+/// Which input stopped grading and why, for the junit.xml of a grade that could not start.
+fn unusable_input(plan: &Path, results: &[PathBuf], baseline: Option<&Path>) -> String {
+    if let Some(why) = super::failed_early::plan_problems(plan, baton::plan::Trust::Trusted) {
+        return why;
+    }
+    results
+        .iter()
+        .map(PathBuf::as_path)
+        .chain(baseline)
+        .find_map(|p| baton::results::read(p).err())
+        .map_or_else(
+            || "an input could not be read (see the command's stderr)".into(),
+            |e| e.to_string(),
+        )
 }
 
 /// `Some(Exit::Invalid)` after saying why when an output would replace one of the inputs.

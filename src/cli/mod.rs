@@ -8,10 +8,12 @@ use baton::exit::Exit;
 mod baseline;
 mod check;
 mod expand;
+mod failed_early;
 pub mod gpu;
 pub mod grade;
 mod history;
 mod ingest;
+mod manual;
 mod nodes;
 mod progress;
 mod render;
@@ -91,7 +93,9 @@ enum Command {
     Worker(WorkerArgs),
     /// Expand a plan into its jobs: IDs, ranks, split groups, sizes, criteria, GPU memory.
     Expand {
+        /// Plan file to expand.
         plan: PathBuf,
+        /// table: one line per job and the totals; json: every job in full.
         #[arg(long, value_enum, default_value_t = ExpandFormat::Table)]
         format: ExpandFormat,
         /// Most jobs listed in the table (the totals always count every job).
@@ -136,6 +140,10 @@ enum Command {
         /// batch script does when no launcher step ran, so CI still gets junit.xml.
         #[arg(long)]
         none_ran: bool,
+        /// text: the verdict summary; json: the verdict document (schemas/verdict.schema.json)
+        /// on stdout, the summary on stderr.
+        #[arg(long, value_enum, default_value_t = GradeFormat::Text)]
+        format: GradeFormat,
     },
     /// Write the Markdown and HTML report only (exit 0 once written, whatever the verdict).
     Report {
@@ -159,6 +167,18 @@ enum Command {
         #[command(subcommand)]
         action: BaselineAction,
     },
+    /// Print a shell completion script: `baton completions bash > /etc/bash_completion.d/baton`.
+    Completions {
+        /// The shell to complete for.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Write man pages: baton.1 and one per subcommand (baton-run.1, …).
+    Man {
+        /// Directory to write them into (e.g. /usr/local/share/man/man1).
+        #[arg(long, short = 'o')]
+        out: PathBuf,
+    },
     /// Keep runs in a history store (SQLite) and show their trend: `add`, `show`.
     History {
         #[command(subcommand)]
@@ -168,7 +188,8 @@ enum Command {
 
 #[derive(Debug, Subcommand)]
 enum BaselineAction {
-    /// Save results (one or several files) as one baseline file.
+    /// Save results (one or several files) as one baseline file; a job may be kept once per
+    /// host set, and grading compares each run with the entry of its own hosts.
     Save {
         /// Results files to keep as the baseline.
         #[arg(required = true)]
@@ -194,6 +215,10 @@ enum BaselineAction {
         /// exits 1, so a CI step turns red).
         #[arg(long)]
         report_only: bool,
+        /// Compare jobs measured on other hosts too (by default a job OLD measured only on
+        /// other hosts than NEW is refused: exit 2).
+        #[arg(long)]
+        any_hosts: bool,
     },
 }
 
@@ -208,6 +233,12 @@ enum RenderTarget {
     Slurm,
     Srun,
     Mpirun,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum GradeFormat {
+    Text,
+    Json,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -337,13 +368,17 @@ pub fn main(mpi: Option<MpiEntry>) -> i32 {
             junit,
             report,
             none_ran: _,
+            format,
         } => grade::run(
             &plan,
             &results,
-            baseline.as_deref(),
-            history.as_deref(),
+            grade::Against {
+                baseline: baseline.as_deref(),
+                history: history.as_deref(),
+            },
             junit.as_deref(),
             report.as_deref(),
+            format,
             color,
         ),
         Command::Report {
@@ -371,8 +406,11 @@ pub fn main(mpi: Option<MpiEntry>) -> i32 {
                 new,
                 markdown,
                 report_only,
-            } => baseline::compare(&old, &new, markdown, report_only),
+                any_hosts,
+            } => baseline::compare(&old, &new, markdown, report_only, any_hosts),
         },
+        Command::Completions { shell } => manual::completions(shell),
+        Command::Man { out } => manual::man(&out),
         Command::History { action } => history::run(action),
     };
     match outcome {

@@ -3,11 +3,13 @@ use std::path::PathBuf;
 use baton::exit::Exit;
 use baton::runner::orchestrate::{self, RunOptions};
 
+use super::failed_early as junit;
 use super::{MpiEntry, RunFormat, load_plan_source};
 
 /// `baton run`: what to run and where the results go.
 #[derive(Debug, Clone, clap::Args)]
 pub struct Args {
+    /// Plan file to run; its text is read once and copied into --out.
     pub plan: PathBuf,
     /// Directory for results.json (and per-environment-set parts).
     #[arg(long, short = 'o', default_value = "baton-out")]
@@ -34,7 +36,8 @@ pub struct Args {
     #[arg(long)]
     pub capture_transport: bool,
     /// Only the jobs of environment set K (numbered from 0 over the selected jobs, as
-    /// `render` numbers its launcher steps).
+    /// `render` numbers its launcher steps). Writes results only: grade every set's results
+    /// together (`baton grade PLAN OUT/set-*/results.json`), as rendered scripts do.
     #[arg(long, value_name = "K")]
     pub env_set: Option<usize>,
     /// Run the node sets over these nodes (a Slurm hostlist, e.g. `node[01-08,12]`) instead of
@@ -49,18 +52,24 @@ pub struct Args {
 
 pub fn run(args: &Args, mpi: Option<MpiEntry>, color: bool) -> anyhow::Result<Exit> {
     let Some((loaded, text)) = load_plan_source(&args.plan, color) else {
-        return Ok(Exit::Invalid);
+        let why = junit::plan_problems(&args.plan, super::plan_trust());
+        let why = why.unwrap_or_else(|| "the plan could not be read".into());
+        return Ok(junit::run_junit(args, Exit::Invalid, "plan", &why));
     };
     let under_launcher = baton::runner::launch::detect_launcher().is_some();
     let node_list = if under_launcher {
         if super::node_sets_not_runnable(&loaded.plan, &args.plan, true) {
-            return Ok(Exit::Invalid);
+            let why = "the plan's node sets cannot run here (see the command's stderr)";
+            return Ok(junit::run_junit(args, Exit::Invalid, "plan", why));
         }
         None
     } else {
         match super::nodes::for_run(&loaded.plan, &args.plan, args) {
             Ok(l) => l,
-            Err(exit) => return Ok(exit),
+            Err(exit) => {
+                let why = "the node list or the plan's node sets cannot be used (see the command's stderr)";
+                return Ok(junit::run_junit(args, exit, "plan", why));
+            }
         }
     };
     let expansion = baton::expand::expand(&loaded.plan);
@@ -76,7 +85,11 @@ pub fn run(args: &Args, mpi: Option<MpiEntry>, color: bool) -> anyhow::Result<Ex
             args.plan.display(),
             args.only.as_deref().unwrap_or("")
         );
-        return Ok(Exit::Invalid);
+        let why = format!(
+            "no job matches --only {:?}",
+            args.only.as_deref().unwrap_or("")
+        );
+        return Ok(junit::run_junit(args, Exit::Invalid, "run", &why));
     }
     if let Some(k) = args.env_set {
         jobs = match baton::runner::launch::env_set_jobs(&jobs, k) {
@@ -176,13 +189,18 @@ pub fn run(args: &Args, mpi: Option<MpiEntry>, color: bool) -> anyhow::Result<Ex
         }
         Err(e) => {
             eprintln!("baton: {e}");
-            Ok(e.exit())
+            if matches!(e, orchestrate::RunError::OutDir(_)) {
+                // The directory is another run's, or holds another plan's results.
+                return Ok(e.exit());
+            }
+            Ok(junit::run_junit(args, e.exit(), "run", &e.to_string()))
         }
     }
 }
 
 /// Grades what ran, writes `junit.xml` and `report/` beside the results, and combines the exit
-/// codes: a timeout or runtime failure outranks a failed criterion.
+/// codes: a timeout or runtime failure outranks a failed criterion. With `--env-set` only the
+/// run's own exit: see below.
 pub fn finish(
     args: &Args,
     plan: &baton::plan::Plan,
@@ -191,6 +209,11 @@ pub fn finish(
     results_path: &std::path::Path,
     run_exit: Exit,
 ) -> anyhow::Result<Exit> {
+    if args.env_set.is_some() {
+        // One environment set of a rendered script: the script grades every set together into
+        // the run's one junit.xml and report, and prints that verdict once.
+        return Ok(run_exit);
+    }
     let base = match super::grade::baseline_for(&args.plan, plan, args.baseline.as_deref()) {
         Ok(b) => b,
         Err(exit) => return Ok(exit),
@@ -199,14 +222,14 @@ pub fn finish(
     let files = vec![(results_path.display().to_string(), results.clone())];
     let ran: Vec<String> = jobs.iter().map(|j| j.id.clone()).collect();
     let plan_file = args.plan.display().to_string();
-    let g = baton::grade::grade(&baton::grade::GradeInput {
+    let g = super::grade::grade_keyed(
         plan,
-        plan_file: Some(&plan_file),
-        results: &files,
-        baseline: &base,
-        only: Some(&ran),
-        history: &history.as_history(),
-    });
+        &plan_file,
+        &files,
+        base,
+        Some(&ran),
+        &history.as_history(),
+    );
     let dir = results_path.parent().unwrap_or(std::path::Path::new("."));
     super::grade::emit(
         &g,

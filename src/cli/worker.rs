@@ -35,6 +35,18 @@ fn local_rank(world: &MpiWorld) -> usize {
     .unwrap_or_else(|| world.rank())
 }
 
+/// Extra watchdog time for ranks other than 0. When a collective hangs, every rank's watchdog
+/// would fire at about the same moment; the first rank to exit makes the launcher (srun
+/// --kill-on-bad-exit, mpirun) end the others with SIGTERM. Rank 0 records results, so it goes
+/// first: then the hang is recorded as a timeout, not as an interruption.
+fn rank_lag(world: &MpiWorld) -> std::time::Duration {
+    if world.rank() == 0 {
+        std::time::Duration::ZERO
+    } else {
+        std::time::Duration::from_secs(3)
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn execute(
     world: &MpiWorld,
@@ -58,7 +70,7 @@ fn execute(
         results,
         gpu: None,
         watchdog: true,
-        watchdog_grace: std::time::Duration::ZERO,
+        watchdog_grace: rank_lag(world),
         telemetry: false,
         progress: progress.map(Path::to_path_buf),
     };
@@ -74,7 +86,7 @@ fn execute(
             let info = gpu.info();
             cfg.device_label = local::device_label(&info);
             cfg.gpu = Some(info);
-            cfg.watchdog_grace = crate::cli::gpu::grace();
+            cfg.watchdog_grace = crate::cli::gpu::grace() + rank_lag(world);
             cfg.telemetry = local_rank(world) == 0;
             if world.rank() == 0 {
                 local::describe_environment(&mut cfg.results, nccl_version);

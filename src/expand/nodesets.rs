@@ -16,6 +16,9 @@ use crate::nodeset::schedule::{self, Over, Pairing};
 use crate::plan::{NodeSource, Nodes, Plan};
 use crate::results::NodeSetRef;
 
+/// Slurm's default `MaxStepCount`: job steps one job may start. Every node set is one step.
+pub const SLURM_MAX_STEP_COUNT: u128 = 40_000;
+
 /// The environment variable Slurm names the allocation's nodes in.
 pub const SLURM_NODELIST: &str = "SLURM_JOB_NODELIST";
 
@@ -327,10 +330,18 @@ impl TestSets {
                 self.rounds[0].sets.len()
             ),
             (_, Some(r), Some(s)) => format!(
-                "over {} on {on}: {r} round{}, {s} node set{}",
+                "over {} on {on}: {r} round{}, {s} node set{}{}",
                 self.over.name(),
                 plural(r),
-                if s == 1 { "" } else { "s" }
+                if s == 1 { "" } else { "s" },
+                if s > SLURM_MAX_STEP_COUNT {
+                    format!(
+                        " — more steps than Slurm's default MaxStepCount ({SLURM_MAX_STEP_COUNT}) allows one job: \
+                         use `pairs: {{ rounds: K }}` or `over: isolate`"
+                    )
+                } else {
+                    String::new()
+                }
             ),
             _ => format!("over {} on {on}", self.over.name()),
         }

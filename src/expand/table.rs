@@ -56,6 +56,8 @@ pub fn criterion_text(c: &Criterion) -> String {
         Check::Variance(t) => format!("variance {t}"),
         Check::GroupSpread(t) => format!("group_spread {t}"),
         Check::Outlier(t) => format!("outlier {t}"),
+        Check::Profile(t) => format!("busbw {t} of profile"),
+        Check::Relative(r) => format!("busbw {} of {}", r.busbw, r.to),
         Check::Trend(t) => format!("trend {t}"),
     };
     if let Some(at) = &c.at {

@@ -5,8 +5,7 @@ use super::diagnosis::{self, Diagnosis};
 use super::evidence;
 use super::measure::{measured_range, measured_sizes, median_busbw, printed_size, size};
 use crate::expand::Job;
-use crate::ingest::class_satisfies;
-use crate::plan::Check;
+use crate::plan::{Check, TransportRule};
 use crate::results::{Environment, JobResult, Placement};
 
 /// Drop (%) below which sizes count as unchanged for shape diagnosis when the plan sets no
@@ -37,10 +36,10 @@ impl Ctx<'_> {
         )
     }
 
-    /// The transport class this job's plan expects, if it has a transport criterion.
-    pub fn expected_transport(&self) -> Option<&str> {
+    /// The transport this job's plan expects, if it has a transport criterion.
+    pub fn expected_transport(&self) -> Option<&TransportRule> {
         self.job.expect.iter().find_map(|c| match &c.check {
-            Check::Transport(t) => Some(t.as_str()),
+            Check::Transport(t) => Some(t),
             _ => None,
         })
     }
@@ -59,7 +58,7 @@ impl Ctx<'_> {
         }
         let mut s = format!("; transport {}", seen.join("+"));
         if let Some(exp) = self.expected_transport()
-            && seen.iter().any(|c| !class_satisfies(c, exp))
+            && seen.iter().any(|c| !exp.allows_somewhere(c))
         {
             s.push_str(&format!(", expected {exp}"));
         }

@@ -7,6 +7,7 @@
 
 use super::diagnosis::{Diagnosis, Shape};
 use crate::ingest::class_satisfies;
+use crate::plan::TransportRule;
 use crate::results::{Environment, JobResult};
 
 /// After the settings that force a transport (the likeliest cause of all), those that pick
@@ -21,7 +22,7 @@ const TUNING: &[&str] = &[
 ];
 
 /// Variables baton sets on its own runs to capture transports: never the user's cause.
-const CAPTURE: &[&str] = &["NCCL_DEBUG", "NCCL_DEBUG_SUBSYS", "NCCL_DEBUG_FILE"];
+use crate::results::env::CAPTURE;
 
 /// One side of a comparison: a job's results and the environment of the run they came from.
 #[derive(Clone, Copy)]
@@ -45,7 +46,7 @@ pub fn classes(r: &JobResult) -> Vec<String> {
 
 /// The facts that can explain `now` being slower than `then`, strongest first. `expected` is the
 /// transport the plan asks for, if it asks.
-pub fn facts(then: Side<'_>, now: Side<'_>, expected: Option<&str>) -> Vec<Diagnosis> {
+pub fn facts(then: Side<'_>, now: Side<'_>, expected: Option<&TransportRule>) -> Vec<Diagnosis> {
     let mut out = Vec::new();
     let (was, is) = (classes(then.job), classes(now.job));
     let unknown_then = "the baseline's results do not say how it connected";
@@ -65,7 +66,7 @@ pub fn facts(then: Side<'_>, now: Side<'_>, expected: Option<&str>) -> Vec<Diagn
         });
     } else if let Some(exp) = expected
         && !is.is_empty()
-        && is.iter().any(|c| !class_satisfies(c, exp))
+        && is.iter().any(|c| !exp.allows_somewhere(c))
     {
         let seen = is.join("+");
         out.push(Diagnosis {
@@ -310,7 +311,7 @@ mod tests {
             &[("NCCL_P2P_DISABLE", "1"), ("NCCL_DEBUG", "INFO")],
             Some("SHM"),
         );
-        let f = facts(side(&then), side(&now), Some("P2P"));
+        let f = facts(side(&then), side(&now), Some(&TransportRule::one("P2P")));
         assert!(
             matches!(f[0].shape, Shape::TransportNotExpected { .. }),
             "{f:?}"

@@ -237,6 +237,7 @@ fn by_attributes(jobs: &[Job], r: &JobResult) -> Vec<usize> {
         .filter(|(_, j)| attributes_fit(j, r))
         .map(|(i, _)| i)
         .collect();
+    let fits = by_sizes(jobs, r, fits);
     if fits.len() <= 1 || r.env.is_empty() {
         return fits;
     }
@@ -256,6 +257,28 @@ fn by_attributes(jobs: &[Job], r: &JobResult) -> Vec<usize> {
         })
         .collect();
     if agree.is_empty() { fits } else { agree }
+}
+
+/// Of several fitting jobs, those whose requested sizes the log measured: every one of them if
+/// any job is covered so, else any of them. Two tests of one collective (a latency sweep of
+/// small sizes, a bandwidth sweep of large ones) then each take their own log. When sizes tell
+/// nothing apart, the jobs stay as they were (and the ambiguity is reported).
+fn by_sizes(jobs: &[Job], r: &JobResult, fits: Vec<usize>) -> Vec<usize> {
+    if fits.len() <= 1 {
+        return fits;
+    }
+    let measured: std::collections::HashSet<u64> =
+        super::measure::measured_sizes(r).into_iter().collect();
+    let narrowed = |pred: &dyn Fn(&Job) -> bool| -> Vec<usize> {
+        fits.iter().copied().filter(|&i| pred(&jobs[i])).collect()
+    };
+    let covered =
+        narrowed(&|j| !j.sizes.is_empty() && j.sizes.iter().all(|s| measured.contains(s)));
+    if !covered.is_empty() {
+        return covered;
+    }
+    let overlap = narrowed(&|j| j.sizes.iter().any(|s| measured.contains(s)));
+    if overlap.is_empty() { fits } else { overlap }
 }
 
 fn attributes_fit(j: &Job, r: &JobResult) -> bool {
@@ -351,6 +374,25 @@ mod tests {
         let (found, _) = assign(&js, &results(Some("b")), Backend::Nccl);
         assert!(matches!(&found[0], Found::None(_)));
         assert!(matches!(&found[1], Found::One(..)));
+    }
+
+    #[test]
+    fn sizes_tell_two_tests_of_one_collective_apart() {
+        // The log sweeps 8 B..8 GiB: a test asking for 16 GiB cannot be its job.
+        let js = jobs(&format!(
+            "{AR}  - name: big\n    collective: all_reduce\n    sizes: [16G]\n"
+        ));
+        let (found, unused) = assign(&js, &results(None), Backend::Nccl);
+        assert!(matches!(&found[0], Found::One(..)), "{:?}", found[0]);
+        assert!(matches!(&found[1], Found::None(m) if m.contains("no results")));
+        assert!(unused.is_empty());
+        // Another dtype never takes it, whatever its sizes.
+        let js = jobs(&format!(
+            "{AR}  - name: h\n    collective: all_reduce\n    dtype: half\n    sizes: [1G]\n"
+        ));
+        let (found, _) = assign(&js, &results(None), Backend::Nccl);
+        assert!(matches!(&found[0], Found::One(..)));
+        assert!(matches!(&found[1], Found::None(_)));
     }
 
     #[test]

@@ -15,7 +15,9 @@ mod integrity;
 mod matching;
 mod measure;
 mod nodesets;
+mod profile;
 mod regression;
+mod relative;
 mod run_info;
 mod threshold;
 mod transport;
@@ -81,6 +83,7 @@ pub fn grade(input: &GradeInput<'_>) -> Grade {
         input.plan.ranks_per_node(),
     );
     let (found, unmatched) = assign(&expansion.jobs, input.results, input.plan.backend);
+    let others = relative_targets(&expansion.jobs, &found);
     let base_found: Vec<Result<Found, String>> = match input.baseline {
         Baseline::Loaded { name, results } => {
             let files = [(name.clone(), (**results).clone())];
@@ -114,6 +117,14 @@ pub fn grade(input: &GradeInput<'_>) -> Grade {
         Baseline::Loaded { results, .. } => Some(&results.environment),
         _ => None,
     };
+    let prof = profile::ProfileSource {
+        name: input.plan.profile.as_deref(),
+        plan_dir: input.plan_file.map(|f| {
+            std::path::Path::new(f)
+                .parent()
+                .unwrap_or(std::path::Path::new("."))
+        }),
+    };
     let mut jobs: Vec<JobVerdict> = expansion
         .jobs
         .iter()
@@ -124,7 +135,7 @@ pub fn grade(input: &GradeInput<'_>) -> Grade {
                 history: input.history,
                 results: input.results,
             };
-            grade_job(job, f, b, &env_of, base_env, &trend)
+            grade_job(job, f, b, &env_of, base_env, &prof, &others, &trend)
         })
         .collect();
     nodesets::apply_outliers(&expansion.jobs, &mut jobs);
@@ -150,6 +161,28 @@ pub fn grade(input: &GradeInput<'_>) -> Grade {
     }
 }
 
+/// Results of the jobs that `relative` criteria compare with, by job ID (or why there are none).
+type Others = std::collections::HashMap<String, Result<crate::results::JobResult, String>>;
+
+fn relative_targets(jobs: &[Job], found: &[Found]) -> Others {
+    let mut out = Others::new();
+    for c in jobs.iter().flat_map(|j| j.expect.iter()) {
+        let Check::Relative(r) = &c.check else {
+            continue;
+        };
+        if out.contains_key(&r.to) {
+            continue;
+        }
+        let got = match jobs.iter().position(|j| j.id == r.to).map(|i| &found[i]) {
+            Some(Found::One(_, res)) => Ok((**res).clone()),
+            Some(Found::None(why)) => Err(why.clone()),
+            None => Err("not run (left out by --only?)".to_string()),
+        };
+        out.insert(r.to.clone(), got);
+    }
+    out
+}
+
 /// Fail beats warn beats pass; a skipped criterion does not colour its job.
 fn worst(it: impl Iterator<Item = Status>) -> Status {
     let mut s = Status::Pass;
@@ -168,12 +201,17 @@ struct TrendInput<'a> {
     results: &'a [(String, Results)],
 }
 
+// Each argument is a separate input of the verdict (results, baseline, environments, profile,
+// the run's other jobs, the history); bundling them would only rename the list.
+#[allow(clippy::too_many_arguments)]
 fn grade_job<'e>(
     job: &Job,
     found: Found,
     baseline: Result<Found, String>,
     env_of: &dyn Fn(&str) -> Option<&'e crate::results::Environment>,
     base_env: Option<&'e crate::results::Environment>,
+    prof: &profile::ProfileSource<'_>,
+    others: &Others,
     trend: &TrendInput<'_>,
 ) -> JobVerdict {
     let what = describe(job);
@@ -208,6 +246,7 @@ fn grade_job<'e>(
         baseline_env: base_env,
     };
     let mut criteria = vec![integrity::completed(&ctx)];
+    let mut picked = None;
     // Corruption anywhere fails the job; an explicit `wrong: 0` that covers every size and
     // placement already says so, a narrower one does not.
     let covered = job
@@ -235,6 +274,18 @@ fn grade_job<'e>(
             Check::Time(t) => threshold::evaluate(&ctx, c, Metric::Time, t, text),
             Check::Wrong(_) => integrity::explicit(&ctx, c, text),
             Check::Transport(t) => transport::evaluate(&ctx, c, t, text),
+            Check::Relative(r) => {
+                let other = match others.get(&r.to) {
+                    Some(Ok(o)) => Ok(o),
+                    Some(Err(why)) => Err(why.clone()),
+                    None => Err(format!("{} is not a job of this plan", r.to)),
+                };
+                relative::evaluate(&ctx, c, r, other, text)
+            }
+            Check::Profile(t) => {
+                let picked = picked.get_or_insert_with(|| prof.pick(&ctx));
+                profile::evaluate(&ctx, c, t, picked, text)
+            }
             Check::Regression(t) => regression::evaluate(&ctx, c, t, text),
             Check::Variance(t) => variance::evaluate(&ctx, c, t, text),
             Check::GroupSpread(t) => group_spread::evaluate(&ctx, c, t, text),
@@ -299,8 +350,13 @@ fn unmatched_job(job: &Job, what: String, why: String) -> JobVerdict {
     }
 }
 
-fn merge_environments<'a>(envs: impl Iterator<Item = &'a Environment>) -> Environment {
-    let mut out = Environment::default();
+/// One environment for several results files: hosts and versions from all, variables only
+/// where every file agrees (one file's settings are not the run's).
+fn merge_environments<'a>(envs: impl Iterator<Item = &'a Environment> + Clone) -> Environment {
+    let mut out = Environment {
+        variables: crate::results::env::common(envs.clone().map(|e| &e.variables)),
+        ..Environment::default()
+    };
     for e in envs {
         for h in &e.hosts {
             match out.hosts.iter_mut().find(|x| x.hostname == h.hostname) {
@@ -319,9 +375,6 @@ fn merge_environments<'a>(envs: impl Iterator<Item = &'a Environment>) -> Enviro
         out.nccl_version = out.nccl_version.take().or(e.nccl_version.clone());
         out.mpi_version = out.mpi_version.take().or(e.mpi_version.clone());
         out.topology = out.topology.take().or(e.topology.clone());
-        for (k, v) in &e.variables {
-            out.variables.entry(k.clone()).or_insert_with(|| v.clone());
-        }
     }
     out
 }
@@ -363,6 +416,8 @@ mod tests {
             Err("none".into()),
             &|_| None,
             None,
+            &profile::ProfileSource::default(),
+            &Others::new(),
             &TrendInput {
                 history: &History::None,
                 results: &[],
@@ -383,6 +438,8 @@ mod tests {
             Err("none".into()),
             &|_| None,
             None,
+            &profile::ProfileSource::default(),
+            &Others::new(),
             &TrendInput {
                 history: &History::None,
                 results: &[],

@@ -110,7 +110,7 @@ pub fn evaluate(
 }
 
 /// The worst repeat's value at a size and whether it holds; `Err` when there is nothing to read.
-fn worst(
+pub(super) fn worst(
     ctx: &Ctx<'_>,
     s: u64,
     p: Placement,

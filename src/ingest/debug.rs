@@ -48,6 +48,9 @@ pub fn parse_line(line: &str) -> Option<DebugLine> {
     {
         return Some(DebugLine::Transport(origin, link));
     }
+    if let Some(link) = feature(msg, &origin) {
+        return Some(DebugLine::Transport(origin, link));
+    }
     if let Some(rest) = msg.strip_prefix("NCCL version ") {
         let v = rest.split_whitespace().next().unwrap_or("");
         let (nccl, cuda) = match v.split_once("+cuda") {
@@ -119,6 +122,51 @@ fn transport(rest: &str, origin: &Origin) -> Option<TransportLink> {
     })
 }
 
+/// NVLS and CollNet set up beside the rings, as links of their own class. NCCL 2.19–2.28 print
+/// `NVLS comm %p headRank %d nHeads %d …` when a communicator's NVLS buffers are set up (at init,
+/// or at the first NVLS collective from 2.23), and `CollNet %02d/%1d : %d [send] via
+/// COLLNET/%s/%d[/GDRDMA]` per CollNet connection; `NVLS multicast support is available` only
+/// says the hardware could, not that NCCL did.
+fn feature(msg: &str, origin: &Origin) -> Option<TransportLink> {
+    let host = (!origin.host.is_empty()).then(|| origin.host.clone());
+    if let Some(rest) = msg.strip_prefix("NVLS comm ") {
+        let word_after = |key: &str| {
+            let mut t = rest.split_whitespace();
+            t.by_ref().find(|w| *w == key)?;
+            t.next()?.parse::<u64>().ok()
+        };
+        let head = word_after("headRank")?;
+        let heads = word_after("nHeads")?;
+        return Some(TransportLink {
+            channel: 0,
+            from_rank: head,
+            to_rank: head,
+            transport: "NVLS".into(),
+            detail: format!("NVLS/{heads} heads"),
+            host,
+            comm: None,
+        });
+    }
+    let rest = msg.strip_prefix("CollNet ")?;
+    let (chan, rest) = rest.split_once(':')?;
+    let channel: u32 = chan.trim().split('/').next()?.trim().parse().ok()?;
+    let (who, detail) = rest.split_once(" via ")?;
+    let rank: u64 = who.split_whitespace().next()?.parse().ok()?;
+    let detail = detail.trim();
+    if !detail.to_ascii_uppercase().starts_with("COLLNET") {
+        return None;
+    }
+    Some(TransportLink {
+        channel,
+        from_rank: rank,
+        to_rank: rank,
+        transport: "CollNet".into(),
+        detail: detail.to_string(),
+        host,
+        comm: None,
+    })
+}
+
 /// `1[1]`, `0[1a000]` → the rank before the bracket.
 fn rank_of(tok: &str) -> Option<u64> {
     tok.split('[').next()?.parse().ok()
@@ -144,12 +192,7 @@ pub fn transport_class(detail: &str) -> String {
     }
 }
 
-/// Whether a seen class satisfies the expected one; `NET` accepts every network plugin.
-pub fn class_satisfies(seen: &str, expected: &str) -> bool {
-    seen.eq_ignore_ascii_case(expected)
-        || (expected.eq_ignore_ascii_case("NET")
-            && seen.get(..3).is_some_and(|p| p.eq_ignore_ascii_case("NET")))
-}
+pub use crate::plan::transport_rule::class_satisfies;
 
 #[cfg(test)]
 mod tests {
@@ -189,6 +232,34 @@ mod tests {
         );
         assert_eq!(transport_class("NET/AWS Libfabric/0"), "NET");
         assert_eq!(transport_class("NVLS"), "NVLS");
+    }
+
+    #[test]
+    fn nvls_and_collnet_setup_lines_are_links_of_their_own_class() {
+        // NCCL 2.19.3 and 2.28.9 wording (tests/data/nccl-lines/README.md).
+        let l = link(
+            "n:1:2 [0] NCCL INFO NVLS comm 0x55d5c8a0b2c0 headRank 3 nHeads 8 buffSize 1048576 memSize 2097152 nvlsPerRankSize 201326592 nvlsTotalSize 1610612736",
+        );
+        assert_eq!((l.transport.as_str(), l.from_rank), ("NVLS", 3));
+        assert_eq!(l.detail, "NVLS/8 heads");
+        let l = link(
+            "n:1:2 [0] NCCL INFO NVLS comm 0x5633b1f4a120 headRank 0 nHeads 4 nvlsRanks 8 buffSize 1048576 nvlsPerRankSize 1 nvlsTotalSize 1",
+        );
+        assert_eq!(l.detail, "NVLS/4 heads");
+        let l = link("n:1:2 [0] NCCL INFO CollNet 01/1 : 5 [receive] via COLLNET/SHARP/0/GDRDMA");
+        assert_eq!(
+            (l.channel, l.from_rank, l.transport.as_str()),
+            (1, 5, "CollNet")
+        );
+        // Support alone is not use; a damaged line is not a link.
+        for other in [
+            "n:1:2 [0] NCCL INFO NVLS multicast support is available on dev 0 (NVLS_NCHANNELS 16)",
+            "n:1:2 [0] NCCL INFO NVLS comm 0x1 headRank x nHeads 8",
+            "n:1:2 [0] NCCL INFO CollNet 00/0 : 0 [send] via NET/IB/0",
+            "n:1:2 [0] NCCL INFO 24 coll channels, 24 collnet channels, 16 nvls channels, 32 p2p channels, 32 p2p channels per peer",
+        ] {
+            assert_eq!(parse_line(other), Some(DebugLine::Other), "{other}");
+        }
     }
 
     #[test]

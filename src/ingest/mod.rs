@@ -296,15 +296,17 @@ fn unique_ids(jobs: &mut [JobResult]) {
     }
 }
 
-fn environment<'a>(logs: impl Iterator<Item = &'a Log>) -> Environment {
+/// The run-wide environment of logs ingested together. A variable counts as run-wide only when
+/// every log with a run states it alike; one log's settings stay on its own jobs (`JobResult::env`)
+/// and never reach another job's suite or the report's environment.
+fn environment<'a>(logs: impl Iterator<Item = &'a Log> + Clone) -> Environment {
     let mut env = Environment::default();
     let mut hosts: IndexMap<String, Vec<Gpu>> = IndexMap::new();
+    env.variables =
+        crate::results::env::common(logs.clone().filter(|l| l.has_run()).map(|l| &l.env));
     for log in logs {
         env.nccl_version = env.nccl_version.take().or(log.nccl_version.clone());
         env.cuda_version = env.cuda_version.take().or(log.cuda_version.clone());
-        for (k, v) in &log.env {
-            env.variables.entry(k.clone()).or_insert_with(|| v.clone());
-        }
         for d in &log.devices {
             let gpus = hosts.entry(d.host.clone()).or_default();
             if !gpus.iter().any(|g| g.index == d.device) {

@@ -196,6 +196,16 @@ pub fn parse_str_with(file: &str, text: &str, trust: Trust) -> Result<Loaded, Re
 }
 
 fn parse_on_this_stack(file: &str, text: &str, trust: Trust) -> Result<Loaded, Report> {
+    parse_checked(file, text, trust, true)
+}
+
+/// `and_the_rest`: after structural errors in some tests, check the other tests too.
+fn parse_checked(
+    file: &str,
+    text: &str,
+    trust: Trust,
+    and_the_rest: bool,
+) -> Result<Loaded, Report> {
     let mut report = Report::new(file, text);
     if let Some(i) =
         text.find(|c: char| c == '\0' || (c.is_control() && !matches!(c, '\n' | '\r' | '\t')))
@@ -221,7 +231,7 @@ fn parse_on_this_stack(file: &str, text: &str, trust: Trust) -> Result<Loaded, R
     ) {
         Ok(n) => n,
         Err(e) => {
-            report.push(yaml_error(&e));
+            report.push(yaml_error(&e, text));
             return Err(report);
         }
     };
@@ -235,6 +245,26 @@ fn parse_on_this_stack(file: &str, text: &str, trust: Trust) -> Result<Loaded, R
     let mut diags = Vec::new();
     structure::check(schema(), &node, &mut diags);
     if !diags.is_empty() {
+        let rest = and_the_rest
+            .then(|| super::partial::without_broken_tests(text, &node, &diags))
+            .flatten()
+            // What is left must still be YAML on its own: an alias whose anchor was blanked
+            // would be an error of the check, not of the plan as written.
+            .filter(|rest| {
+                serde_saphyr::from_str_with_options::<Loc<Node>>(
+                    rest,
+                    options(serde_saphyr::DuplicateKeyPolicy::PassThrough),
+                )
+                .is_ok()
+            });
+        if let Some(rest) = rest {
+            let more = match parse_checked(file, &rest, trust, false) {
+                Ok(loaded) => loaded.report.diagnostics,
+                Err(r) => r.diagnostics,
+            };
+            diags.extend(more);
+            diags.sort_by_key(|d| d.pos.map(|p| (p.line, p.col)));
+        }
         report.diagnostics = diags;
         return Err(report);
     }
@@ -244,7 +274,7 @@ fn parse_on_this_stack(file: &str, text: &str, trust: Trust) -> Result<Loaded, R
     ) {
         Ok(r) => r,
         Err(e) => {
-            report.push(yaml_error(&e));
+            report.push(yaml_error(&e, text));
             return Err(report);
         }
     };
@@ -268,7 +298,7 @@ fn parse_on_this_stack(file: &str, text: &str, trust: Trust) -> Result<Loaded, R
 /// serde-saphyr words some errors for the developer who configures it ("budget breached:
 /// Depth { depth: 49 }", "set DuplicateKeyPolicy in Options"); the ones a plan's author can meet
 /// become a plain sentence about the plan. The rest take the library's user-facing wording.
-fn yaml_error(e: &serde_saphyr::Error) -> Diagnostic {
+fn yaml_error(e: &serde_saphyr::Error, text: &str) -> Diagnostic {
     use serde_saphyr::Error as E;
     use serde_saphyr::budget::BudgetBreach as B;
     let alias_bomb = || {
@@ -339,7 +369,17 @@ fn yaml_error(e: &serde_saphyr::Error) -> Diagnostic {
             None,
         ),
     };
-    let d = Diagnostic::error(message, Pos::from_error(e));
+    let pos = Pos::from_error(e);
+    // Only the parser's own wording gets the hint: the budget and alias errors above already
+    // name the plan's problem.
+    let generic = message.starts_with("invalid YAML:");
+    if let Some(quote) = pos
+        .filter(|_| generic)
+        .and_then(|p| super::hints::unquoted_value(text, p))
+    {
+        return Diagnostic::error(quote, pos).label("YAML syntax here, not text");
+    }
+    let d = Diagnostic::error(message, pos);
     match help {
         Some(h) => d.help(h),
         None => d,

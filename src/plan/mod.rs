@@ -3,12 +3,15 @@
 
 mod check;
 mod diag;
+mod hints;
 mod load;
 mod loc;
 mod model;
+mod partial;
 mod raw;
 pub mod revision;
 mod structure;
+pub mod transport_rule;
 mod trust;
 
 pub use check::{MAX_JOBS, MAX_RANKS, MAX_SIZES_PER_TEST};
@@ -20,4 +23,5 @@ pub use load::{
 pub use loc::Pos;
 pub use model::*;
 pub use raw::plan_schema;
+pub use structure::suggest as suggest_name;
 pub use trust::Trust;

@@ -6,6 +6,7 @@ use std::time::Duration;
 use indexmap::IndexMap;
 use serde::Serialize;
 
+pub use super::transport_rule::TransportRule;
 use crate::collective::{Collective, Dtype, RedOp};
 pub use crate::nodeset::{Over, Pairing};
 use crate::split::Split;
@@ -255,17 +256,6 @@ pub enum Severity {
     Warn,
 }
 
-/// Transport classes NCCL reports in its connection lines.
-pub const TRANSPORTS: &[&str] = &[
-    "P2P",
-    "SHM",
-    "NET",
-    "NET/IB",
-    "NET/Socket",
-    "NVLS",
-    "CollNet",
-];
-
 /// What a criterion measures and its limit.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -274,7 +264,7 @@ pub enum Check {
     Algbw(Threshold),
     Time(Threshold),
     Wrong(u64),
-    Transport(String),
+    Transport(TransportRule),
     Regression(Threshold),
     Variance(Threshold),
     GroupSpread(Threshold),
@@ -282,6 +272,18 @@ pub enum Check {
     Outlier(Threshold),
     /// Largest drop below the median of the job's own last runs (the history store).
     Trend(crate::units::Trend),
+    /// busbw as a share of the hardware profile's figure (`>= 90% of profile`).
+    Profile(Threshold),
+    /// busbw as a share of another job's of the same run, size by size.
+    Relative(Relative),
+}
+
+/// `relative: { to, busbw }`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Relative {
+    /// The job ID compared with (a test name of one job is resolved to its job's ID).
+    pub to: String,
+    pub busbw: Threshold,
 }
 
 impl Check {
@@ -296,6 +298,8 @@ impl Check {
             Check::Variance(_) => "variance",
             Check::GroupSpread(_) => "group_spread",
             Check::Outlier(_) => "outlier",
+            Check::Profile(_) => "busbw",
+            Check::Relative(_) => "relative",
             Check::Trend(_) => "trend",
         }
     }
@@ -392,6 +396,9 @@ pub struct Plan {
     pub baseline: Option<String>,
     /// History store `trend` criteria are graded against, relative to the plan file.
     pub history: Option<String>,
+    /// Hardware profile `… of profile` criteria read (a name or a plan-relative file); `None`:
+    /// picked at grade time from the recorded GPUs.
+    pub profile: Option<String>,
 }
 
 /// Processes per node of an mpi-backend plan that leaves `launch.ranks_per_node` open: two is

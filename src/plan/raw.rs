@@ -83,6 +83,10 @@ pub struct RawPlan {
     /// History store (SQLite, from `baton history add`) that `trend` criteria compare against,
     /// relative to the plan file (grade/run `--history` overrides it).
     pub history: Option<Loc<String>>,
+    /// Hardware profile for `busbw: ">= 90% of profile"` criteria: a built-in name
+    /// (`h200-sxm-8`), a name in `profiles/` beside the plan, or a plan-relative `.yaml` path.
+    /// Omitted: picked at grade time from the recorded GPU model and count.
+    pub profile: Option<Loc<String>>,
 }
 
 /// Where and how many ranks run.
@@ -212,7 +216,8 @@ pub struct RawMatrix {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawCriterion {
-    /// Bus bandwidth, e.g. `>= 340 GB/s`.
+    /// Bus bandwidth, e.g. `>= 340 GB/s`, or a share of the hardware profile's figure,
+    /// `>= 90% of profile`.
     pub busbw: Option<Loc<String>>,
     /// Algorithm bandwidth, e.g. `>= 190 GB/s`.
     pub algbw: Option<Loc<String>>,
@@ -221,9 +226,11 @@ pub struct RawCriterion {
     /// Largest allowed #wrong; only 0 makes sense.
     #[schemars(range(min = 0, max = 0))]
     pub wrong: Option<Loc<i64>>,
-    /// Transport class every channel must use: P2P, SHM, NET, NET/IB, NET/Socket, NVLS, CollNet.
-    #[schemars(with = "Option<TransportName>")]
-    pub transport: Option<Loc<String>>,
+    /// How NCCL must connect: a class every link uses (P2P, SHM, NET, NET/IB, NET/Socket), a
+    /// list of alternatives (`[P2P, NVLS]`), or a mapping with `is`, `not`, `gdr`, `intra_node`
+    /// and `inter_node` (see docs/plan-language.md). NVLS and CollNet named alone are required.
+    #[schemars(with = "Option<TransportField>")]
+    pub transport: Option<Loc<Node>>,
     /// Largest busbw drop against the baseline, e.g. `<= 5%`.
     pub regression: Option<Loc<String>>,
     /// Largest spread of each repeat around the median of the repeats, e.g. `<= 5%`.
@@ -236,6 +243,9 @@ pub struct RawCriterion {
     /// Largest busbw drop below the median of this job's last runs on the same hosts, from the
     /// history store: `<= 5% below the median of the last 10 runs`. Without `at`, the largest size.
     pub trend: Option<Loc<String>>,
+    /// busbw as a share of another job's of the same run at the same sizes, e.g.
+    /// `{ to: allreduce, busbw: ">= 85%" }`.
+    pub relative: Option<RawRelative>,
     /// Requested sizes this applies to: one size, `>= 1G`, `1G..4G`; omitted = every size.
     #[schemars(with = "Option<Scalar>")]
     pub at: Option<Loc<Scalar>>,
@@ -245,6 +255,16 @@ pub struct RawCriterion {
     /// Narrow to one placement: `out` or `in` (default: both that ran).
     #[schemars(with = "Option<InPlaceName>")]
     pub in_place: Option<Loc<String>>,
+}
+
+/// `relative: { to: TEST_OR_JOB, busbw: ">= 85%" }`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawRelative {
+    /// The test (of one job) or job ID compared with.
+    pub to: Loc<String>,
+    /// Least share of its busbw at the same requested sizes, e.g. `>= 85%`.
+    pub busbw: Loc<String>,
 }
 
 // ---- schema-only types: they describe polymorphic fields for the JSON Schema ----
@@ -310,6 +330,65 @@ enum TransportName {
     #[serde(rename = "NVLS")]
     Nvls,
     CollNet,
+    /// NET/Socket.
+    Socket,
+    /// NET/IB.
+    #[serde(rename = "IB")]
+    Ib,
+    /// CollNet.
+    #[serde(rename = "SHARP")]
+    Sharp,
+}
+
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)]
+enum TransportNames {
+    One(TransportName),
+    Many(Vec<TransportName>),
+}
+
+/// One scope of a transport rule: classes allowed (`is`), refused (`not`), GPUDirect RDMA.
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct ScopeRuleField {
+    /// Alternatives: every link in the scope uses one of these.
+    is: Option<TransportNames>,
+    /// Exclusions: no link in the scope uses one of these.
+    not: Option<TransportNames>,
+    /// Network links must (true) or must not (false) use GPUDirect RDMA (`…/GDRDMA`).
+    gdr: Option<bool>,
+}
+
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)]
+enum ScopeField {
+    Names(TransportNames),
+    Rule(ScopeRuleField),
+}
+
+/// A transport rule with scopes.
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct TransportRuleField {
+    is: Option<TransportNames>,
+    not: Option<TransportNames>,
+    gdr: Option<bool>,
+    /// Links between ranks on the same node.
+    intra_node: Option<ScopeField>,
+    /// Links between ranks on different nodes.
+    inter_node: Option<ScopeField>,
+}
+
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)]
+enum TransportField {
+    Names(TransportNames),
+    Rule(TransportRuleField),
 }
 
 type EnvMap = IndexMap<String, Scalar>;

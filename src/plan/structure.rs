@@ -53,17 +53,18 @@ impl<'a> Walker<'a> {
         let mut alts = Vec::new();
         self.alternatives(schema, &mut alts);
         let Some(alt) = alts.iter().copied().find(|a| accepts(a, &node.value)) else {
+            let mut message = format!(
+                "{} must be {}, found {}",
+                describe_path(path),
+                expected_kinds(&alts),
+                node.value.kind()
+            );
+            if let Some(form) = super::hints::accepted_threshold(path, &node.value) {
+                message.push_str(&format!("; write it as {form}"));
+            }
             out.push(
-                Diagnostic::error(
-                    format!(
-                        "{} must be {}, found {}",
-                        describe_path(path),
-                        expected_kinds(&alts),
-                        node.value.kind()
-                    ),
-                    Some(node.pos),
-                )
-                .label(format!("expected {}", expected_kinds(&alts))),
+                Diagnostic::error(message, Some(node.pos))
+                    .label(format!("expected {}", expected_kinds(&alts))),
             );
             return;
         };

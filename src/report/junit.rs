@@ -123,11 +123,61 @@ fn properties(g: &Grade, j: &JobVerdict) -> Vec<Property> {
     if let Some(m) = &e.mpi_version {
         p.push(Property::new("mpi", m.clone()));
     }
-    for (k, v) in &e.variables {
-        p.push(Property::new(format!("env.{k}"), v.clone()));
+    // The run's variables, then the job's own (from its plan or its log), which win.
+    let mut vars: indexmap::IndexMap<String, String> =
+        crate::results::env::shown_run_vars(e).into_iter().collect();
+    if let Some(src) = &j.source {
+        vars.extend(crate::results::env::shown_vars(&src.result));
+    }
+    for (k, v) in vars {
+        p.push(Property::new(format!("env.{k}"), v));
     }
     if let Some(b) = &g.baseline {
         p.push(Property::new("baseline", b.clone()));
     }
     p
+}
+
+/// JUnit for a command that failed before it measured or graded anything (an invalid plan, no
+/// GPU, no launcher): one test case in error, named for the step that failed, so CI shows a red
+/// test with the reason instead of "no tests found".
+pub fn failed_before_measuring(
+    plan: &str,
+    step: &str,
+    message: &str,
+) -> Result<Vec<u8>, ReportError> {
+    let mut report = Report::new(format!("baton {plan}"));
+    let mut suite = TestSuite::new(plan.to_string());
+    let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
+    let first = message.lines().next().unwrap_or(message);
+    status.set_message(first.to_string());
+    status.set_type(step.to_string());
+    status.set_description(message.to_string());
+    let mut case = TestCase::new(step.to_string(), status);
+    case.set_classname(plan.to_string());
+    suite.add_test_case(case);
+    report.add_test_suite(suite);
+    let mut out = Vec::new();
+    report.serialize(&mut out)?;
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_failure_before_measuring_is_one_error_case_with_its_reason() {
+        let xml = String::from_utf8(
+            super::failed_before_measuring("p", "run", "no GPU found\nsecond line").unwrap(),
+        )
+        .unwrap();
+        assert!(
+            xml.contains(r#"tests="1""#) && xml.contains(r#"errors="1""#),
+            "{xml}"
+        );
+        assert!(
+            xml.contains(r#"<error message="no GPU found" type="run">"#),
+            "{xml}"
+        );
+        assert!(xml.contains("second line"), "{xml}");
+    }
 }

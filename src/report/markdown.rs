@@ -247,4 +247,24 @@ fn job(o: &mut String, i: usize, j: &JobVerdict) {
             );
         }
     }
+    job_env(o, j);
+}
+
+/// The variables this job's plan or log set (`results::env::shown_vars`): they belong to it,
+/// not to the run-wide environment.
+fn job_env(o: &mut String, j: &JobVerdict) {
+    let Some(src) = &j.source else { return };
+    let vars = crate::results::env::shown_vars(&src.result);
+    if !vars.is_empty() {
+        let shown: Vec<String> = vars
+            .iter()
+            .map(|(k, v)| code(&format!("{k}={v}")))
+            .collect();
+        let _ = writeln!(
+            o,
+            "
+Set for this job: {}",
+            shown.join(", ")
+        );
+    }
 }

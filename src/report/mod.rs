@@ -5,6 +5,7 @@ pub(crate) mod chart;
 mod compare;
 mod escape;
 mod html;
+mod json;
 mod junit;
 mod markdown;
 mod meta;
@@ -19,7 +20,8 @@ use std::path::{Path, PathBuf};
 pub use chart::ChartExporter;
 pub use compare::render_comparison;
 pub use html::HtmlExporter;
-pub use junit::JunitExporter;
+pub use json::{JsonExporter, Verdict, verdict_schema};
+pub use junit::{JunitExporter, failed_before_measuring};
 pub use markdown::MarkdownExporter;
 pub use text::TextExporter;
 
@@ -35,6 +37,8 @@ pub struct ReportInput<'a> {
 pub enum ReportError {
     #[error("cannot draw the chart of job {job}: {message}")]
     Chart { job: String, message: String },
+    #[error("cannot write the verdict JSON: {0}")]
+    Json(serde_json::Error),
     #[error("cannot write JUnit XML: {0}")]
     Junit(#[from] quick_junit::SerializeError),
     #[error("cannot write {path}: {source}")]

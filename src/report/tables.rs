@@ -417,9 +417,7 @@ pub fn environment(g: &Grade) -> Vec<(String, String)> {
             e.mpi_version.clone().unwrap_or_else(unknown),
         ),
     ];
-    for (k, val) in &e.variables {
-        v.push((k.clone(), val.clone()));
-    }
+    v.extend(crate::results::env::shown_run_vars(e));
     v
 }
 

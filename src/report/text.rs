@@ -32,6 +32,9 @@ impl Exporter for TextExporter {
                 tables::provenance(j)
             );
             let mut passed = 0;
+            // Criteria failing for one reason (a job without results fails every one of them
+            // alike) are named together and the reason said once.
+            let mut lines: Vec<(&str, Vec<&str>, &str, Option<&str>)> = Vec::new();
             for c in &j.criteria {
                 let mark = match c.status {
                     Status::Fail => "✗",
@@ -42,9 +45,18 @@ impl Exporter for TextExporter {
                         continue;
                     }
                 };
-                let _ = writeln!(o, "    {mark} {}: {}", c.text, c.message);
-                if let Some(d) = &c.diagnosis {
-                    let _ = writeln!(o, "      diagnosis: {}", d.text);
+                let diagnosis = c.diagnosis.as_ref().map(|d| d.text.as_str());
+                match lines.iter_mut().find(|l| {
+                    l.0 == mark && l.2 == c.message && l.3.is_none() && diagnosis.is_none()
+                }) {
+                    Some(l) => l.1.push(&c.text),
+                    None => lines.push((mark, vec![&c.text], &c.message, diagnosis)),
+                }
+            }
+            for (mark, texts, message, diagnosis) in lines {
+                let _ = writeln!(o, "    {mark} {}: {message}", texts.join("; "));
+                if let Some(d) = diagnosis {
+                    let _ = writeln!(o, "      diagnosis: {d}");
                 }
             }
             if passed > 0 && j.status != Status::Pass {

@@ -5,6 +5,7 @@
 //! The JSON Schema in `schemas/results.schema.json` is generated from these types; a test fails
 //! when the committed schema drifts from them.
 
+pub mod env;
 mod io;
 pub mod journal;
 mod model;

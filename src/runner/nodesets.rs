@@ -363,23 +363,7 @@ fn run_test(
                 set: Box::new(run.clone()),
             })?;
         }
-        let ends: Vec<StepEnd> = std::thread::scope(|s| {
-            let handles: Vec<_> = todo
-                .iter()
-                .map(|(_, run, sjobs)| s.spawn(move || run_step(ctx, run, sjobs)))
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| {
-                    h.join().unwrap_or_else(|_| StepEnd {
-                        ok: false,
-                        ended: "the thread driving it panicked".into(),
-                        seconds: 0.0,
-                        timed_out: false,
-                    })
-                })
-                .collect()
-        });
+        let ends = run_steps(ctx, &todo);
         for ((k, run, sjobs), end) in todo.iter().zip(&ends) {
             let statuses = job_statuses(&ctx.opts.out_dir.join(&run.journal))?;
             // A launcher may exit 0 although a node died under it: judge by what was recorded.
@@ -468,6 +452,62 @@ fn run_test(
         }
     }
     Ok(())
+}
+
+/// Most steps in flight at once: each is an `srun` process on the batch node and a step
+/// request to slurmctld, so a 1000-node each-node round goes in waves rather than all at once.
+/// `BATON_MAX_STEPS` overrides it.
+const MAX_STEPS: usize = 256;
+
+fn max_steps() -> usize {
+    std::env::var("BATON_MAX_STEPS")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or(MAX_STEPS)
+}
+
+/// Runs the steps of `todo`, at most [`max_steps`] at a time, in order of start; their ends in
+/// the same order.
+fn run_steps(ctx: &Ctx<'_>, todo: &[&(usize, SetRun, Vec<Job>)]) -> Vec<StepEnd> {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let ends: Vec<std::sync::Mutex<Option<StepEnd>>> =
+        todo.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    std::thread::scope(|s| {
+        for _ in 0..max_steps().min(todo.len()) {
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some((_, run, sjobs)) = todo.get(i).map(|t| &**t) else {
+                        break;
+                    };
+                    let end = if super::interrupt::requested() {
+                        StepEnd {
+                            ok: false,
+                            ended: "stopped by a signal before it started".into(),
+                            seconds: 0.0,
+                            timed_out: false,
+                        }
+                    } else {
+                        run_step(ctx, run, sjobs)
+                    };
+                    if let Ok(mut slot) = ends[i].lock() {
+                        *slot = Some(end);
+                    }
+                }
+            });
+        }
+    });
+    ends.into_iter()
+        .map(|m| {
+            m.into_inner().ok().flatten().unwrap_or_else(|| StepEnd {
+                ok: false,
+                ended: "the thread driving it panicked".into(),
+                seconds: 0.0,
+                timed_out: false,
+            })
+        })
+        .collect()
 }
 
 /// A test name as a file name part.

@@ -24,6 +24,7 @@ impl Checker<'_> {
             ("variance", c.variance.as_ref().map(|v| v.pos)),
             ("group_spread", c.group_spread.as_ref().map(|v| v.pos)),
             ("outlier", c.outlier.as_ref().map(|v| v.pos)),
+            ("relative", c.relative.as_ref().map(|v| v.to.pos)),
             ("trend", c.trend.as_ref().map(|v| v.pos)),
         ]
         .into_iter()
@@ -38,7 +39,7 @@ impl Checker<'_> {
             0 => {
                 self.err(
                     Diagnostic::error("criterion has no metric", anchor)
-                        .help("give one of busbw, algbw, time, wrong, transport, regression, variance, group_spread, outlier, trend"),
+                        .help("give one of busbw, algbw, time, wrong, transport, regression, variance, group_spread, outlier, relative, trend"),
                 );
                 return None;
             }
@@ -82,7 +83,30 @@ impl Checker<'_> {
             }
             Some(t)
         };
-        let check = if let Some(v) = &c.busbw {
+        let check = if let Some(v) = &c.busbw
+            && let Some(share) = of_profile(&v.value)
+        {
+            let share = Loc::new(share.to_string(), v.pos);
+            let t = thr(self, &share, Quantity::Percent, "busbw")?;
+            if !matches!(t.cmp, crate::units::Cmp::Ge | crate::units::Cmp::Gt) {
+                self.err(
+                    Diagnostic::error(
+                        "`busbw: … of profile` is a least share: use >= or >",
+                        Some(v.pos),
+                    )
+                    .help("e.g. busbw: \">= 90% of profile\""),
+                );
+                None
+            } else if ctx.backend == Backend::Mpi {
+                self.err(Diagnostic::error(
+                    "hardware profiles hold NCCL figures; the mpi backend measures host memory",
+                    Some(v.pos),
+                ));
+                None
+            } else {
+                Some(Check::Profile(t))
+            }
+        } else if let Some(v) = &c.busbw {
             thr(self, v, Quantity::Bandwidth, "busbw").map(Check::Busbw)
         } else if let Some(v) = &c.algbw {
             thr(self, v, Quantity::Bandwidth, "algbw").map(Check::Algbw)
@@ -113,18 +137,7 @@ impl Checker<'_> {
                 Some(Check::Wrong(0))
             }
         } else if let Some(v) = &c.transport {
-            if ctx.backend == Backend::Mpi {
-                self.err(Diagnostic::error(
-                    "`transport` needs the nccl backend; MPI reports no NCCL transports",
-                    Some(v.pos),
-                ));
-                None
-            } else if let Some(t) = TRANSPORTS.iter().find(|t| t.eq_ignore_ascii_case(&v.value)) {
-                Some(Check::Transport(t.to_string()))
-            } else {
-                self.unknown_name("transport", &v.value, v.pos, TRANSPORTS);
-                None
-            }
+            self.transport_rule(v, ctx).map(Check::Transport)
         } else if let Some(v) = &c.regression {
             if !ctx.has_baseline {
                 self.warn(
@@ -164,6 +177,26 @@ impl Checker<'_> {
                 );
             }
             pct(self, v, "group_spread").map(Check::GroupSpread)
+        } else if let Some(r) = &c.relative {
+            let t = thr(self, &r.busbw, Quantity::Percent, "relative.busbw")?;
+            if !matches!(t.cmp, crate::units::Cmp::Ge | crate::units::Cmp::Gt) {
+                self.err(
+                    Diagnostic::error(
+                        "`relative.busbw` is a least share: use >= or >",
+                        Some(r.busbw.pos),
+                    )
+                    .help("e.g. busbw: \">= 85%\" (within 15%)"),
+                );
+                None
+            } else {
+                // Whether `to` names a job of this plan is known once every test is read.
+                self.relative_targets
+                    .push((ctx.test.to_string(), r.to.clone()));
+                Some(Check::Relative(Relative {
+                    to: r.to.value.clone(),
+                    busbw: t,
+                }))
+            }
         } else if let Some(v) = &c.outlier {
             if ctx.over == Some(Over::All) {
                 self.err(
@@ -281,6 +314,16 @@ impl Checker<'_> {
     }
 }
 
+/// `>= 90% of profile` → `>= 90%`.
+fn of_profile(text: &str) -> Option<&str> {
+    let t = text.trim_end();
+    let cut = t.len().checked_sub("of profile".len())?;
+    t.get(cut..)
+        .filter(|s| s.eq_ignore_ascii_case("of profile"))
+        .and_then(|_| t.get(..cut))
+        .map(str::trim_end)
+}
+
 fn in_place_word(p: InPlace) -> &'static str {
     match p {
         InPlace::Both => "both",
@@ -318,4 +361,11 @@ pub(super) struct CriterionCtx<'a> {
     pub(super) has_baseline: bool,
     /// `None` when the test's `over` was invalid.
     pub(super) over: Option<Over>,
+    pub(super) test: &'a str,
+    pub(super) launch: &'a Launch,
+    /// Nodes in the plan's own node list, when it has one.
+    pub(super) node_count: Option<usize>,
+    /// The test's environment and its matrix env axis.
+    pub(super) env: &'a indexmap::IndexMap<String, String>,
+    pub(super) env_axis: &'a [indexmap::IndexMap<String, String>],
 }

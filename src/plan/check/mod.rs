@@ -10,9 +10,11 @@ mod criterion;
 mod env;
 mod launch;
 mod nodes;
+mod relative;
 mod settings;
 mod sizes;
 mod test;
+mod transport;
 
 use std::collections::HashMap;
 
@@ -45,8 +47,12 @@ pub fn check(raw: RawPlan, source: &str) -> Result<(Plan, Diags), Diags> {
         errors: Vec::new(),
         warnings: Vec::new(),
         source,
+        relative_targets: Vec::new(),
     };
-    let plan = c.plan(raw);
+    let mut plan = c.plan(raw);
+    if c.errors.is_empty() {
+        c.resolve_relative(&mut plan);
+    }
     if c.errors.is_empty() {
         Ok((plan, c.warnings))
     } else {
@@ -70,6 +76,8 @@ struct Checker<'s> {
     errors: Diags,
     warnings: Diags,
     source: &'s str,
+    /// `relative.to` of every criterion, with its test: resolved once all tests are read.
+    relative_targets: Vec<(String, Loc<String>)>,
 }
 
 fn valid_name(s: &str) -> bool {
@@ -201,6 +209,10 @@ impl Checker<'_> {
             tests,
             baseline,
             history,
+            profile: raw.profile.map(|p| {
+                self.no_control(&p, "profile");
+                p.value
+            }),
         }
     }
 

@@ -313,6 +313,11 @@ impl Checker<'_> {
                             backend,
                             has_baseline,
                             over,
+                            test: &t.name.value,
+                            launch,
+                            node_count,
+                            env: &env,
+                            env_axis: &env_axis,
                         },
                     )
                 })

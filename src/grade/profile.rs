@@ -1,0 +1,117 @@
+//! `busbw: ">= 90% of profile"`: busbw at each size against the share of what the job's
+//! hardware profile says healthy hardware of its kind measures at that size. A size the profile
+//! has no figure for fails and says which bands it has: a criterion never passes on a figure
+//! that is not there.
+
+use std::path::Path;
+
+use super::context::Ctx;
+use super::measure::{num, placements, size, sizes};
+use super::threshold::{Metric, violated, worst};
+use super::verdict::{Case, CriterionVerdict, Status};
+use crate::plan::Criterion;
+use crate::profile::{Picked, for_job};
+use crate::units::{Quantity, Threshold};
+
+/// Where a job's profile comes from: the plan's `profile:` and the plan's directory.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ProfileSource<'a> {
+    pub name: Option<&'a str>,
+    pub plan_dir: Option<&'a Path>,
+}
+
+impl ProfileSource<'_> {
+    pub fn pick(&self, ctx: &Ctx<'_>) -> Picked {
+        for_job(self.name, self.plan_dir, ctx.env, ctx.result)
+    }
+}
+
+pub fn evaluate(
+    ctx: &Ctx<'_>,
+    c: &Criterion,
+    share: &Threshold,
+    picked: &Picked,
+    text: String,
+) -> CriterionVerdict {
+    let profile = match picked {
+        Ok(p) => p,
+        Err(why) => {
+            return CriterionVerdict::whole(c, text, Status::Fail, format!("{why} ({})", ctx.what));
+        }
+    };
+    let places = placements(ctx.job, Some(c));
+    let mut cases = Vec::new();
+    for s in sizes(ctx.job, c.at.as_ref()) {
+        let Some(fig) = profile.figure(ctx.job.collective, s) else {
+            cases.push(Case::at_size(
+                s,
+                Status::Fail,
+                format!(
+                    "profile {} has no {} figure at {} (it has: {})",
+                    profile.name,
+                    ctx.job.collective,
+                    size(s),
+                    profile.bands()
+                ),
+            ));
+            continue;
+        };
+        let limit = Threshold {
+            cmp: share.cmp,
+            value: fig.busbw * share.value / 100.0,
+            quantity: Quantity::Bandwidth,
+        };
+        let basis = format!(
+            "{}% of {}'s {} GB/s for {} {}",
+            num(share.value),
+            profile.name,
+            num(fig.busbw),
+            fig.collective,
+            fig.at_text
+        );
+        let mut fails = Vec::new();
+        let mut seen = Vec::new();
+        for &p in &places {
+            match worst(ctx, s, p, Metric::Busbw, &limit) {
+                Err(why) => fails.push(why),
+                Ok((v, true)) => seen.push(format!("{} GB/s {}", num(v), p.label())),
+                Ok((v, false)) => fails.push(format!(
+                    "busbw {} GB/s {} {} GB/s ({basis}) at {} ({}, {})",
+                    num(v),
+                    violated(limit.cmp),
+                    num(limit.value),
+                    size(s),
+                    ctx.what,
+                    p.label()
+                )),
+            }
+        }
+        cases.push(if fails.is_empty() {
+            Case::at_size(
+                s,
+                Status::Pass,
+                format!(
+                    "busbw {} {} GB/s ({basis}) at {}: {}",
+                    limit.cmp,
+                    num(limit.value),
+                    size(s),
+                    seen.join(", ")
+                ),
+            )
+        } else {
+            Case::at_size(
+                s,
+                Status::Fail,
+                format!("{}{}", fails.join("; "), ctx.transport_note()),
+            )
+        });
+    }
+    let n = cases.len();
+    CriterionVerdict::from_cases(
+        "busbw",
+        text,
+        Some(c.clone()),
+        cases,
+        format!("busbw {share} of profile {} at {n} size(s)", profile.name),
+    )
+}

@@ -1,0 +1,71 @@
+//! What `baton check` says about profiles: which one applies, and every `… of profile`
+//! criterion whose collective and sizes the named profile has no figure for.
+
+use std::path::Path;
+
+use super::named;
+use crate::plan::{Check, Plan};
+use crate::units::Size;
+
+/// The line `check` prints about the plan's profile, `None` when no criterion reads one; `Err`
+/// with every problem when the named profile is missing or lacks a figure a criterion needs.
+pub fn check_plan(plan: &Plan, plan_file: &Path) -> Result<Option<String>, Vec<String>> {
+    let uses: Vec<_> = plan
+        .tests
+        .iter()
+        .flat_map(|t| t.expect.iter().map(move |c| (t, c)))
+        .filter(|(_, c)| matches!(c.check, Check::Profile(_)))
+        .collect();
+    if uses.is_empty() {
+        return Ok(None);
+    }
+    let Some(name) = plan.profile.as_deref() else {
+        return Ok(Some(
+            "profile: picked at grade time from the recorded GPUs (model × count); set `profile:` to fix one"
+                .into(),
+        ));
+    };
+    let profile = named(name, plan_file.parent()).map_err(|e| vec![e.to_string()])?;
+    let mut problems = Vec::new();
+    for (t, c) in uses {
+        let sizes: Vec<u64> = t
+            .sizes
+            .values()
+            .into_iter()
+            .filter(|s| c.at.as_ref().is_none_or(|a| a.matches(*s)))
+            .collect();
+        for coll in &t.axes.collective {
+            let missing: Vec<String> = sizes
+                .iter()
+                .filter(|s| profile.figure(*coll, **s).is_none())
+                .map(|s| Size(*s).to_string())
+                .collect();
+            if !missing.is_empty() {
+                problems.push(format!(
+                    "test `{}`: `busbw … of profile` has no figure in profile {} for {coll} at {} (it has: {}); narrow it with `at:` or add the figure",
+                    t.name,
+                    profile.name,
+                    shorten(&missing),
+                    profile.bands()
+                ));
+            }
+        }
+    }
+    if problems.is_empty() {
+        Ok(Some(format!(
+            "profile: {} v{} ({})",
+            profile.name, profile.version, profile.description
+        )))
+    } else {
+        Err(problems)
+    }
+}
+
+fn shorten(v: &[String]) -> String {
+    match v {
+        [] => String::new(),
+        [one] => one.clone(),
+        _ if v.len() <= 3 => v.join(", "),
+        _ => format!("{} sizes from {} to {}", v.len(), v[0], v[v.len() - 1]),
+    }
+}

@@ -1,0 +1,308 @@
+//! Hardware profiles: what a healthy system of a kind measures, per collective and size band,
+//! each figure with its public source, so that `busbw: ">= 90% of profile"` asks "is this number
+//! normal for this hardware?" without the user looking the number up.
+//!
+//! Profiles ship inside the binary (`profiles/*.yaml`, versioned with the code); a plan may
+//! bring its own in a `profiles/` directory beside it, or name a file. A plan names one
+//! (`profile: h200-sxm-8`) or lets grading pick one from the recorded GPUs (model × count).
+
+mod check;
+mod pick;
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::collective::Collective;
+use crate::units::{SizeSelector, parse_selector};
+
+pub use check::check_plan;
+pub use pick::{Picked, for_job, pick};
+
+/// Largest profile file read.
+const MAX_PROFILE_BYTES: usize = 1 << 20;
+
+/// The profiles built into baton.
+const EMBEDDED: &[(&str, &str)] = &[
+    ("a100-sxm-8", include_str!("../../profiles/a100-sxm-8.yaml")),
+    ("b200-8", include_str!("../../profiles/b200-8.yaml")),
+    (
+        "gb200-nvl72",
+        include_str!("../../profiles/gb200-nvl72.yaml"),
+    ),
+    ("h100-sxm-8", include_str!("../../profiles/h100-sxm-8.yaml")),
+    ("h200-sxm-2", include_str!("../../profiles/h200-sxm-2.yaml")),
+    ("h200-sxm-8", include_str!("../../profiles/h200-sxm-8.yaml")),
+    ("hdr-200", include_str!("../../profiles/hdr-200.yaml")),
+    ("ndr-400", include_str!("../../profiles/ndr-400.yaml")),
+];
+
+/// One profile file as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawProfile {
+    name: String,
+    version: u32,
+    description: String,
+    /// Matched against recorded GPU names (case-insensitive substring).
+    gpu: Option<String>,
+    /// GPUs in one job of this kind.
+    gpus: Option<u64>,
+    nic: Option<String>,
+    /// `rail` for NIC profiles: figures are what one rail carries.
+    per: Option<String>,
+    figures: Vec<RawFigure>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFigure {
+    collective: String,
+    at: String,
+    /// GB/s, decimal, as nccl-tests prints busbw.
+    busbw: f64,
+    source: String,
+}
+
+/// A checked profile.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Profile {
+    pub name: String,
+    pub version: u32,
+    pub description: String,
+    pub gpu: Option<String>,
+    pub gpus: Option<u64>,
+    pub nic: Option<String>,
+    pub figures: Vec<Figure>,
+}
+
+/// Expected busbw of one collective over a band of sizes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Figure {
+    pub collective: Collective,
+    pub at: SizeSelector,
+    /// The band as written, for messages.
+    pub at_text: String,
+    pub busbw: f64,
+    pub source: String,
+}
+
+/// Why a profile cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ProfileError {
+    #[error(
+        "unknown profile `{name}`{hint} (built in: {known}; a plan may add its own in profiles/ beside it)"
+    )]
+    Unknown {
+        name: String,
+        hint: String,
+        known: String,
+    },
+    #[error("{path}: {why}")]
+    Read { path: String, why: String },
+    #[error("{path}: not a profile: {why}")]
+    Invalid { path: String, why: String },
+}
+
+impl Profile {
+    /// The figure for a collective at a size, if the profile has one.
+    pub fn figure(&self, c: Collective, size: u64) -> Option<&Figure> {
+        self.figures
+            .iter()
+            .find(|f| f.collective == c && f.at.matches(size))
+    }
+
+    /// `all_reduce >= 4G, all_gather >= 4G`: what it does have, for messages.
+    pub fn bands(&self) -> String {
+        self.figures
+            .iter()
+            .map(|f| format!("{} {}", f.collective, f.at_text))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// Whether this profile describes `count` GPUs named `gpu_name`. The model is matched as a
+    /// whole word of the name (`NVIDIA A100-SXM4-80GB` is an A100), so `B200` never takes a
+    /// `GB200`.
+    pub fn fits(&self, gpu_name: &str, count: u64) -> bool {
+        let named = self.gpu.as_ref().is_some_and(|g| {
+            gpu_name
+                .split(|c: char| !c.is_ascii_alphanumeric())
+                .any(|w| w.eq_ignore_ascii_case(g))
+        });
+        named && self.gpus == Some(count)
+    }
+}
+
+/// Parses profile text; `path` names it in errors.
+pub fn parse(path: &str, text: &str) -> Result<Profile, ProfileError> {
+    let invalid = |why: String| ProfileError::Invalid {
+        path: path.to_string(),
+        why,
+    };
+    let raw: RawProfile = serde_saphyr::from_str(text).map_err(|e| invalid(e.to_string()))?;
+    if raw.version != 1 {
+        return Err(invalid(format!(
+            "profile version {} (this baton reads 1)",
+            raw.version
+        )));
+    }
+    if raw.per.as_deref().is_some_and(|p| p != "rail") {
+        return Err(invalid("`per` can only be `rail`".into()));
+    }
+    let mut figures = Vec::new();
+    for f in raw.figures {
+        let collective: Collective = f
+            .collective
+            .parse()
+            .map_err(|_| invalid(format!("unknown collective `{}`", f.collective)))?;
+        let at = parse_selector(&f.at).map_err(|e| invalid(format!("`at: {}`: {e}", f.at)))?;
+        if !(f.busbw.is_finite() && f.busbw > 0.0) {
+            return Err(invalid(format!("busbw {} is not a bandwidth", f.busbw)));
+        }
+        if f.source.trim().is_empty() {
+            return Err(invalid(format!(
+                "the {} {} figure has no source",
+                collective, f.at
+            )));
+        }
+        figures.push(Figure {
+            collective,
+            at,
+            at_text: f.at,
+            busbw: f.busbw,
+            source: f.source,
+        });
+    }
+    Ok(Profile {
+        name: raw.name,
+        version: raw.version,
+        description: raw.description,
+        gpu: raw.gpu,
+        gpus: raw.gpus,
+        nic: raw.nic,
+        figures,
+    })
+}
+
+/// Every built-in profile.
+pub fn embedded() -> Vec<Profile> {
+    EMBEDDED
+        .iter()
+        .filter_map(|(n, t)| parse(&format!("profiles/{n}.yaml"), t).ok())
+        .collect()
+}
+
+/// The profiles a plan in `plan_dir` sees: its own `profiles/*.yaml` first, then the built-in
+/// ones it does not replace.
+pub fn available(plan_dir: Option<&Path>) -> Result<Vec<Profile>, ProfileError> {
+    let mut out = Vec::new();
+    if let Some(dir) = plan_dir.map(|d| d.join("profiles"))
+        && let Ok(entries) = std::fs::read_dir(&dir)
+    {
+        let mut paths: Vec<PathBuf> = entries
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
+            .collect();
+        paths.sort();
+        for p in paths {
+            out.push(read(&p)?);
+        }
+    }
+    for e in embedded() {
+        if !out.iter().any(|p: &Profile| p.name == e.name) {
+            out.push(e);
+        }
+    }
+    Ok(out)
+}
+
+fn read(path: &Path) -> Result<Profile, ProfileError> {
+    let shown = path.display().to_string();
+    let bytes = crate::input::read_bounded(path, MAX_PROFILE_BYTES, "profile").map_err(|e| {
+        ProfileError::Read {
+            path: shown.clone(),
+            why: e.to_string(),
+        }
+    })?;
+    let text = String::from_utf8(bytes).map_err(|_| ProfileError::Invalid {
+        path: shown.clone(),
+        why: "not UTF-8 text".into(),
+    })?;
+    parse(&shown, &text)
+}
+
+/// The profile a plan names: a name (the plan's `profiles/NAME.yaml`, else built in) or a path
+/// to a file (relative to the plan).
+pub fn named(name: &str, plan_dir: Option<&Path>) -> Result<Profile, ProfileError> {
+    if name.ends_with(".yaml") || name.contains('/') {
+        let p = Path::new(name);
+        let path = match plan_dir {
+            Some(d) if p.is_relative() => d.join(p),
+            _ => p.to_path_buf(),
+        };
+        return read(&path);
+    }
+    let all = available(plan_dir)?;
+    if let Some(p) = all.iter().find(|p| p.name == name) {
+        return Ok(p.clone());
+    }
+    let names: Vec<&str> = all.iter().map(|p| p.name.as_str()).collect();
+    let hint = crate::plan::suggest_name(name, &names)
+        .map(|s| format!(" — did you mean `{s}`?"))
+        .unwrap_or_default();
+    Err(ProfileError::Unknown {
+        name: name.to_string(),
+        hint,
+        known: names.join(", "),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_built_in_profile_parses_and_every_figure_has_a_source() {
+        for (n, t) in EMBEDDED {
+            let p = parse(n, t).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(&p.name, n);
+            assert!(!p.figures.is_empty(), "{n}");
+            for f in &p.figures {
+                assert!(
+                    f.source.starts_with("https://") || f.source.starts_with("tests/data/"),
+                    "{n}: {}",
+                    f.source
+                );
+            }
+            // The comment above each figure says what the source says.
+            let comments = t
+                .lines()
+                .filter(|l| l.trim_start().starts_with('#'))
+                .count();
+            assert!(comments >= p.figures.len().min(2), "{n}");
+        }
+    }
+
+    #[test]
+    fn the_measured_2xh200_row_matches_its_fixture() {
+        let p = named("h200-sxm-2", None).unwrap();
+        let f = p.figure(Collective::AllReduce, 8 << 30).unwrap();
+        assert_eq!(f.busbw, 345.0);
+        assert_eq!(
+            p.figure(Collective::AllReduce, 1 << 30).unwrap().busbw,
+            330.0
+        );
+        assert!(p.figure(Collective::ReduceScatter, 1 << 30).is_none());
+        let all = embedded();
+        let name = |g: &str, n: u64| pick(&all, g, n).map(|p| p.name.as_str());
+        assert_eq!(name("NVIDIA H200", 2), Some("h200-sxm-2"));
+        assert_eq!(name("NVIDIA H100 80GB HBM3", 8), Some("h100-sxm-8"));
+        assert_eq!(name("NVIDIA A100-SXM4-80GB", 8), Some("a100-sxm-8"));
+        assert_eq!(name("NVIDIA GB200", 8), None);
+        assert_eq!(name("NVIDIA GB200", 72), Some("gb200-nvl72"));
+        let e = named("h200-sxm8", None).unwrap_err().to_string();
+        assert!(e.contains("did you mean `h200-sxm-8`"), "{e}");
+    }
+}
