@@ -8,6 +8,7 @@ pub mod collective;
 pub mod exit;
 pub mod expand;
 pub mod grade;
+pub mod history;
 pub mod ingest;
 pub mod input;
 pub mod nodeset;

@@ -491,7 +491,7 @@ fn group_spread_names_the_slowest_group_and_its_gpus() {
     );
     let md = read(&rep.join("report.md"));
     assert!(
-        md.contains("| 1 (slowest) | 2-3 | node01:2 node01:3 | 197.65 | 30.0% |"),
+        md.contains("| 1 (slowest) | 2-3 | node01:2 node01:3 | 197.65 | 197.65 | 30.0% |"),
         "{md}"
     );
 }

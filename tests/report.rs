@@ -263,3 +263,265 @@ fn baselines_save_and_compare_side_by_side() {
     );
     assert!(out.contains("no size is more than 5% slower"), "{out}");
 }
+
+/// `(x1, x2, y)` of every polyline drawn in `color` (`#RRGGBB`) with two points: threshold
+/// segments, legend samples and dashes.
+fn segments(svg: &str, color: &str) -> Vec<(f64, f64, f64)> {
+    svg.split("<polyline")
+        .skip(1)
+        .filter(|l| l.contains(&format!("stroke=\"{color}\"")))
+        .filter_map(|l| {
+            let pts = l.split("points=\"").nth(1)?.split('"').next()?;
+            let xy: Vec<(f64, f64)> = pts
+                .split_whitespace()
+                .filter_map(|p| {
+                    let (x, y) = p.split_once(',')?;
+                    Some((x.parse().ok()?, y.parse().ok()?))
+                })
+                .collect();
+            match xy.as_slice() {
+                [a, b] => Some((a.0, b.0, a.1)),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+/// `cy` of every filled marker drawn in `color`, in drawing (size) order.
+fn marker_heights(svg: &str, color: &str) -> Vec<f64> {
+    svg.split("<circle")
+        .skip(1)
+        .filter(|c| c.contains(&format!("fill=\"{color}\"")))
+        .filter_map(|c| c.split("cy=\"").nth(1)?.split('"').next()?.parse().ok())
+        .collect()
+}
+
+#[test]
+fn charts_read_across_the_whole_sweep() {
+    let d = tmp("report_charts");
+    let (mixed, _) = setup(&d);
+    let svg = read(&mixed.join("charts/01-allreduce.svg"));
+    // 8 B .. 8 GiB at 0.00x .. 345 GB/s: on a log busbw axis the small sizes climb, on a
+    // linear one the 16 sizes up to 256K all sit on the zero line.
+    let ys = marker_heights(&svg, "#1F77B4");
+    assert_eq!(ys.len(), 31, "one marker per size: {ys:?}");
+    let small = &ys[..16];
+    let spread = small.iter().copied().fold(f64::MIN, f64::max)
+        - small.iter().copied().fold(f64::MAX, f64::min);
+    assert!(spread > 100.0, "8 B..256K span {spread} px: {small:?}");
+    assert!(
+        small.windows(2).filter(|w| w[1] < w[0]).count() >= 12,
+        "busbw rises with size up to 256K: {small:?}"
+    );
+    assert!(svg.contains("busbw (GB/s, log scale)"), "axis says so");
+    // In-place is dashed (many short segments) with hollow markers, out-of-place solid.
+    assert!(
+        svg.contains(">in-place<") || svg.contains("\nin-place\n"),
+        "legend"
+    );
+    let dashes = segments(&svg, "#FF7F0E");
+    assert!(dashes.len() > 40, "dashed in-place: {}", dashes.len());
+    assert!(
+        svg.split("<circle")
+            .any(|c| c.contains("fill=\"none\"") && c.contains("stroke=\"#FF7F0E\"")),
+        "hollow in-place markers"
+    );
+    assert!(segments(&svg, "#1F77B4").len() < 5, "solid out-of-place");
+    // The `time` criterion gets its own chart, with its limit over 8..64K only.
+    let md = read(&mixed.join("report.md"));
+    assert!(
+        md.contains("![time vs size for allreduce](charts/01-allreduce-time.svg)"),
+        "{md}"
+    );
+    let time = read(&mixed.join("charts/01-allreduce-time.svg"));
+    assert!(time.contains("time (us, log scale)"));
+    let limit = segments(&time, "#D62728")
+        .into_iter()
+        .max_by(|a, b| (a.1 - a.0).total_cmp(&(b.1 - b.0)))
+        .expect("threshold line");
+    assert!(
+        limit.1 - limit.0 > 100.0 && limit.1 < 560.0,
+        "8..64K of 8..8G: {limit:?}"
+    );
+    assert!(
+        !mixed.join("charts/02-allgather-time.svg").exists(),
+        "no time criterion, no time chart"
+    );
+}
+
+#[test]
+fn the_report_opens_with_when_what_and_which_plan_version() {
+    if Command::new("git").arg("--version").output().is_err() {
+        println!("SKIPPED: git not found");
+        return;
+    }
+    let d = tmp("report_meta");
+    let healthy = healthy(&d);
+    let repo = d.join("repo");
+    std::fs::create_dir_all(repo.join("plans")).unwrap();
+    std::fs::create_dir_all(repo.join("baselines")).unwrap();
+    std::fs::copy(&healthy, repo.join("baselines/good.json")).unwrap();
+    let text = read(&plan("h200x2.yaml")).replace(
+        "backend: nccl\n",
+        "backend: nccl\nbaseline: ../baselines/./good.json\n",
+    );
+    let planf = write(&repo.join("plans"), "p.yaml", &text);
+    let git = |args: &[&str]| {
+        let o = Command::new("git")
+            .arg("-C")
+            .arg(&repo)
+            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "git {args:?}: {}", show(&o));
+        String::from_utf8_lossy(&o.stdout).trim().to_string()
+    };
+    git(&["init", "-q"]);
+    git(&["add", "."]);
+    git(&["commit", "-q", "-m", "plan"]);
+    let head = git(&["rev-parse", "HEAD"]);
+    let out = d.join("out");
+    let o = baton(&["report", p(&planf), p(&healthy), "-o", p(&out)]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    let md = read(&out.join("report.md"));
+    let top = &md[..md.find("## Verdict summary").expect("summary")];
+    assert!(top.starts_with("# Acceptance report: h200x2-acceptance\n\n**Verdict:"));
+    for want in [
+        "| Plan | h200x2-acceptance — NVLink acceptance of a two-GPU H200 node |".to_string(),
+        format!("| Plan revision | git {} |", &head[..12]),
+        "| Versions | NCCL 2.28.3".into(),
+        "| Hosts | vm (1 host) |".into(),
+        "| Iterations | iters 20, warmup ".into(),
+        "| Produced by | baton ".into(),
+        // Reached as plans/../baselines/./good.json, shown as the file it is (relative to the
+        // current directory, which holds the test's scratch directory).
+        "report_meta/repo/baselines/good.json` |".into(),
+        "report_meta/repo/plans/p.yaml` |".into(),
+    ] {
+        assert!(top.contains(&want), "{want} in:\n{top}");
+    }
+    assert!(top.contains("| Run | "), "{top}");
+    for unclean in ["/./", "/../", "//"] {
+        assert!(!md.contains(unclean), "{unclean} in a path:\n{top}");
+    }
+    let html = read(&out.join("report.html"));
+    assert!(
+        html.contains("<th>Plan revision</th>"),
+        "the HTML has it too"
+    );
+    // An edit after the commit: the report says the plan is not the commit's.
+    std::fs::write(&planf, text.replace("two-GPU", "2-GPU")).unwrap();
+    let o = baton(&["report", p(&planf), p(&healthy), "-o", p(&out)]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    let md = read(&out.join("report.md"));
+    assert!(
+        md.contains(&format!(
+            "| Plan revision | git {} (dirty: the plan differs from this commit) |",
+            &head[..12]
+        )),
+        "{md}"
+    );
+    // Outside git there is no revision line, and no error.
+    let o = baton(&[
+        "report",
+        p(&plan("h200x2.yaml")),
+        p(&healthy),
+        "-o",
+        p(&d.join("plain")),
+    ]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+}
+
+#[test]
+fn html_shows_code_as_code_never_as_backticks() {
+    let d = tmp("report_backticks");
+    let (mixed, socket) = setup(&d);
+    for dir in [&mixed, &socket] {
+        let html = read(&dir.join("report.html"));
+        let outside_pre: String = html
+            .split("<pre>")
+            .enumerate()
+            .map(|(i, part)| {
+                if i == 0 {
+                    part
+                } else {
+                    part.split_once("</pre>").map_or("", |x| x.1)
+                }
+            })
+            .collect();
+        assert!(
+            !outside_pre.contains('`'),
+            "{}: {}",
+            dir.display(),
+            &outside_pre[outside_pre.find('`').unwrap().saturating_sub(200)..]
+                [..300.min(outside_pre.len())]
+        );
+    }
+    let html = read(&mixed.join("report.html"));
+    assert!(
+        html.contains("<code>baton run --capture-transport</code>"),
+        "hints keep their code spans as code"
+    );
+}
+
+#[test]
+fn html_prints_white_one_test_per_page() {
+    let d = tmp("report_print");
+    let (mixed, _) = setup(&d);
+    let html = read(&mixed.join("report.html"));
+    let print = &html[html.find("@media print").expect("print styles")..];
+    for rule in [
+        "background: #fff",
+        "break-before: page",
+        "break-inside: avoid",
+        ".chart svg { width: 100%",
+    ] {
+        assert!(print.contains(rule), "{rule}");
+    }
+    let Some(bin) = ["chromium", "chromium-browser"].into_iter().find(|b| {
+        Command::new(b)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    }) else {
+        println!("SKIPPED: chromium not found");
+        return;
+    };
+    let pdf = mixed.join("report.pdf");
+    let o = Command::new("timeout")
+        .args([
+            "60",
+            bin,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--no-pdf-header-footer",
+        ])
+        .arg(format!(
+            "--user-data-dir={}",
+            mixed.join("profile-pdf").display()
+        ))
+        .arg(format!("--print-to-pdf={}", pdf.display()))
+        .arg(format!("file://{}", mixed.join("report.html").display()))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", show(&o));
+    let bytes = std::fs::read(&pdf).expect("pdf written");
+    assert!(bytes.starts_with(b"%PDF"));
+    // The summary page, then a page per job (4 jobs): the page tree counts them.
+    let text = String::from_utf8_lossy(&bytes);
+    let pages = text
+        .split("/Count ")
+        .skip(1)
+        .filter_map(|t| {
+            t.split(|c: char| !c.is_ascii_digit())
+                .next()?
+                .parse::<u32>()
+                .ok()
+        })
+        .max()
+        .expect("a page tree");
+    assert!(pages >= 5, "pages: {pages}");
+}

@@ -188,4 +188,10 @@ fn a_slowed_pair_started_apart_is_named_by_its_or_1_group() {
     );
     let html = std::fs::read_to_string(out.join("report/report.html")).unwrap();
     assert!(html.contains(or1), "the report names the pair");
+    // A host MPI run is never sent to check NVLink: its advice names cores and memory.
+    assert!(!html.contains("NVLink"), "GPU advice in a host report");
+    assert!(
+        html.contains("cores and memory"),
+        "host advice for the slow group"
+    );
 }

@@ -1,7 +1,7 @@
 use std::path::{Path, PathBuf};
 
 use baton::exit::Exit;
-use baton::grade::{Baseline, Grade, GradeInput, grade};
+use baton::grade::{Baseline, Grade, GradeInput, History, grade};
 use baton::plan::Plan;
 use baton::report::{
     Exporter, JsonExporter, JunitExporter, ReportInput, TextExporter, write_file, write_report,
@@ -52,6 +52,57 @@ pub fn baseline_for(
     })
 }
 
+/// The history store `trend` criteria read, opened (or why not).
+pub enum OpenedHistory {
+    None,
+    /// Behind a lock: node-set runs judge sets from several threads, and an SQLite connection
+    /// is used by one at a time.
+    Store(std::sync::Mutex<baton::history::Store>),
+    Unreadable {
+        name: String,
+        why: String,
+    },
+}
+
+impl OpenedHistory {
+    pub fn as_history(&self) -> History<'_> {
+        match self {
+            OpenedHistory::None => History::None,
+            OpenedHistory::Store(s) => History::Store(s),
+            OpenedHistory::Unreadable { name, why } => History::Unreadable {
+                name: name.clone(),
+                why: why.clone(),
+            },
+        }
+    }
+}
+
+/// The history store: `--history`, else the plan's `history:` (relative to the plan file, like
+/// `baseline:`). Opened only when a `trend` criterion reads it; one that cannot be opened makes
+/// those criteria fail with why, like an unreadable baseline.
+pub fn history_for(plan_path: &Path, plan: &Plan, flag: Option<&Path>) -> OpenedHistory {
+    let wanted = plan.tests.iter().any(|t| {
+        t.expect
+            .iter()
+            .any(|c| matches!(c.check, baton::plan::Check::Trend(_)))
+    });
+    let path = match (flag, &plan.history) {
+        (Some(p), _) => p.to_path_buf(),
+        (None, Some(rel)) => plan_path.parent().unwrap_or(Path::new("")).join(rel),
+        (None, None) => return OpenedHistory::None,
+    };
+    if !wanted {
+        return OpenedHistory::None;
+    }
+    match baton::history::Store::open(&path) {
+        Ok(s) => OpenedHistory::Store(std::sync::Mutex::new(s)),
+        Err(e) => OpenedHistory::Unreadable {
+            name: path.display().to_string(),
+            why: e.to_string(),
+        },
+    }
+}
+
 /// Every results file named by its path; `Err(Exit::Invalid)` after printing why one is unusable.
 pub(super) fn read_results(paths: &[PathBuf]) -> Result<Vec<(String, Results)>, Exit> {
     paths
@@ -80,6 +131,7 @@ fn graded(
     plan_path: &Path,
     results: &[PathBuf],
     baseline: Option<&Path>,
+    history: Option<&Path>,
     color: bool,
 ) -> Result<Grade, Exit> {
     // Grading runs nothing from the plan: a plan CI would refuse to run still grades.
@@ -93,7 +145,21 @@ fn graded(
     let files = read_results(results)?;
     let base = baseline_for(plan_path, &loaded.plan, baseline)?;
     let plan_file = plan_path.display().to_string();
-    Ok(grade_keyed(&loaded.plan, &plan_file, &files, base, None))
+    let history = history_for(plan_path, &loaded.plan, history);
+    let mut g = grade_keyed(
+        &loaded.plan,
+        &plan_file,
+        &files,
+        base,
+        None,
+        &history.as_history(),
+    );
+    // Results that do not record the plan's commit (ingested logs, older files): the plan as
+    // it is now is the best the report can name.
+    if g.run.git.is_none() {
+        g.run.git = baton::plan::revision::git_revision(plan_path);
+    }
+    Ok(g)
 }
 
 /// Grades with the baseline keyed to the hosts the results measured (`baton::baseline`): a job
@@ -105,6 +171,7 @@ pub fn grade_keyed(
     files: &[(String, Results)],
     base: Baseline,
     only: Option<&[String]>,
+    history: &History<'_>,
 ) -> Grade {
     let runs: Vec<&Results> = files.iter().map(|(_, r)| r).collect();
     let (base, mismatches) = match base {
@@ -124,6 +191,7 @@ pub fn grade_keyed(
         results: files,
         baseline: &base,
         only,
+        history,
     });
     if let Some((name, mismatches)) = mismatches {
         baton::baseline::explain(&mut g, &mismatches, &name);
@@ -165,15 +233,25 @@ pub fn emit(
     Ok(())
 }
 
+/// What results are compared against besides the plan's limits.
+#[derive(Clone, Copy)]
+pub struct Against<'a> {
+    /// `--baseline` (else the plan's `baseline:`), for `regression`.
+    pub baseline: Option<&'a Path>,
+    /// `--history` (else the plan's `history:`), for `trend`.
+    pub history: Option<&'a Path>,
+}
+
 pub fn run(
     plan: &Path,
     results: &[PathBuf],
-    baseline: Option<&Path>,
+    against: Against<'_>,
     junit: Option<&Path>,
     report: Option<&Path>,
     format: super::GradeFormat,
     color: bool,
 ) -> anyhow::Result<Exit> {
+    let Against { baseline, history } = against;
     let outputs = junit.map(Path::to_path_buf).into_iter().chain(
         report
             .into_iter()
@@ -182,7 +260,7 @@ pub fn run(
     if let Some(exit) = outputs_clear(outputs, plan, results, baseline) {
         return Ok(exit);
     }
-    let g = match graded(plan, results, baseline, color) {
+    let g = match graded(plan, results, baseline, history, color) {
         Ok(g) => g,
         Err(exit) => {
             if let Some(path) = junit {
@@ -242,6 +320,7 @@ pub fn report(
     plan: &Path,
     results: &[PathBuf],
     baseline: Option<&Path>,
+    history: Option<&Path>,
     out: &Path,
     color: bool,
 ) -> anyhow::Result<Exit> {
@@ -249,7 +328,7 @@ pub fn report(
     if let Some(exit) = outputs_clear(outputs, plan, results, baseline) {
         return Ok(exit);
     }
-    let g = match graded(plan, results, baseline, color) {
+    let g = match graded(plan, results, baseline, history, color) {
         Ok(g) => g,
         Err(exit) => return Ok(exit),
     };

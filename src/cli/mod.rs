@@ -11,6 +11,7 @@ mod expand;
 mod failed_early;
 pub mod gpu;
 pub mod grade;
+mod history;
 mod ingest;
 mod manual;
 mod nodes;
@@ -130,6 +131,9 @@ enum Command {
         /// Results to compare `regression` against (default: the plan's `baseline:`).
         #[arg(long)]
         baseline: Option<PathBuf>,
+        /// History store for `trend` criteria (default: the plan's `history:`).
+        #[arg(long, value_name = "STORE")]
+        history: Option<PathBuf>,
         /// Write JUnit XML here.
         #[arg(long)]
         junit: Option<PathBuf>,
@@ -155,6 +159,9 @@ enum Command {
         /// Results to compare `regression` against (default: the plan's `baseline:`).
         #[arg(long)]
         baseline: Option<PathBuf>,
+        /// History store for `trend` criteria (default: the plan's `history:`).
+        #[arg(long, value_name = "STORE")]
+        history: Option<PathBuf>,
         /// Report directory.
         #[arg(short, long)]
         output: PathBuf,
@@ -175,6 +182,11 @@ enum Command {
         /// Directory to write them into (e.g. /usr/local/share/man/man1).
         #[arg(long, short = 'o')]
         out: PathBuf,
+    },
+    /// Keep runs in a history store (SQLite) and show their trend: `add`, `show`.
+    History {
+        #[command(subcommand)]
+        action: history::Action,
     },
 }
 
@@ -357,6 +369,7 @@ pub fn main(mpi: Option<MpiEntry>) -> i32 {
             plan,
             results,
             baseline,
+            history,
             junit,
             report,
             none_ran: _,
@@ -364,7 +377,10 @@ pub fn main(mpi: Option<MpiEntry>) -> i32 {
         } => grade::run(
             &plan,
             &results,
-            baseline.as_deref(),
+            grade::Against {
+                baseline: baseline.as_deref(),
+                history: history.as_deref(),
+            },
             junit.as_deref(),
             report.as_deref(),
             format,
@@ -374,8 +390,16 @@ pub fn main(mpi: Option<MpiEntry>) -> i32 {
             plan,
             results,
             baseline,
+            history,
             output,
-        } => grade::report(&plan, &results, baseline.as_deref(), &output, color),
+        } => grade::report(
+            &plan,
+            &results,
+            baseline.as_deref(),
+            history.as_deref(),
+            &output,
+            color,
+        ),
         Command::Baseline { action } => match action {
             BaselineAction::Save {
                 results,
@@ -392,6 +416,7 @@ pub fn main(mpi: Option<MpiEntry>) -> i32 {
         },
         Command::Completions { shell } => manual::completions(shell),
         Command::Man { out } => manual::man(&out),
+        Command::History { action } => history::run(action),
     };
     match outcome {
         Ok(exit) => exit.code(),

@@ -28,6 +28,9 @@ pub struct Args {
     /// Results file for `regression` criteria (default: the plan's `baseline:`).
     #[arg(long)]
     pub baseline: Option<PathBuf>,
+    /// History store for `trend` criteria (default: the plan's `history:`).
+    #[arg(long, value_name = "STORE")]
+    pub history: Option<PathBuf>,
     /// Record NCCL's transport per channel and peer for every job (always on for jobs with
     /// a `transport` criterion).
     #[arg(long)]
@@ -129,6 +132,7 @@ pub fn run(args: &Args, mpi: Option<MpiEntry>, color: bool) -> anyhow::Result<Ex
                 Err(exit) => return Ok(exit),
             };
             let plan = &loaded.plan;
+            let history = super::grade::history_for(&args.plan, plan, args.history.as_deref());
             let judge = |r: &baton::results::Results, ids: &[String]| -> bool {
                 let files = [("results.json".to_string(), r.clone())];
                 let g = baton::grade::grade(&baton::grade::GradeInput {
@@ -137,6 +141,7 @@ pub fn run(args: &Args, mpi: Option<MpiEntry>, color: bool) -> anyhow::Result<Ex
                     results: &files,
                     baseline: &base,
                     only: None,
+                    history: &history.as_history(),
                 });
                 ids.iter().all(|id| {
                     g.jobs
@@ -213,10 +218,18 @@ pub fn finish(
         Ok(b) => b,
         Err(exit) => return Ok(exit),
     };
+    let history = super::grade::history_for(&args.plan, plan, args.history.as_deref());
     let files = vec![(results_path.display().to_string(), results.clone())];
     let ran: Vec<String> = jobs.iter().map(|j| j.id.clone()).collect();
     let plan_file = args.plan.display().to_string();
-    let g = super::grade::grade_keyed(plan, &plan_file, &files, base, Some(&ran));
+    let g = super::grade::grade_keyed(
+        plan,
+        &plan_file,
+        &files,
+        base,
+        Some(&ran),
+        &history.as_history(),
+    );
     let dir = results_path.parent().unwrap_or(std::path::Path::new("."));
     super::grade::emit(
         &g,

@@ -180,7 +180,7 @@ pub fn run_under_launcher(
     // Rank 0 claims the directory and starts (or resumes) the journal; everyone learns the outcome.
     let mut claim = None;
     let go = if me == 0 {
-        let fresh = orchestrate::new_results(plan, &args.plan, "run", plan_hash);
+        let fresh = orchestrate::run_results(plan, &args.plan, "run", plan_hash);
         match OutDir::claim(&args.out).and_then(|o| {
             let s = o.start(fresh, args.resume)?;
             Ok((o, s))

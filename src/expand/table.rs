@@ -58,6 +58,7 @@ pub fn criterion_text(c: &Criterion) -> String {
         Check::Outlier(t) => format!("outlier {t}"),
         Check::Profile(t) => format!("busbw {t} of profile"),
         Check::Relative(r) => format!("busbw {} of {}", r.busbw, r.to),
+        Check::Trend(t) => format!("trend {t}"),
     };
     if let Some(at) = &c.at {
         let _ = write!(s, " at {at}");

@@ -148,7 +148,12 @@ pub fn compare(old_name: &str, old: &Results, new_name: &str, new: &Results) -> 
             job: n,
             env: Some(&new.environment),
         };
-        let diagnosis = classify(&drops, TOLERANCE).map(|d| explain(d, facts(then, now, None)));
+        let diagnosis = classify(&drops, TOLERANCE).map(|d| {
+            explain(
+                super::hints::drop_shape(n.backend, d),
+                facts(then, now, None),
+            )
+        });
         let settings = settings_changed(then, now)
             .into_iter()
             .map(|(k, new, old)| {

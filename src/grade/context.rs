@@ -96,7 +96,10 @@ impl Ctx<'_> {
     pub fn shape_against_baseline(&self, places: &[Placement]) -> Option<Diagnosis> {
         let base = self.baseline.as_ref().ok()?;
         let p = *places.first()?;
-        let d = diagnosis::classify(&self.drops(base, p), self.tolerance())?;
+        let d = super::hints::drop_shape(
+            self.result.backend,
+            diagnosis::classify(&self.drops(base, p), self.tolerance())?,
+        );
         let then = evidence::Side {
             job: base,
             env: self.baseline_env,

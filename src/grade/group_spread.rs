@@ -7,7 +7,6 @@ use super::context::Ctx;
 use super::diagnosis::{Diagnosis, Shape};
 use super::measure::{median, num, pct, placements, samples, size, sizes};
 use super::verdict::{Case, CriterionVerdict, Status};
-use crate::expand::Scope;
 use crate::expand::table::rank_ranges;
 use crate::plan::Criterion;
 use crate::units::Threshold;
@@ -156,15 +155,7 @@ fn slow_group(ctx: &Ctx<'_>, color: u64) -> Diagnosis {
         .as_ref()
         .and_then(|g| g.iter().find(|g| g.color == color))
         .map(|g| g.scope);
-    let hint = match scope {
-        Some(Scope::IntraNode) => {
-            "an intra-node group: check that node's NVLink/NVSwitch (`nvidia-smi nvlink -s`, `nvidia-smi topo -m`, Fabric Manager, Xid 74 in dmesg)"
-        }
-        Some(Scope::CrossNode) => {
-            "a cross-node group: check its rail — each member's NIC, cable and leaf port (`ibstat` rate and state, `mlxlink` error counters)"
-        }
-        None => "check its GPUs and links",
-    };
+    let hint = super::hints::slow_group(ctx.result.backend, scope);
     Diagnosis {
         shape: Shape::SlowGroup { color },
         text: format!("one slow split group: {} — {hint}", name_group(ctx, color)),

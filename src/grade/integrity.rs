@@ -8,9 +8,6 @@ use super::verdict::{Case, CriterionVerdict, Status};
 use crate::plan::Criterion;
 use crate::results::{JobResult, JobStatus, Placement};
 
-/// What corruption means and what to do, appended to every #wrong failure.
-const CORRUPTION: &str = "data corruption: any #wrong > 0 is hardware (HBM, NVLink/NVSwitch, NIC or cable), not tuning — drain the node and check ECC, `nvidia-smi nvlink -e` and link error counters";
-
 /// The implicit "results" check: present, and the job ran to its end.
 pub fn completed(ctx: &Ctx<'_>) -> CriterionVerdict {
     let r = ctx.result;
@@ -85,11 +82,12 @@ fn first_corruption(ctx: &Ctx<'_>, only: Option<&[u64]>, places: &[Placement]) -
             return None;
         }
         Some(format!(
-            "#wrong {w} at {} ({}, {}, repeat {}): {CORRUPTION}",
+            "#wrong {w} at {} ({}, {}, repeat {}): {}",
             size(row.requested),
             ctx.what,
             p.label(),
-            rep.index
+            rep.index,
+            super::hints::corruption(ctx.result.backend)
         ))
     })
 }

@@ -10,6 +10,7 @@ mod context;
 mod diagnosis;
 mod evidence;
 mod group_spread;
+mod hints;
 mod integrity;
 mod matching;
 mod measure;
@@ -17,8 +18,10 @@ mod nodesets;
 mod profile;
 mod regression;
 mod relative;
+mod run_info;
 mod threshold;
 mod transport;
+mod trend;
 mod variance;
 mod verdict;
 
@@ -26,6 +29,8 @@ pub use compare::{Comparison, JobComparison, SizeComparison, compare};
 pub use diagnosis::{Diagnosis, Shape};
 pub use measure::{measured_sizes, median as median_of, median_busbw, num, size};
 pub use nodesets::{SetVerdict, TestNodes};
+pub use run_info::RunInfo;
+pub use trend::{History, TrendSource};
 pub use verdict::{Case, CriterionVerdict, Grade, JobVerdict, Source, Status};
 
 use crate::expand::{Job, expand, table::criterion_text};
@@ -60,6 +65,8 @@ pub struct GradeInput<'a> {
     pub baseline: &'a Baseline,
     /// Grade only these job IDs (what `run --only` / `--env-set` ran); `None` = every job.
     pub only: Option<&'a [String]>,
+    /// The history store `trend` criteria read.
+    pub history: &'a History<'a>,
 }
 
 /// Grades every job of the plan.
@@ -123,7 +130,13 @@ pub fn grade(input: &GradeInput<'_>) -> Grade {
         .iter()
         .zip(found)
         .zip(base_found)
-        .map(|((job, f), b)| grade_job(job, f, b, &env_of, base_env, &prof, &others))
+        .map(|((job, f), b)| {
+            let trend = TrendInput {
+                history: input.history,
+                results: input.results,
+            };
+            grade_job(job, f, b, &env_of, base_env, &prof, &others, &trend)
+        })
         .collect();
     nodesets::apply_outliers(&expansion.jobs, &mut jobs);
     let node_sets = nodesets::attribute_tests(input.plan, &expansion.jobs, &jobs, input.results);
@@ -142,6 +155,7 @@ pub fn grade(input: &GradeInput<'_>) -> Grade {
         },
         environment: merge_environments(input.results.iter().map(|r| &r.1.environment)),
         results_files: input.results.iter().map(|r| r.0.clone()).collect(),
+        run: RunInfo::of(input.plan, input.results),
         node_sets,
         nodes,
     }
@@ -180,6 +194,16 @@ fn worst(it: impl Iterator<Item = Status>) -> Status {
     s
 }
 
+/// What the `trend` criteria of a job read: the store, and the results files (a run's content
+/// key leaves it out of its own history).
+struct TrendInput<'a> {
+    history: &'a History<'a>,
+    results: &'a [(String, Results)],
+}
+
+// Each argument is a separate input of the verdict (results, baseline, environments, profile,
+// the run's other jobs, the history); bundling them would only rename the list.
+#[allow(clippy::too_many_arguments)]
 fn grade_job<'e>(
     job: &Job,
     found: Found,
@@ -188,6 +212,7 @@ fn grade_job<'e>(
     base_env: Option<&'e crate::results::Environment>,
     prof: &profile::ProfileSource<'_>,
     others: &Others,
+    trend: &TrendInput<'_>,
 ) -> JobVerdict {
     let what = describe(job);
     let (file, result) = match found {
@@ -264,6 +289,10 @@ fn grade_job<'e>(
             Check::Regression(t) => regression::evaluate(&ctx, c, t, text),
             Check::Variance(t) => variance::evaluate(&ctx, c, t, text),
             Check::GroupSpread(t) => group_spread::evaluate(&ctx, c, t, text),
+            Check::Trend(t) => {
+                let results = trend.results.iter().find(|r| r.0 == file).map(|r| &r.1);
+                trend::evaluate(&ctx, c, t, text, trend.history, results)
+            }
             // Fleet-relative: a job run on its own is one node set, and one set has no fleet to
             // be compared with (`run` refuses plans whose node sets are more than one job).
             Check::Outlier(_) => CriterionVerdict::whole(
@@ -389,6 +418,10 @@ mod tests {
             None,
             &profile::ProfileSource::default(),
             &Others::new(),
+            &TrendInput {
+                history: &History::None,
+                results: &[],
+            },
         );
         let c = v.criteria.last().unwrap();
         assert_eq!(c.status, Status::Fail, "{c:?}");
@@ -407,6 +440,10 @@ mod tests {
             None,
             &profile::ProfileSource::default(),
             &Others::new(),
+            &TrendInput {
+                history: &History::None,
+                results: &[],
+            },
         );
         assert_eq!(v.status, Status::Fail);
         assert_eq!(v.criteria.len(), 3);

@@ -212,6 +212,8 @@ pub struct Grade {
     /// Where the measurements were taken, merged over the results files.
     pub environment: Environment,
     pub results_files: Vec<String>,
+    /// When, how and from which plan version the graded results were produced.
+    pub run: super::RunInfo,
     /// Tests that ran over node sets: their sets and node verdicts.
     pub node_sets: Vec<super::TestNodes>,
     /// Node verdicts over every such test (`nodes.json`).

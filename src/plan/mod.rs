@@ -9,6 +9,7 @@ mod loc;
 mod model;
 mod partial;
 mod raw;
+pub mod revision;
 mod structure;
 pub mod transport_rule;
 mod trust;

@@ -270,6 +270,8 @@ pub enum Check {
     GroupSpread(Threshold),
     /// Largest deficit below the median of node sets of the same shape.
     Outlier(Threshold),
+    /// Largest drop below the median of the job's own last runs (the history store).
+    Trend(crate::units::Trend),
     /// busbw as a share of the hardware profile's figure (`>= 90% of profile`).
     Profile(Threshold),
     /// busbw as a share of another job's of the same run, size by size.
@@ -298,6 +300,7 @@ impl Check {
             Check::Outlier(_) => "outlier",
             Check::Profile(_) => "busbw",
             Check::Relative(_) => "relative",
+            Check::Trend(_) => "trend",
         }
     }
 }
@@ -391,6 +394,8 @@ pub struct Plan {
     pub env: IndexMap<String, String>,
     pub tests: Vec<Test>,
     pub baseline: Option<String>,
+    /// History store `trend` criteria are graded against, relative to the plan file.
+    pub history: Option<String>,
     /// Hardware profile `… of profile` criteria read (a name or a plan-relative file); `None`:
     /// picked at grade time from the recorded GPUs.
     pub profile: Option<String>,

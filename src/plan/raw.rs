@@ -80,6 +80,9 @@ pub struct RawPlan {
     pub tests: Loc<Vec<Loc<RawTest>>>,
     /// Results file that `regression` criteria compare against (grade/run may override it).
     pub baseline: Option<Loc<String>>,
+    /// History store (SQLite, from `baton history add`) that `trend` criteria compare against,
+    /// relative to the plan file (grade/run `--history` overrides it).
+    pub history: Option<Loc<String>>,
     /// Hardware profile for `busbw: ">= 90% of profile"` criteria: a built-in name
     /// (`h200-sxm-8`), a name in `profiles/` beside the plan, or a plan-relative `.yaml` path.
     /// Omitted: picked at grade time from the recorded GPU model and count.
@@ -237,6 +240,9 @@ pub struct RawCriterion {
     /// Largest deficit below the median of the node sets of the same shape, e.g. `<= 10%`:
     /// fleet-relative, so it needs no absolute number. Needs `over:` other than `all`.
     pub outlier: Option<Loc<String>>,
+    /// Largest busbw drop below the median of this job's last runs on the same hosts, from the
+    /// history store: `<= 5% below the median of the last 10 runs`. Without `at`, the largest size.
+    pub trend: Option<Loc<String>>,
     /// busbw as a share of another job's of the same run at the same sizes, e.g.
     /// `{ to: allreduce, busbw: ">= 85%" }`.
     pub relative: Option<RawRelative>,

@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use super::{ChartExporter, Exporter, ReportError, ReportInput, markdown::headline, tables};
+use super::{ChartExporter, Exporter, ReportError, ReportInput, markdown::headline, meta, tables};
 use crate::grade::{JobVerdict, Status};
 
 pub struct HtmlExporter;
@@ -42,6 +42,28 @@ table.checks td:nth-child(1) { width: 5em; } table.checks td:nth-child(2) { widt
 h4 { font-size: .95em; margin: 14px 0 2px; color:#424242; }
 pre { background:#f5f5f5; padding: 8px; overflow-x: auto; font-size: .85em; }
 a { color: #1565c0; text-decoration: none; }
+table.run { width: auto; min-width: 60%; }
+table.run th { width: 9em; white-space: nowrap; }
+code { font-size: .92em; background: #f3f3f3; padding: 0 3px; border-radius: 3px; }
+.legend-note { color:#616161; font-size: .82em; margin: 0 0 8px; }
+/* Paper: white throughout, charts and tables within the page width, one test per page, rows
+   and charts never cut in half, and the verdict colours kept (browsers drop backgrounds). */
+@media print {
+  @page { size: A4; margin: 14mm 12mm; }
+  html, body, main, .job, table, th, .verdict { background: #fff !important; }
+  body { font-size: 10pt; color: #000; }
+  main { max-width: none; padding: 0; }
+  .job { border: 1px solid #bbb; page-break-before: always; break-before: page; margin: 0; }
+  .chart, .chart svg, tr, h3, h4 { break-inside: avoid; page-break-inside: avoid; }
+  .chart svg { width: 100%; max-height: 95mm; }
+  h2 { break-after: avoid; page-break-after: avoid; }
+  h2.jobs { break-before: page; page-break-before: always; }
+  h2.jobs + .job { break-before: avoid; page-break-before: avoid; }
+  table { font-size: 8pt; }
+  th, td { padding: 2px 4px; }
+  .badge, tr.bad td, tr.slow td, .diag { -webkit-print-color-adjust: exact; print-color-adjust: exact; }
+  a { color: #000; }
+}
 "#;
 
 fn esc(s: &str) -> String {
@@ -54,6 +76,25 @@ fn esc(s: &str) -> String {
             '"' => o.push_str("&quot;"),
             '\'' => o.push_str("&#39;"),
             c => o.push(c),
+        }
+    }
+    o
+}
+
+/// Text written for Markdown (messages, diagnoses, hints) as HTML: escaped, and its `code`
+/// spans as `<code>`, so no literal backtick shows. A backtick without a partner stays as text.
+fn prose(s: &str) -> String {
+    let parts: Vec<&str> = s.split('`').collect();
+    let paired = parts.len() % 2 == 1;
+    let mut o = String::with_capacity(s.len() + 16);
+    for (i, part) in parts.iter().enumerate() {
+        if i % 2 == 1 && (paired || i + 1 < parts.len()) {
+            let _ = write!(o, "<code>{}</code>", esc(part));
+        } else {
+            if i % 2 == 1 {
+                o.push('`');
+            }
+            o.push_str(&esc(part));
         }
     }
     o
@@ -86,24 +127,29 @@ impl Exporter for HtmlExporter {
         let _ = write!(o, "<h1>Acceptance report: {}</h1>", esc(&g.plan));
         let _ = write!(
             o,
-            "<p class=\"meta\">Plan <code>{}</code> · results {} · baseline {}</p>",
-            esc(g.plan_file.as_deref().unwrap_or(&g.plan)),
-            g.results_files
-                .iter()
-                .map(|f| format!("<code>{}</code>", esc(f)))
-                .collect::<Vec<_>>()
-                .join(", "),
-            g.baseline
-                .as_deref()
-                .map_or("none".into(), |b| format!("<code>{}</code>", esc(b)))
-        );
-        let _ = write!(
-            o,
             "<div class=\"verdict {}\">{} {}</div>",
             class(g.status),
             badge(g.status),
             esc(&headline(g))
         );
+        o.push_str("<table class=\"run\">");
+        for m in meta::rows(g) {
+            let mut v = esc(&m.value);
+            let paths: Vec<String> = m
+                .paths
+                .iter()
+                .map(|p| format!("<code>{}</code>", esc(p)))
+                .collect();
+            if !paths.is_empty() {
+                v = if v.is_empty() {
+                    paths.join(", ")
+                } else {
+                    format!("{} ({v})", paths.join(", "))
+                };
+            }
+            let _ = write!(o, "<tr><th>{}</th><td>{v}</td></tr>", m.label);
+        }
+        o.push_str("</table>");
         let _ = write!(
             o,
             "<h2>Verdict summary</h2><table><tr><th>Verdict</th><th>Job</th><th>Collective</th><th>Checks</th><th>First problem</th></tr>"
@@ -121,15 +167,15 @@ impl Exporter for HtmlExporter {
                 esc(&r.id),
                 esc(&r.what),
                 esc(&r.checks),
-                esc(&r.problem)
+                prose(&r.problem)
             );
         }
         o.push_str("</table>");
         for u in &g.unmatched {
-            let _ = write!(o, "<p class=\"meta\">Unused results: {}</p>", esc(u));
+            let _ = write!(o, "<p class=\"meta\">Unused results: {}</p>", prose(u));
         }
         o.push_str(&super::nodes::html(g));
-        o.push_str("<h2>Jobs</h2>");
+        o.push_str("<h2 class=\"jobs\">Jobs</h2>");
         for (i, j) in g.jobs_by_severity_indexed() {
             if super::nodes::shown(j) {
                 job(&mut o, i, j)?;
@@ -182,16 +228,19 @@ fn job(o: &mut String, i: usize, j: &JobVerdict) -> Result<(), ReportError> {
             o,
             "<tr><td>{}</td><td>{}</td><td>{}{}</td></tr>",
             badge(c.status),
-            esc(&c.text),
-            esc(&c.message),
+            prose(&c.text),
+            prose(&c.message),
             c.diagnosis
                 .as_ref()
-                .map(|d| format!("<span class=\"diag\">Diagnosis: {}</span>", esc(&d.text)))
+                .map(|d| format!("<span class=\"diag\">Diagnosis: {}</span>", prose(&d.text)))
                 .unwrap_or_default()
         );
     }
     o.push_str("</table>");
     if let Some(svg) = ChartExporter::job(j)? {
+        let _ = write!(o, "<div class=\"chart\">{svg}</div>");
+    }
+    if let Some(svg) = ChartExporter::latency(j)? {
         let _ = write!(o, "<div class=\"chart\">{svg}</div>");
     }
     sizes(o, j);
@@ -250,21 +299,32 @@ fn groups(o: &mut String, j: &JobVerdict) {
     if rows.is_empty() {
         return;
     }
+    let has_in = rows.iter().any(|g| !g.busbw_in.is_empty());
     let _ = write!(
         o,
-        "<h4>Split groups — {}</h4><table><tr><th class=\"num\">group</th><th>ranks</th><th>GPUs (host:device)</th><th class=\"num\">busbw (GB/s)</th><th class=\"num\">behind fastest</th></tr>",
-        esc(&note.unwrap_or_default())
+        "<h4>Split groups — {}</h4><table><tr><th class=\"num\">group</th><th>ranks</th><th>GPUs (host:device)</th><th class=\"num\">busbw (GB/s)</th>{}<th class=\"num\">behind fastest</th></tr>",
+        esc(&note.unwrap_or_default()),
+        if has_in {
+            "<th class=\"num\">in-place busbw</th>"
+        } else {
+            ""
+        }
     );
     for g in rows {
         let _ = write!(
             o,
-            "<tr{}><td class=\"num\">{}{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+            "<tr{}><td class=\"num\">{}{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td>{}<td class=\"num\">{}</td></tr>",
             if g.slowest { " class=\"slow\"" } else { "" },
             g.color,
             if g.slowest { " (slowest)" } else { "" },
             esc(&g.ranks),
             esc(&g.gpus),
             esc(&g.busbw),
+            if has_in {
+                format!("<td class=\"num\">{}</td>", esc(&g.busbw_in))
+            } else {
+                String::new()
+            },
             esc(&g.behind)
         );
     }
@@ -279,7 +339,7 @@ fn transports(o: &mut String, j: &JobVerdict) {
     if rows.is_empty() {
         o.push_str(&format!(
             "<p class=\"meta\">{}</p>",
-            tables::no_transports(j)
+            prose(tables::no_transports(j))
         ));
         return;
     }

@@ -340,6 +340,7 @@ mod tests {
             results: &[],
             baseline: &Baseline::None,
             only: None,
+            history: &crate::grade::History::None,
         });
         let file = NodesFile {
             passed: "n1".into(),

@@ -5,7 +5,7 @@
 use std::fmt::Write;
 
 use super::escape::{self, code};
-use super::{Exporter, ReportError, ReportInput, chart, tables};
+use super::{Exporter, ReportError, ReportInput, chart, meta, tables};
 use crate::grade::{Grade, JobVerdict, Status};
 
 pub struct MarkdownExporter;
@@ -41,17 +41,20 @@ impl Exporter for MarkdownExporter {
         let mut o = String::new();
         let _ = writeln!(o, "# Acceptance report: {}\n", cell(&g.plan));
         let _ = writeln!(o, "**Verdict: {}** — {}.\n", badge(g.status), headline(g));
-        let _ = writeln!(
-            o,
-            "Plan {}; results {}; baseline {}.\n",
-            code(g.plan_file.as_deref().unwrap_or(&g.plan)),
-            g.results_files
-                .iter()
-                .map(|f| code(f))
-                .collect::<Vec<_>>()
-                .join(", "),
-            g.baseline.as_deref().map_or("none".into(), code)
-        );
+        let _ = writeln!(o, "## Run\n\n| | |\n|---|---|");
+        for m in meta::rows(g) {
+            let mut v = cell(&m.value);
+            let paths: Vec<String> = m.paths.iter().map(|p| code(p)).collect();
+            if !paths.is_empty() {
+                v = if v.is_empty() {
+                    paths.join(", ")
+                } else {
+                    format!("{} ({v})", paths.join(", "))
+                };
+            }
+            let _ = writeln!(o, "| {} | {v} |", m.label);
+        }
+        o.push('\n');
         let _ = writeln!(o, "## Verdict summary\n");
         let _ = writeln!(o, "| Verdict | Job | Collective | Checks | First problem |");
         let _ = writeln!(o, "|---|---|---|---|---|");
@@ -139,6 +142,14 @@ fn job(o: &mut String, i: usize, j: &JobVerdict) {
         cell(&j.id),
         chart::file_name(i, &j.id)
     );
+    if matches!(chart::ChartExporter::latency(j), Ok(Some(_))) {
+        let _ = writeln!(
+            o,
+            "![time vs size for {}]({})\n",
+            cell(&j.id),
+            chart::time_file_name(i, &j.id)
+        );
+    }
     let rows = tables::sizes(j);
     let has_base = j.baseline.is_some();
     let _ = write!(
@@ -189,20 +200,28 @@ fn job(o: &mut String, i: usize, j: &JobVerdict) {
     }
     let (groups, note) = tables::groups(j);
     if !groups.is_empty() {
+        let has_in = groups.iter().any(|g| !g.busbw_in.is_empty());
         let _ = writeln!(o, "\nSplit groups — {}:\n", note.unwrap_or_default());
         let _ = writeln!(
             o,
-            "| Group | Ranks | GPUs (host:device) | busbw (GB/s) | behind fastest |\n|---:|---|---|---:|---:|"
+            "| Group | Ranks | GPUs (host:device) | busbw (GB/s) |{} behind fastest |\n|---:|---|---|---:|{}---:|",
+            if has_in { " in-place busbw |" } else { "" },
+            if has_in { "---:|" } else { "" }
         );
         for g in groups {
             let _ = writeln!(
                 o,
-                "| {}{} | {} | {} | {} | {} |",
+                "| {}{} | {} | {} | {} |{} {} |",
                 g.color,
                 if g.slowest { " (slowest)" } else { "" },
                 cell(&g.ranks),
                 cell(&g.gpus),
                 g.busbw,
+                if has_in {
+                    format!(" {} |", g.busbw_in)
+                } else {
+                    String::new()
+                },
                 g.behind
             );
         }

@@ -1,15 +1,17 @@
 //! Reports of a grade: one exporter per format behind one trait, so adding a format never
 //! touches grading. Exporters only render what the [`Grade`] already concluded.
 
-mod chart;
+pub(crate) mod chart;
 mod compare;
 mod escape;
 mod html;
 mod json;
 mod junit;
 mod markdown;
+mod meta;
 mod nodes;
 pub mod pair_matrix;
+mod paths;
 mod tables;
 mod text;
 
@@ -58,7 +60,8 @@ pub fn write_file(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
     crate::output::write_atomic(path, bytes).map_err(ReportError::from)
 }
 
-/// Writes the report directory: `report.md` with `charts/*.svg` beside it, and `report.html`,
+/// Writes the report directory: `report.md` with `charts/*.svg` beside it (busbw per job, and
+/// time where the plan judges it), and `report.html`,
 /// which holds everything inline so it opens anywhere without a network. Returns the files.
 pub fn write_report(dir: &Path, input: &ReportInput<'_>) -> Result<Vec<PathBuf>, ReportError> {
     let mut written = Vec::new();
@@ -70,6 +73,11 @@ pub fn write_report(dir: &Path, input: &ReportInput<'_>) -> Result<Vec<PathBuf>,
         if !svg.is_empty() {
             let p = dir.join(chart::file_name(index, &job.id));
             write_file(&p, &svg)?;
+            written.push(p);
+        }
+        if let Some(svg) = ChartExporter::latency(job)? {
+            let p = dir.join(chart::time_file_name(index, &job.id));
+            write_file(&p, svg.as_bytes())?;
             written.push(p);
         }
     }

@@ -1,6 +1,7 @@
 //! The tables a report shows, computed once and rendered by Markdown and HTML alike: the verdict
 //! summary, the size table, split groups, transports, and the environment.
 
+use super::paths::shown;
 use crate::expand::table::rank_ranges;
 use crate::grade::{Grade, JobVerdict, Status, median_busbw, size};
 use crate::results::{Cell, CellStatus, JobResult, Placement};
@@ -180,14 +181,49 @@ pub struct GroupRow {
     pub color: u64,
     pub ranks: String,
     pub gpus: String,
-    /// Median busbw at the largest size with per-group figures, out-of-place.
+    /// Median busbw at the table's size, out-of-place.
     pub busbw: String,
-    /// How far below the fastest group (%).
+    /// Likewise in-place; empty when no group has in-place figures.
+    pub busbw_in: String,
+    /// How far below the fastest group (%), in the placement where the groups differ most.
     pub behind: String,
     pub slowest: bool,
 }
 
-/// The split groups of a job with their figures at the largest size that has them.
+/// Per group, the median busbw over repeats at `s` in placement `p`.
+fn group_figures(r: &JobResult, s: Option<u64>, p: Placement) -> Vec<Option<f64>> {
+    r.groups
+        .iter()
+        .map(|g| {
+            let s = s?;
+            let mut v: Vec<f64> = r
+                .repeats
+                .iter()
+                .flat_map(|x| &x.rows)
+                .filter(|row| row.requested == s)
+                .filter_map(|row| row.cell(p))
+                .flat_map(|c| {
+                    c.groups
+                        .iter()
+                        .filter(|x| x.color == g.color)
+                        .map(|x| x.busbw)
+                })
+                .collect();
+            crate::grade::median_of(&mut v)
+        })
+        .collect()
+}
+
+/// (fastest − slowest) / fastest of `figures`, when two or more groups have one.
+fn spread(figures: &[Option<f64>]) -> Option<f64> {
+    let known: Vec<f64> = figures.iter().flatten().copied().collect();
+    let fastest = known.iter().copied().fold(0.0, f64::max);
+    let slowest = known.iter().copied().fold(f64::INFINITY, f64::min);
+    (known.len() > 1 && fastest > 0.0).then(|| (fastest - slowest) / fastest)
+}
+
+/// The split groups of a job with their figures, both placements, at the size the spread was
+/// judged at (else the largest size that has them).
 pub fn groups(j: &JobVerdict) -> (Vec<GroupRow>, Option<String>) {
     let Some(src) = &j.source else {
         return (Vec::new(), None);
@@ -196,38 +232,30 @@ pub fn groups(j: &JobVerdict) -> (Vec<GroupRow>, Option<String>) {
     if r.groups.is_empty() {
         return (Vec::new(), None);
     }
-    let at = crate::grade::measured_sizes(r)
-        .into_iter()
-        .rev()
-        .find(|&s| {
-            r.repeats.iter().flat_map(|x| &x.rows).any(|row| {
-                row.requested == s
-                    && row
-                        .out_of_place
-                        .as_ref()
-                        .is_some_and(|c| !c.groups.is_empty())
-            })
-        });
-    let per_group = |color: u64| -> Option<f64> {
-        let s = at?;
-        let mut v: Vec<f64> = r
-            .repeats
-            .iter()
-            .flat_map(|x| &x.rows)
-            .filter(|row| row.requested == s)
-            .filter_map(|row| row.out_of_place.as_ref())
-            .flat_map(|c| {
-                c.groups
-                    .iter()
-                    .filter(|g| g.color == color)
-                    .map(|g| g.busbw)
-            })
-            .collect();
-        crate::grade::median_of(&mut v)
+    let has_figures = |s: u64| {
+        r.repeats.iter().flat_map(|x| &x.rows).any(|row| {
+            row.requested == s
+                && [&row.out_of_place, &row.in_place]
+                    .into_iter()
+                    .flatten()
+                    .any(|c| !c.groups.is_empty())
+        })
     };
-    let figures: Vec<Option<f64>> = r.groups.iter().map(|g| per_group(g.color)).collect();
-    let fastest = figures.iter().flatten().copied().fold(0.0, f64::max);
-    let slowest = figures
+    let at = judged_size(j).filter(|&s| has_figures(s)).or_else(|| {
+        crate::grade::measured_sizes(r)
+            .into_iter()
+            .rev()
+            .find(|&s| has_figures(s))
+    });
+    let out = group_figures(r, at, Placement::OutOfPlace);
+    let inp = group_figures(r, at, Placement::InPlace);
+    let has_in = inp.iter().any(Option::is_some);
+    // "Behind" and "slowest" in the placement where the groups differ most: the one a failing
+    // spread is about.
+    let in_worse = has_in && spread(&inp).unwrap_or(0.0) > spread(&out).unwrap_or(0.0);
+    let judged = if in_worse { &inp } else { &out };
+    let fastest = judged.iter().flatten().copied().fold(0.0, f64::max);
+    let slowest = judged
         .iter()
         .flatten()
         .copied()
@@ -235,8 +263,8 @@ pub fn groups(j: &JobVerdict) -> (Vec<GroupRow>, Option<String>) {
     let rows = r
         .groups
         .iter()
-        .zip(&figures)
-        .map(|(g, f)| {
+        .enumerate()
+        .map(|(k, g)| {
             let gpus: Vec<String> = g
                 .members
                 .iter()
@@ -246,24 +274,53 @@ pub fn groups(j: &JobVerdict) -> (Vec<GroupRow>, Option<String>) {
                     None => x.host.clone(),
                 })
                 .collect();
+            let f = judged[k];
             GroupRow {
                 color: g.color,
                 ranks: rank_ranges(&g.members),
                 gpus: gpus.join(" "),
-                busbw: f.map_or("-".into(), fixed),
+                busbw: out[k].map_or("-".into(), fixed),
+                busbw_in: if has_in {
+                    inp[k].map_or("-".into(), fixed)
+                } else {
+                    String::new()
+                },
                 behind: match f {
                     Some(v) if fastest > 0.0 => format!("{:.1}%", (fastest - v) / fastest * 100.0),
                     _ => "-".into(),
                 },
-                slowest: f.is_some_and(|v| v == slowest) && figures.iter().flatten().count() > 1,
+                slowest: f.is_some_and(|v| v == slowest) && judged.iter().flatten().count() > 1,
             }
         })
         .collect();
     let note = match at {
-        Some(s) => format!("busbw at {} (out-of-place, median over repeats)", size(s)),
+        Some(s) => format!(
+            "busbw at {} (median over repeats); behind fastest: {}",
+            size(s),
+            if in_worse { "in-place" } else { "out-of-place" }
+        ),
         None => "no per-group figures recorded (nccl-tests logs print only rank 0's group)".into(),
     };
     (rows, Some(note))
+}
+
+/// The size a `group_spread` criterion judged the spread at: its largest failing size, else its
+/// largest graded size, so the table shows the numbers the verdict is about.
+/// With several `group_spread` criteria, the one with the worst verdict speaks.
+fn judged_size(j: &JobVerdict) -> Option<u64> {
+    let c = j
+        .criteria
+        .iter()
+        .filter(|c| c.key == "group_spread" && c.status != Status::Skipped)
+        .max_by_key(|c| c.status)?;
+    let sizes = |fail: bool| {
+        c.cases
+            .iter()
+            .filter(move |x| !fail || x.status == Status::Fail || x.status == Status::Warn)
+            .filter_map(|x| x.requested)
+            .max()
+    };
+    sizes(true).or_else(|| sizes(false))
 }
 
 pub struct TransportRow {
@@ -390,7 +447,114 @@ pub fn gpus(g: &Grade) -> String {
 pub fn provenance(j: &JobVerdict) -> String {
     match &j.source {
         None => "no results".into(),
-        Some(s) if s.result.sources.is_empty() => s.file.clone(),
-        Some(s) => format!("{} (from {})", s.file, s.result.sources.join(", ")),
+        Some(s) if s.result.sources.is_empty() => shown(&s.file),
+        Some(s) => format!(
+            "{} (from {})",
+            shown(&s.file),
+            s.result
+                .sources
+                .iter()
+                .map(|f| shown(f))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::grade::{Case, CriterionVerdict, Source};
+
+    /// Two groups over 4K and 16K; group 1 is 40% behind at 4K and level at 16K (out-of-place);
+    /// with `in_place`, in-place runs too and group 0 is 75% behind there at 4K.
+    fn split_job_with(in_place: bool) -> JobResult {
+        let cell = |a: f64, b: f64| {
+            format!(
+                r#"{{"status":"ok","time_us":10,"algbw":1,"busbw":1,"wrong":0,"error":null,
+                "groups":[{{"color":0,"time_us":10,"algbw":1,"busbw":{a},"wrong":0}},
+                          {{"color":1,"time_us":10,"algbw":1,"busbw":{b},"wrong":0}}]}}"#
+            )
+        };
+        serde_json::from_str(&format!(
+            r#"{{"id":"a","test":"a","backend":"mpi","collective":"all_reduce","dtype":"float",
+            "op":"sum","root":null,"split":"DIV 2",
+            "settings":{{"iters":1,"warmup":0,"agg_iters":1,"cuda_graph":0,"check":true,"average":"avg","in_place":"out"}},
+            "layout":{{"nranks":4,"nodes":1,"processes":4,"gpus_per_process":1,"ranks":[]}},
+            "groups":[{{"color":0,"members":[0,1]}},{{"color":1,"members":[2,3]}}],
+            "repeats":[{{"index":0,"started":null,"rows":[
+              {{"requested":4096,"size":4096,"count":1024,"out_of_place":{},"in_place":{}}},
+              {{"requested":16384,"size":16384,"count":4096,"out_of_place":{},"in_place":null}}]}}],
+            "status":"completed"}}"#,
+            cell(10.0, 6.0),
+            if in_place {
+                cell(2.0, 8.0)
+            } else {
+                "null".into()
+            },
+            cell(20.0, 20.0)
+        ))
+        .unwrap()
+    }
+
+    fn split_job() -> JobResult {
+        split_job_with(false)
+    }
+
+    fn verdict(cases: Vec<Case>) -> JobVerdict {
+        let status = cases.iter().map(|c| c.status).max().unwrap_or(Status::Pass);
+        JobVerdict {
+            id: "a".into(),
+            what: "all_reduce".into(),
+            status,
+            source: Some(Source {
+                file: "r.json".into(),
+                result: split_job(),
+            }),
+            baseline: None,
+            criteria: vec![CriterionVerdict {
+                key: "group_spread",
+                text: "group_spread <= 10%".into(),
+                criterion: None,
+                status,
+                message: String::new(),
+                diagnosis: None,
+                cases,
+            }],
+        }
+    }
+
+    #[test]
+    fn split_groups_show_the_size_the_spread_failed_at() {
+        let j = verdict(vec![
+            Case::at_size(4096, Status::Fail, "40%".into()),
+            Case::at_size(16384, Status::Pass, "0%".into()),
+        ]);
+        let (rows, note) = groups(&j);
+        assert!(note.unwrap().contains("busbw at 4K"));
+        assert_eq!(rows[1].busbw_in, "", "no in-place figures, no column");
+        assert_eq!(rows[1].behind, "40.0%");
+        assert!(rows[1].slowest);
+        // Nothing failed: the largest size judged, as before.
+        let j = verdict(vec![
+            Case::at_size(4096, Status::Pass, "".into()),
+            Case::at_size(16384, Status::Pass, "".into()),
+        ]);
+        assert!(groups(&j).1.unwrap().contains("busbw at 16K"));
+    }
+
+    #[test]
+    fn split_groups_show_both_placements_and_judge_the_one_that_differs_most() {
+        let mut j = verdict(vec![Case::at_size(4096, Status::Fail, "75%".into())]);
+        j.source.as_mut().unwrap().result = split_job_with(true);
+        let (rows, note) = groups(&j);
+        let note = note.unwrap();
+        assert!(note.contains("behind fastest: in-place"), "{note}");
+        assert_eq!(
+            (rows[0].busbw.as_str(), rows[0].busbw_in.as_str()),
+            ("10.00", "2.00")
+        );
+        assert_eq!(rows[0].behind, "75.0%");
+        assert!(rows[0].slowest && !rows[1].slowest);
     }
 }

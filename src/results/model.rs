@@ -125,6 +125,22 @@ pub struct PlanRef {
     /// identity); `--resume` continues only results of the same plan.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hash: Option<String>,
+    /// The plan's `description`, so a report of these results can say what they were for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The git commit the plan file was at when it ran, when it is in a repository: a report
+    /// names exactly which plan version produced the numbers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git: Option<GitRevision>,
+}
+
+/// A commit of the repository holding a plan.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct GitRevision {
+    /// Full commit hash of `HEAD`.
+    pub commit: String,
+    /// Tracked files differed from the commit: the plan that ran may not be the one at `commit`.
+    pub dirty: bool,
 }
 
 /// Where the measurements were taken: what a handover report must name.

@@ -122,7 +122,7 @@ pub fn run(
         ))
     })?;
     let out = OutDir::claim(&opts.out_dir)?;
-    let mut fresh = orchestrate::new_results(plan, &opts.plan_path, "run", &opts.plan_hash);
+    let mut fresh = orchestrate::run_results(plan, &opts.plan_path, "run", &opts.plan_hash);
     fresh.node_list = nodes.hosts.clone();
     let base = fresh.clone();
     let start = out.start(fresh, opts.resume)?;

@@ -75,7 +75,19 @@ pub fn new_results(plan: &Plan, plan_path: &Path, command: &str, hash: &str) -> 
         name: plan.name.clone(),
         file: Some(plan_path.display().to_string()),
         hash: Some(hash.to_string()),
+        description: plan.description.clone(),
+        git: None,
     });
+    r
+}
+
+/// [`new_results`] of the process that owns the run (the one that claims the output
+/// directory), which also records the plan's git revision: asked once per run, not per rank.
+pub fn run_results(plan: &Plan, plan_path: &Path, command: &str, hash: &str) -> Results {
+    let mut r = new_results(plan, plan_path, command, hash);
+    if let Some(p) = &mut r.plan {
+        p.git = crate::plan::revision::git_revision(plan_path);
+    }
     r
 }
 
@@ -136,7 +148,7 @@ pub fn run(
     let io = |what: String| move |source| RunError::Io { what, source };
     let launcher = launcher_for(plan)?;
     let out = OutDir::claim(&opts.out_dir)?;
-    let fresh = new_results(plan, &opts.plan_path, "run", &opts.plan_hash);
+    let fresh = run_results(plan, &opts.plan_path, "run", &opts.plan_hash);
     let start = out.start(fresh, opts.resume)?;
     if let Some(p) = &start.kept_aside {
         eprintln!(

@@ -236,6 +236,8 @@ mod tests {
             name: "p".into(),
             file: None,
             hash: Some(hash.into()),
+            description: None,
+            git: None,
         });
         r
     }

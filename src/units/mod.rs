@@ -5,11 +5,13 @@ mod duration;
 mod selector;
 mod size;
 mod threshold;
+mod trend;
 
 pub use duration::parse_duration;
 pub use selector::{SizeSelector, parse_selector};
 pub use size::{Size, human_bytes, parse_size};
 pub use threshold::{Cmp, Quantity, Threshold, parse_threshold};
+pub use trend::{DEFAULT_RUNS, MAX_RUNS, Trend, parse_trend};
 
 /// A value that does not read as its unit; `expected` tells the user what would.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

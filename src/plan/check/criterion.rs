@@ -25,6 +25,7 @@ impl Checker<'_> {
             ("group_spread", c.group_spread.as_ref().map(|v| v.pos)),
             ("outlier", c.outlier.as_ref().map(|v| v.pos)),
             ("relative", c.relative.as_ref().map(|v| v.to.pos)),
+            ("trend", c.trend.as_ref().map(|v| v.pos)),
         ]
         .into_iter()
         .filter_map(|(k, p)| p.map(|p| (k, p)))
@@ -38,7 +39,7 @@ impl Checker<'_> {
             0 => {
                 self.err(
                     Diagnostic::error("criterion has no metric", anchor)
-                        .help("give one of busbw, algbw, time, wrong, transport, regression, variance, group_spread, outlier, relative"),
+                        .help("give one of busbw, algbw, time, wrong, transport, regression, variance, group_spread, outlier, relative, trend"),
                 );
                 return None;
             }
@@ -207,6 +208,17 @@ impl Checker<'_> {
                 );
             }
             pct(self, v, "outlier").map(Check::Outlier)
+        } else if let Some(v) = &c.trend {
+            match crate::units::parse_trend(&v.value) {
+                Ok(t) => Some(Check::Trend(t)),
+                Err(e) => {
+                    self.err(
+                        Diagnostic::error(format!("`trend`: {e}"), Some(v.pos))
+                            .help(format!("expected {}", e.expected)),
+                    );
+                    None
+                }
+            }
         } else {
             None
         };

@@ -194,6 +194,10 @@ impl Checker<'_> {
             self.no_control(&b, "baseline");
             b.value
         });
+        let history = raw.history.map(|h| {
+            self.no_control(&h, "history");
+            h.value
+        });
         Plan {
             version,
             name: raw.name.value,
@@ -204,6 +208,7 @@ impl Checker<'_> {
             env,
             tests,
             baseline,
+            history,
             profile: raw.profile.map(|p| {
                 self.no_control(&p, "profile");
                 p.value

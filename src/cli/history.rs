@@ -1,0 +1,206 @@
+//! `baton history add|show`: the thin edge over [`baton::history`].
+
+use std::path::{Path, PathBuf};
+
+use baton::exit::Exit;
+use baton::history::{AddError, HistoryError, Query, Store};
+use baton::stdout::visible;
+
+#[derive(Debug, clap::Subcommand)]
+pub enum Action {
+    /// Add results files to the history store; adding the same results again adds nothing.
+    Add {
+        /// Results files (from `run` or `ingest`).
+        #[arg(required = true)]
+        results: Vec<PathBuf>,
+        #[command(flatten)]
+        store: StoreArg,
+    },
+    /// Print the trend table (run date, plan, job, hosts, key-size busbw, status), oldest first.
+    Show {
+        #[command(flatten)]
+        store: StoreArg,
+        /// Only this job ID.
+        #[arg(long, value_name = "ID")]
+        job: Option<String>,
+        /// Only jobs that ran on this host.
+        #[arg(long, value_name = "HOST")]
+        node: Option<String>,
+        /// Only the last N runs of each job and host set.
+        #[arg(long, value_name = "N")]
+        last: Option<usize>,
+        /// Also draw the trend chart (busbw at each job's largest size, run after run) as SVG.
+        #[arg(long, value_name = "FILE.svg")]
+        chart: Option<PathBuf>,
+    },
+}
+
+#[derive(Debug, clap::Args)]
+pub struct StoreArg {
+    /// History store (SQLite). Default: $XDG_DATA_HOME/baton/history.sqlite, else
+    /// ~/.local/share/baton/history.sqlite.
+    #[arg(long, value_name = "PATH")]
+    pub store: Option<PathBuf>,
+}
+
+impl StoreArg {
+    /// The store path, or `Err` after saying why there is none.
+    pub fn path(&self) -> Result<PathBuf, Exit> {
+        self.store
+            .clone()
+            .or_else(baton::history::default_path)
+            .ok_or_else(|| {
+                eprintln!(
+                    "error: no history store: pass --store PATH (neither XDG_DATA_HOME nor HOME is set)"
+                );
+                Exit::Invalid
+            })
+    }
+}
+
+/// Exit code for a store problem: a file that is not a store, or none, is the user's input;
+/// anything else (a lock never released, a full disk) is the run failing.
+fn store_exit(e: &HistoryError) -> Exit {
+    match e {
+        HistoryError::Sql { .. } => Exit::Runtime,
+        _ => Exit::Invalid,
+    }
+}
+
+pub fn run(action: Action) -> anyhow::Result<Exit> {
+    match action {
+        Action::Add { results, store } => add(&results, &store),
+        Action::Show {
+            store,
+            job,
+            node,
+            last,
+            chart,
+        } => show(&store, &Query { job, node, last }, chart.as_deref()),
+    }
+}
+
+fn add(results: &[PathBuf], store: &StoreArg) -> anyhow::Result<Exit> {
+    let path = match store.path() {
+        Ok(p) => p,
+        Err(e) => return Ok(e),
+    };
+    if let Err(e) = baton::output::refuse_inputs(&path, results.iter().map(PathBuf::as_path)) {
+        eprintln!("error: --store {e}");
+        return Ok(Exit::Invalid);
+    }
+    let mut s = match Store::create(&path) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {}", visible(&e.to_string()));
+            return Ok(store_exit(&e));
+        }
+    };
+    let mut exit = Exit::Ok;
+    for r in results {
+        let name = visible(&r.display().to_string()).into_owned();
+        match baton::history::add_file(&mut s, r) {
+            Ok(a) if a.new => baton::stdout::print(&format!(
+                "added {name}: {} job(s), run {}\n",
+                a.jobs,
+                short(&a.key)
+            ))?,
+            Ok(a) => baton::stdout::print(&format!(
+                "already in the store: {name} (run {})\n",
+                short(&a.key)
+            ))?,
+            Err(AddError::Results(e)) => {
+                eprintln!("error: {}", visible(&e.to_string()));
+                exit = Exit::Invalid;
+            }
+            Err(AddError::History(e)) => {
+                eprintln!("error: {}", visible(&e.to_string()));
+                return Ok(store_exit(&e));
+            }
+        }
+    }
+    Ok(exit)
+}
+
+fn short(key: &str) -> &str {
+    &key[..key.len().min(19)]
+}
+
+fn show(store: &StoreArg, q: &Query, chart: Option<&Path>) -> anyhow::Result<Exit> {
+    let path = match store.path() {
+        Ok(p) => p,
+        Err(e) => return Ok(e),
+    };
+    if let Some(c) = chart
+        && let Err(e) = baton::output::refuse_inputs(c, [path.as_path()])
+    {
+        eprintln!("error: --chart {e}");
+        return Ok(Exit::Invalid);
+    }
+    let rows = match Store::open(&path).and_then(|s| s.rows(q)) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {}", visible(&e.to_string()));
+            return Ok(store_exit(&e));
+        }
+    };
+    let table: Vec<[String; 7]> = rows
+        .iter()
+        .map(|r| {
+            [
+                r.date.replace('T', " ").trim_end_matches('Z').to_string(),
+                if r.plan.is_empty() {
+                    "-".into()
+                } else {
+                    r.plan.clone()
+                },
+                r.job.clone(),
+                r.hosts.clone(),
+                r.key_size.map_or("-".into(), baton::grade::size),
+                r.busbw.map_or("-".into(), |b| format!("{b:.2}")),
+                r.status.clone(),
+            ]
+        })
+        .collect();
+    let head = [
+        "run date",
+        "plan",
+        "job",
+        "hosts",
+        "key size",
+        "busbw (GB/s)",
+        "status",
+    ];
+    let mut width: Vec<usize> = head.iter().map(|h| h.chars().count()).collect();
+    for row in &table {
+        for (w, c) in width.iter_mut().zip(row) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let line = |cells: Vec<&str>| -> String {
+        let mut s = String::new();
+        for (i, (c, w)) in cells.iter().zip(&width).enumerate() {
+            // Numbers right-aligned, text left.
+            if i == 4 || i == 5 {
+                s.push_str(&format!("{c:>w$}  "));
+            } else {
+                s.push_str(&format!("{c:<w$}  "));
+            }
+        }
+        s.trim_end().to_string() + "\n"
+    };
+    let mut out = line(head.to_vec());
+    for row in &table {
+        out.push_str(&line(row.iter().map(String::as_str).collect()));
+    }
+    if table.is_empty() {
+        out.push_str("(no runs match)\n");
+    }
+    baton::stdout::print(&out)?;
+    if let Some(c) = chart {
+        let svg = baton::history::chart::svg(&rows)?;
+        baton::output::write_atomic(c, svg.as_bytes())?;
+        baton::stdout::print(&format!("chart: {}\n", visible(&c.display().to_string())))?;
+    }
+    Ok(Exit::Ok)
+}
