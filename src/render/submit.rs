@@ -33,11 +33,7 @@ pub enum SubmitError {
 /// output lands.
 /// A submission counts as accepted once sbatch printed a job ID; under `--wait` sbatch then exits
 /// with the job's status, which is what a rejection cannot be told from otherwise.
-pub fn sbatch(
-    script: &Path,
-    wait: bool,
-    results: Option<&Path>,
-) -> Result<Submitted, SubmitError> {
+pub fn sbatch(script: &Path, wait: bool, results: Option<&Path>) -> Result<Submitted, SubmitError> {
     let sbatch = launch::which("sbatch").ok_or(SubmitError::NotFound)?;
     let mut c = Command::new(sbatch);
     c.arg("--parsable");
