@@ -44,3 +44,50 @@ fn an_unknown_target_is_a_check_error_with_a_suggestion() {
     let o = baton(&["check", p(&pl)]);
     assert!(stderr(&o).contains("is a least share"), "{}", show(&o));
 }
+
+/// Phase C against phase B, across plans: `results:` names the other run's results.json
+/// (relative to the plan) and `to` its job. The healthy run is within 10% of itself; the P2P →
+/// SHM incident is not, and the verdict names the other file's job and numbers.
+#[test]
+fn another_runs_job_is_compared_through_results() {
+    let d = tmp("relative_cross_plan");
+    let b = ingest(
+        &d,
+        "phase-b.json",
+        &[&fixture("all_reduce.txt")],
+        Some("allreduce"),
+    );
+    let b_name = b.file_name().unwrap().to_str().unwrap().to_string();
+    let tests = format!(
+        "{ALLREDUCE_SWEEP}    expect:\n      - relative: {{ to: allreduce, busbw: \">= 90%\", results: {b_name} }}\n        at: 1G\n"
+    );
+    let c = two_gpu_plan(&d, "phase-c.yaml", &tests);
+    let o = baton(&["check", p(&c)]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    let o = baton(&["grade", p(&c), p(&b)]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    let slow = ingest(
+        &d,
+        "slow.json",
+        &[&fixture("all_reduce_p2p_disabled_debug.txt")],
+        Some("allreduce"),
+    );
+    let o = baton(&["grade", p(&c), p(&slow)]);
+    assert_eq!(code(&o), 1, "{}", show(&o));
+    assert!(stdout(&o).contains("of allreduce's"), "{}", show(&o));
+    // A results file without the job says what it has.
+    let other = two_gpu_plan(
+        &d,
+        "other.yaml",
+        &format!(
+            "{ALLREDUCE_SWEEP}    expect:\n      - relative: {{ to: nosuch, busbw: \">= 90%\", results: {b_name} }}\n"
+        ),
+    );
+    let o = baton(&["grade", p(&other), p(&b)]);
+    assert_eq!(code(&o), 1, "{}", show(&o));
+    assert!(
+        stdout(&o).contains("has no job or test `nosuch`"),
+        "{}",
+        show(&o)
+    );
+}

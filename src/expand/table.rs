@@ -57,7 +57,10 @@ pub fn criterion_text(c: &Criterion) -> String {
         Check::GroupSpread(t) => format!("group_spread {t}"),
         Check::Outlier(t) => format!("outlier {t}"),
         Check::Profile(t) => format!("busbw {t} of profile"),
-        Check::Relative(r) => format!("busbw {} of {}", r.busbw, r.to),
+        Check::Relative(r) => match &r.results {
+            Some(f) => format!("busbw {} of {} in {f}", r.busbw, r.to),
+            None => format!("busbw {} of {}", r.busbw, r.to),
+        },
         Check::Trend(t) => format!("trend {t}"),
     };
     if let Some(at) = &c.at {

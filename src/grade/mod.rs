@@ -83,7 +83,13 @@ pub fn grade(input: &GradeInput<'_>) -> Grade {
         input.plan.ranks_per_node(),
     );
     let (found, unmatched) = assign(&expansion.jobs, input.results, input.plan.backend);
-    let others = relative_targets(&expansion.jobs, &found);
+    let plan_dir = input.plan_file.map(|f| {
+        std::path::Path::new(f)
+            .parent()
+            .unwrap_or(std::path::Path::new("."))
+            .to_path_buf()
+    });
+    let others = relative_targets(&expansion.jobs, &found, plan_dir.as_deref());
     let base_found: Vec<Result<Found, String>> = match input.baseline {
         Baseline::Loaded { name, results } => {
             let files = [(name.clone(), (**results).clone())];
@@ -164,13 +170,18 @@ pub fn grade(input: &GradeInput<'_>) -> Grade {
 /// Results of the jobs that `relative` criteria compare with, by job ID (or why there are none).
 type Others = std::collections::HashMap<String, Result<crate::results::JobResult, String>>;
 
-fn relative_targets(jobs: &[Job], found: &[Found]) -> Others {
+fn relative_targets(jobs: &[Job], found: &[Found], plan_dir: Option<&std::path::Path>) -> Others {
     let mut out = Others::new();
     for c in jobs.iter().flat_map(|j| j.expect.iter()) {
         let Check::Relative(r) = &c.check else {
             continue;
         };
-        if out.contains_key(&r.to) {
+        let key = relative::key(r);
+        if out.contains_key(&key) {
+            continue;
+        }
+        if let Some(file) = &r.results {
+            out.insert(key, relative::from_file(plan_dir, file, &r.to));
             continue;
         }
         let got = match jobs.iter().position(|j| j.id == r.to).map(|i| &found[i]) {
@@ -178,7 +189,7 @@ fn relative_targets(jobs: &[Job], found: &[Found]) -> Others {
             Some(Found::None(why)) => Err(why.clone()),
             None => Err("not run (left out by --only?)".to_string()),
         };
-        out.insert(r.to.clone(), got);
+        out.insert(key, got);
     }
     out
 }
@@ -275,7 +286,7 @@ fn grade_job<'e>(
             Check::Wrong(_) => integrity::explicit(&ctx, c, text),
             Check::Transport(t) => transport::evaluate(&ctx, c, t, text),
             Check::Relative(r) => {
-                let other = match others.get(&r.to) {
+                let other = match others.get(&relative::key(r)) {
                     Some(Ok(o)) => Ok(o),
                     Some(Err(why)) => Err(why.clone()),
                     None => Err(format!("{} is not a job of this plan", r.to)),

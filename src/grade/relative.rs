@@ -8,6 +8,49 @@ use super::verdict::{Case, CriterionVerdict, Status};
 use crate::plan::{Criterion, Relative};
 use crate::results::JobResult;
 
+/// Where a `relative` criterion's other job is looked up: its ID, and the results file when it
+/// is another run's.
+pub fn key(r: &Relative) -> String {
+    match &r.results {
+        Some(f) => format!("{f}#{}", r.to),
+        None => r.to.clone(),
+    }
+}
+
+/// The job `to` of another run's results (`file`, relative to the plan's directory): by job ID,
+/// else the one job of the test `to`.
+pub fn from_file(
+    plan_dir: Option<&std::path::Path>,
+    file: &str,
+    to: &str,
+) -> Result<JobResult, String> {
+    let path = plan_dir.unwrap_or(std::path::Path::new(".")).join(file);
+    let r = crate::results::read(&path).map_err(|e| format!("cannot read {file}: {e}"))?;
+    if let Some(j) = r.job(to) {
+        return Ok(j.clone());
+    }
+    let of_test: Vec<&JobResult> = r.jobs.iter().filter(|j| j.test == to).collect();
+    match of_test.as_slice() {
+        [one] => Ok((*one).clone()),
+        [] => Err(format!(
+            "{file} has no job or test `{to}` (it has: {})",
+            r.jobs
+                .iter()
+                .map(|j| j.id.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+        many => Err(format!(
+            "`{to}` is a test of {} jobs in {file}; name one: {}",
+            many.len(),
+            many.iter()
+                .map(|j| j.id.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
+}
+
 pub fn evaluate(
     ctx: &Ctx<'_>,
     c: &Criterion,
@@ -15,7 +58,7 @@ pub fn evaluate(
     other: Result<&JobResult, String>,
     text: String,
 ) -> CriterionVerdict {
-    if ctx.job.id == r.to {
+    if ctx.job.id == r.to && r.results.is_none() {
         return CriterionVerdict::whole(
             c,
             text,

@@ -284,6 +284,9 @@ pub struct Relative {
     /// The job ID compared with (a test name of one job is resolved to its job's ID).
     pub to: String,
     pub busbw: Threshold,
+    /// Another run's results file holding `to`, as the plan names it (relative to the plan);
+    /// `None`: `to` is a job of the same run.
+    pub results: Option<String>,
 }
 
 impl Check {

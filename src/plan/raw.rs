@@ -257,7 +257,7 @@ pub struct RawCriterion {
     pub in_place: Option<Loc<String>>,
 }
 
-/// `relative: { to: TEST_OR_JOB, busbw: ">= 85%" }`.
+/// `relative: { to: TEST_OR_JOB, busbw: ">= 85%" [, results: FILE] }`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawRelative {
@@ -265,6 +265,10 @@ pub struct RawRelative {
     pub to: Loc<String>,
     /// Least share of its busbw at the same requested sizes, e.g. `>= 85%`.
     pub busbw: Loc<String>,
+    /// Another run's results.json (relative to this plan) holding `to`: phase C within 10% of
+    /// phase B, across plans. Without it, `to` is a job of this run.
+    #[serde(default)]
+    pub results: Option<Loc<String>>,
 }
 
 // ---- schema-only types: they describe polymorphic fields for the JSON Schema ----

@@ -188,6 +188,20 @@ impl Checker<'_> {
                     .help("e.g. busbw: \">= 85%\" (within 15%)"),
                 );
                 None
+            } else if let Some(f) = &r.results {
+                // Another run's job: known only when its results are read, at grade time.
+                if f.value.trim().is_empty() {
+                    self.err(Diagnostic::error(
+                        "`relative.results` names no file",
+                        Some(f.pos),
+                    ));
+                    return None;
+                }
+                Some(Check::Relative(Relative {
+                    to: r.to.value.clone(),
+                    busbw: t,
+                    results: Some(f.value.clone()),
+                }))
             } else {
                 // Whether `to` names a job of this plan is known once every test is read.
                 self.relative_targets
@@ -195,6 +209,7 @@ impl Checker<'_> {
                 Some(Check::Relative(Relative {
                     to: r.to.value.clone(),
                     busbw: t,
+                    results: None,
                 }))
             }
         } else if let Some(v) = &c.outlier {
