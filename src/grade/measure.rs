@@ -163,7 +163,13 @@ pub fn describe_result(r: &JobResult) -> String {
 
 /// A number as messages print it: two decimals like nccl-tests, trailing zeros dropped.
 pub fn num(v: f64) -> String {
-    let s = format!("{v:.2}");
+    // Two decimals, or two significant digits below 0.1: a host-memory run's 0.004 GB/s is not 0.
+    let decimals = if v != 0.0 && v.abs() < 0.1 && v.is_finite() {
+        ((-v.abs().log10()).ceil() as usize + 1).min(12)
+    } else {
+        2
+    };
+    let s = format!("{v:.decimals$}");
     let s = s.trim_end_matches('0').trim_end_matches('.');
     if s == "-0" { "0".into() } else { s.to_string() }
 }
@@ -196,7 +202,9 @@ mod tests {
         assert_eq!(num(27.6), "27.6");
         assert_eq!(num(300.0), "300");
         assert_eq!(num(343.417), "343.42");
-        assert_eq!(num(0.001), "0");
+        assert_eq!(num(0.001), "0.001");
+        assert_eq!(num(0.00456), "0.0046");
+        assert_eq!(num(0.0), "0");
         assert_eq!(pct(12.345), "12.3%");
         assert_eq!(median(&mut [3.0, 1.0, 2.0]), Some(2.0));
         assert_eq!(median(&mut [4.0, 1.0, 2.0, 3.0]), Some(2.5));

@@ -47,7 +47,7 @@ pub fn matrix_file(k: usize) -> String {
 fn sets_line(t: &TestNodes) -> String {
     let failed = t.sets.iter().filter(|s| s.status == Status::Fail).count();
     format!(
-        "`over: {}`: {} set(s) in {} round(s), {failed} failed",
+        "over: {}: {} set(s) in {} round(s), {failed} failed",
         t.over,
         t.sets.len(),
         t.rounds

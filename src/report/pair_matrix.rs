@@ -52,7 +52,7 @@ pub fn pair_matrix_svg(hosts: &[String], cells: &[PairCell], unit: &str) -> Opti
         .collect();
     values.sort_by(f64::total_cmp);
     let median = values.get(values.len() / 2).copied().unwrap_or(0.0);
-    let cell = (2400 / n.max(1)).clamp(3, 18);
+    let cell = (2400 / n.max(1)).clamp(3, 32);
     let labels = cell >= 10;
     let margin = if labels {
         8 * hosts.iter().map(|h| h.len()).max().unwrap_or(0).min(24) + 8
@@ -60,10 +60,12 @@ pub fn pair_matrix_svg(hosts: &[String], cells: &[PairCell], unit: &str) -> Opti
         8
     };
     let size = margin + cell * n + 8;
+    // Wide enough for the caption below the grid.
+    let width = size.max(520);
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{size}\" height=\"{}\" font-family=\"sans-serif\" font-size=\"11\">",
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{}\" font-family=\"sans-serif\" font-size=\"11\">",
         size + 20
     );
     let _ = writeln!(
@@ -164,7 +166,7 @@ mod tests {
         let red_in_row = svg
             .lines()
             .filter(|l| {
-                l.contains("rgb(170,20,20)") && l.contains(&format!("y=\"{}\"", 8 * 2 + 8 + 18 * 2))
+                l.contains("rgb(170,20,20)") && l.contains(&format!("y=\"{}\"", 8 * 2 + 8 + 32 * 2))
             })
             .count();
         assert_eq!(red_in_row, 5, "{svg}");
