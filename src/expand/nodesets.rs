@@ -95,16 +95,7 @@ pub fn resolve(
         None => None,
     };
     let domains = match &hosts {
-        Some(h) => nodes
-            .domains
-            .iter()
-            .map(|d| {
-                d.iter()
-                    .filter_map(|x| h.iter().position(|y| y == x))
-                    .collect::<Vec<usize>>()
-            })
-            .filter(|d| !d.is_empty())
-            .collect(),
+        Some(h) => domain_indices(&nodes.domains, h),
         None => Vec::new(),
     };
     Ok(NodeList {
@@ -112,6 +103,20 @@ pub fn resolve(
         source,
         domains,
     })
+}
+
+/// The plan's domains (hostnames) as indices into `hosts`; hosts outside the list are left
+/// out, and so are domains left empty.
+pub fn domain_indices(domains: &[Vec<String>], hosts: &[String]) -> Vec<Vec<usize>> {
+    domains
+        .iter()
+        .map(|d| {
+            d.iter()
+                .filter_map(|x| hosts.iter().position(|y| y == x))
+                .collect::<Vec<usize>>()
+        })
+        .filter(|d| !d.is_empty())
+        .collect()
 }
 
 /// The node list given on the command line (`--nodes HOSTLIST`), in place of the plan's or the

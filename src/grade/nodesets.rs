@@ -248,17 +248,7 @@ fn isolate_attribution(
     hosts: &[String],
     outcomes: &[SetOutcome],
 ) -> Option<attribution::Attribution> {
-    let domains: Vec<Vec<usize>> = plan
-        .nodes
-        .domains
-        .iter()
-        .map(|d| {
-            d.iter()
-                .filter_map(|x| hosts.iter().position(|y| y == x))
-                .collect::<Vec<_>>()
-        })
-        .filter(|d| !d.is_empty())
-        .collect();
+    let domains = crate::expand::nodesets::domain_indices(&plan.nodes.domains, hosts);
     let mut recorded: Vec<(Vec<Vec<usize>>, Vec<SetResult>)> = Vec::new();
     for o in outcomes {
         let r = o.round as usize;

@@ -66,7 +66,7 @@ code { font-size: .92em; background: #f3f3f3; padding: 0 3px; border-radius: 3px
 }
 "#;
 
-fn esc(s: &str) -> String {
+pub(super) fn esc(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
     for c in s.chars() {
         match c {

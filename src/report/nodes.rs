@@ -103,12 +103,7 @@ pub fn html(g: &Grade) -> String {
     let Some(nodes) = &g.nodes else {
         return String::new();
     };
-    let e = |s: &str| {
-        s.replace('&', "&amp;")
-            .replace('<', "&lt;")
-            .replace('>', "&gt;")
-            .replace('"', "&quot;")
-    };
+    let e = super::html::esc;
     let mut o = String::from("<h2>Nodes</h2>");
     let _ = write!(
         o,

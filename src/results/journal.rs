@@ -298,6 +298,24 @@ fn fold_set(results: &mut Results, dir: &Path, rel: &str) -> Result<usize, Resul
     Ok(damaged)
 }
 
+/// How each job the records start stands after them: its status at its last `Job` or `End`
+/// record. What a runner reads back after a worker or a node set's step ended.
+pub fn statuses(records: Vec<Record>) -> std::collections::HashMap<String, JobStatus> {
+    let mut out = std::collections::HashMap::new();
+    for r in records {
+        match r {
+            Record::Job { job } => {
+                out.insert(job.id, job.status);
+            }
+            Record::End { job, status, .. } => {
+                out.insert(job, status);
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
 /// Applies one record to `results`, as the writer applied it to its own copy.
 pub fn apply(results: &mut Results, record: Record) {
     let job = |results: &mut Results, id: &str| results.jobs.iter().rposition(|j| j.id == id);

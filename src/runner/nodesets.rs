@@ -27,7 +27,7 @@ use crate::nodeset::hostlist::compress;
 use crate::nodeset::{Isolator, Over, SetResult, rounds};
 use crate::plan::Plan;
 use crate::results::journal::{self, Journal, Record};
-use crate::results::{ErrorKind, JobStatus, NodeSetRef, Results, SetRun};
+use crate::results::{JobStatus, NodeSetRef, Results, SetRun};
 
 /// Whether a set's jobs all met their criteria, from the results so far and the set's job IDs.
 /// The CLI grades; the runner only needs the answer to choose `isolate`'s next round.
@@ -687,25 +687,10 @@ fn watch(
     limit: &Limit,
     keep_fd: Option<std::os::fd::RawFd>,
 ) -> std::io::Result<Ended> {
-    use std::os::unix::process::CommandExt;
     cmd.stdin(Stdio::null())
         .stdout(log.try_clone()?)
         .stderr(log.try_clone()?);
-    cmd.process_group(0);
-    // SAFETY: getpid before the fork; the closure only makes async-signal-safe syscalls.
-    let parent = unsafe { libc::getpid() };
-    unsafe {
-        cmd.pre_exec(move || {
-            super::interrupt::die_with_parent(libc::SIGTERM, parent)?;
-            if let Some(fd) = keep_fd {
-                let flags = libc::fcntl(fd, libc::F_GETFD);
-                if flags >= 0 {
-                    libc::fcntl(fd, libc::F_SETFD, flags & !libc::FD_CLOEXEC);
-                }
-            }
-            Ok(())
-        });
-    }
+    super::progress::in_own_group(&mut cmd, keep_fd);
     let mut child = cmd.spawn()?;
     let group = child.id() as libc::pid_t;
     let mut last = Instant::now();
@@ -799,20 +784,7 @@ fn probe(ctx: &Ctx<'_>, hosts: &[String]) -> Vec<String> {
 fn job_statuses(
     path: &std::path::Path,
 ) -> Result<std::collections::HashMap<String, JobStatus>, RunError> {
-    let (records, _) = journal::records(path, 0)?;
-    let mut started = std::collections::HashMap::new();
-    for r in records {
-        match r {
-            Record::Job { job } => {
-                started.insert(job.id, job.status);
-            }
-            Record::End { job, status, .. } => {
-                started.insert(job, status);
-            }
-            _ => {}
-        }
-    }
-    Ok(started)
+    Ok(journal::statuses(journal::records(path, 0)?.0))
 }
 
 /// After a step: a job it left running is ended as the step ended, and a job it never started
@@ -840,13 +812,7 @@ fn close_jobs(
     for job in sjobs {
         match started.get(&job.id) {
             Some(JobStatus::Partial) => {
-                let (status, kind) = if interrupted {
-                    (JobStatus::Partial, ErrorKind::Interrupted)
-                } else if end.timed_out {
-                    (JobStatus::Timeout, ErrorKind::Timeout)
-                } else {
-                    (JobStatus::Error, ErrorKind::Launcher)
-                };
+                let (status, kind) = orchestrate::cut_short(interrupted, end.timed_out);
                 j.append(&Record::End {
                     job: job.id.clone(),
                     status,

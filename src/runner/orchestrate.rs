@@ -126,6 +126,18 @@ pub(crate) fn not_run(job: &Job, backend: Backend, why: String) -> JobResult {
     r
 }
 
+/// How a job its worker left running ends: still partial when a signal stopped the run, a
+/// timeout when the worker's watchdog (or a hang detector) ended it, else a launcher error.
+pub(crate) fn cut_short(interrupted: bool, timed_out: bool) -> (JobStatus, ErrorKind) {
+    if interrupted {
+        (JobStatus::Partial, ErrorKind::Interrupted)
+    } else if timed_out {
+        (JobStatus::Timeout, ErrorKind::Timeout)
+    } else {
+        (JobStatus::Error, ErrorKind::Launcher)
+    }
+}
+
 pub(crate) fn error(kind: ErrorKind, message: String) -> JobError {
     JobError {
         kind,
@@ -356,18 +368,7 @@ fn run_set(
         let status = run_worker(ctx, k, attempt, &pending, jobs, &env, watch)?;
         // What this attempt started and how each of those jobs stands, from its own records.
         let (records, _) = results::journal::records(journal.path(), from)?;
-        let mut started: std::collections::HashMap<String, JobStatus> = Default::default();
-        for r in records {
-            match r {
-                Record::Job { job } => {
-                    started.insert(job.id, job.status);
-                }
-                Record::End { job, status, .. } => {
-                    started.insert(job, status);
-                }
-                _ => {}
-            }
-        }
+        let started = results::journal::statuses(records);
         let interrupted = super::interrupt::requested();
         let timeout = status.code() == Some(Exit::Timeout.code());
         let describe = if interrupted {
@@ -389,13 +390,7 @@ fn run_set(
                 continue;
             };
             if *status == JobStatus::Partial {
-                let (status, kind) = if interrupted {
-                    (JobStatus::Partial, ErrorKind::Interrupted)
-                } else if timeout {
-                    (JobStatus::Timeout, ErrorKind::Timeout)
-                } else {
-                    (JobStatus::Error, ErrorKind::Launcher)
-                };
+                let (status, kind) = cut_short(interrupted, timeout);
                 journal.append(&Record::End {
                     job: id.clone(),
                     status,

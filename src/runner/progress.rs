@@ -65,23 +65,8 @@ pub fn run_watched(
     progress: &dyn Progress,
     keep_fd: Option<std::os::fd::RawFd>,
 ) -> std::io::Result<ExitStatus> {
-    use std::os::unix::process::CommandExt;
     cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
-    cmd.process_group(0);
-    // SAFETY: getpid before the fork; the closure only makes async-signal-safe syscalls.
-    let parent = unsafe { libc::getpid() };
-    unsafe {
-        cmd.pre_exec(move || {
-            super::interrupt::die_with_parent(libc::SIGTERM, parent)?;
-            if let Some(fd) = keep_fd {
-                let flags = libc::fcntl(fd, libc::F_GETFD);
-                if flags >= 0 {
-                    libc::fcntl(fd, libc::F_SETFD, flags & !libc::FD_CLOEXEC);
-                }
-            }
-            Ok(())
-        });
-    }
+    in_own_group(&mut cmd, keep_fd);
     let mut child: Child = cmd.spawn()?;
     let out = child.stdout.take();
     let err = child.stderr.take();
@@ -99,6 +84,27 @@ pub fn run_watched(
         let _ = tail.join();
         status
     })
+}
+
+/// Starts `cmd` in a process group of its own that dies with this process, inheriting
+/// `keep_fd` (the output directory's lock): how every worker and launcher step is started.
+pub fn in_own_group(cmd: &mut Command, keep_fd: Option<std::os::fd::RawFd>) {
+    use std::os::unix::process::CommandExt;
+    cmd.process_group(0);
+    // SAFETY: getpid before the fork; the closure only makes async-signal-safe syscalls.
+    let parent = unsafe { libc::getpid() };
+    unsafe {
+        cmd.pre_exec(move || {
+            super::interrupt::die_with_parent(libc::SIGTERM, parent)?;
+            if let Some(fd) = keep_fd {
+                let flags = libc::fcntl(fd, libc::F_GETFD);
+                if flags >= 0 {
+                    libc::fcntl(fd, libc::F_SETFD, flags & !libc::FD_CLOEXEC);
+                }
+            }
+            Ok(())
+        });
+    }
 }
 
 /// How long a stopped worker may take to go before it is killed.
