@@ -453,3 +453,27 @@ tests:
         );
     }
 }
+
+/// A machine restarted (or a CI image taken) while a cluster was up keeps its state files and
+/// pid files, whose pids may now belong to anything. `status` must then fail, so that
+/// `scripts/test` brings a cluster up instead of running every multi-node test against none.
+#[test]
+fn status_calls_a_cluster_whose_controller_is_gone_stale() {
+    let dir = tmp("cluster-sim-stale");
+    let run = dir.join("run");
+    std::fs::create_dir_all(&run).unwrap();
+    write(&dir, "node-list", "node01\nnode02\n");
+    // A live pid that is not slurmctld: this test's own.
+    write(&run, "slurmctld.pid", &std::process::id().to_string());
+    let o = std::process::Command::new(common::cluster::SIM)
+        .arg("status")
+        .env("BATON_CLUSTER_DIR", &dir)
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 4, "{}", show(&o));
+    assert!(
+        stdout(&o).contains("controller: not running"),
+        "{}",
+        show(&o)
+    );
+}

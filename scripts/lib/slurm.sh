@@ -2,12 +2,16 @@
 # stopping daemons, and the one munged both Slurms authenticate through.
 # shellcheck shell=bash
 
-# True when the pid in FILE is a live process.
+# True when the pid in FILE is a live daemon named as the file is (slurmd-node01.pid: slurmd):
+# after a restart the pid in a stale file may belong to anything. Reads /proc, so it also
+# answers for a caller that is not root.
 alive() {
-    local pid
+    local pid comm name
+    name="$(basename "$1" .pid)"
     # The daemon removes its pid file as it exits: gone between test and read is "not alive".
     pid="$(cat "$1" 2>/dev/null)" || return 1
-    [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null
+    [ -n "$pid" ] && comm="$(cat "/proc/$pid/comm" 2>/dev/null)" || return 1
+    [ "$comm" = "${name%%-*}" ]
 }
 
 # Stops the process whose pid is in FILE: TERM, then KILL after 5 s.
