@@ -15,8 +15,10 @@ pub const SIM: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/cluster-sim"
 pub struct Cluster {
     pub env: Exports,
     pub nodes: Vec<String>,
-    /// Held for the whole test: one test on the cluster at a time.
+    /// Held for the whole test: one test on the cluster at a time, in this process (the
+    /// mutex) and across test processes and worktrees sharing the machine (the file lock).
     _lock: MutexGuard<'static, ()>,
+    _file_lock: std::fs::File,
 }
 
 /// The simulated cluster when it is up with at least four idle nodes; otherwise the skip line
@@ -29,11 +31,15 @@ pub fn cluster() -> Option<Cluster> {
 pub fn cluster_of(n: usize) -> Option<Cluster> {
     static LOCK: Mutex<()> = Mutex::new(());
     let lock = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let file_lock = std::fs::File::create(std::env::temp_dir().join("baton-cluster-sim.lock"))
+        .expect("the cluster lock file");
+    file_lock.lock().expect("locking the cluster lock file");
     match find_cluster(n) {
         Ok((env, nodes)) => Some(Cluster {
             env,
             nodes,
             _lock: lock,
+            _file_lock: file_lock,
         }),
         Err(why) => {
             if std::env::var("BATON_REQUIRE_CLUSTER").as_deref() == Ok("1") {
