@@ -14,6 +14,12 @@ pub enum SplitOp {
     Or,
     Mod,
     Div,
+    /// One round of `over: gpu-pairs`: round `value` (1-based) of the `rounds` circle-method
+    /// rounds that pair every GPU of a node with every other, each node alike. Written
+    /// `PAIRS value/rounds`; a node has `rounds + 1` ranks.
+    Pairs {
+        rounds: u64,
+    },
 }
 
 /// A parsed split such as `DIV 8`: ranks with equal `color(rank)` form one group.
@@ -36,6 +42,10 @@ pub enum SplitError {
     BadValue(String),
     #[error("split `{0}` divides by zero")]
     DivideByZero(String),
+    #[error(
+        "split `{0}` is not a round of GPU pairs: `PAIRS r/R` needs 1 <= r <= R and R odd (R + 1 GPUs per node)"
+    )]
+    BadPairs(String),
 }
 
 impl Split {
@@ -45,6 +55,21 @@ impl Split {
     pub fn parse(text: &str) -> Result<Split, SplitError> {
         let t = text.trim();
         let lower = t.to_ascii_lowercase();
+        if let Some(rest) = lower.strip_prefix("pairs") {
+            let bad = || SplitError::BadPairs(t.to_string());
+            let (r, of) = rest.trim().split_once('/').ok_or_else(bad)?;
+            let (value, rounds) = (
+                r.trim().parse::<u64>().map_err(|_| bad())?,
+                of.trim().parse::<u64>().map_err(|_| bad())?,
+            );
+            if value == 0 || value > rounds || rounds.is_multiple_of(2) {
+                return Err(bad());
+            }
+            return Ok(Split {
+                op: SplitOp::Pairs { rounds },
+                value,
+            });
+        }
         let (op, rest) = [
             ("and", SplitOp::And),
             ("&", SplitOp::And),
@@ -72,7 +97,23 @@ impl Split {
             SplitOp::Or => rank | self.value,
             SplitOp::Mod => rank % self.value,
             SplitOp::Div => rank / self.value,
+            SplitOp::Pairs { rounds } => {
+                let gpus = rounds + 1;
+                let (node, local) = (rank / gpus, rank % gpus);
+                node * gpus / 2 + pair_index(gpus, self.value - 1, local)
+            }
         }
+    }
+
+    /// The `over: gpu-pairs` rounds for `gpus` ranks per node (even, at least 2).
+    pub fn gpu_pair_rounds(gpus: u64) -> Vec<Split> {
+        let rounds = gpus.saturating_sub(1);
+        (1..=rounds)
+            .map(|value| Split {
+                op: SplitOp::Pairs { rounds },
+                value,
+            })
+            .collect()
     }
 
     /// Groups of `0..nranks` keyed by color, members ascending (so group rank order = plan rank
@@ -93,9 +134,22 @@ impl fmt::Display for Split {
             SplitOp::Or => "OR",
             SplitOp::Mod => "MOD",
             SplitOp::Div => "DIV",
+            SplitOp::Pairs { rounds } => return write!(f, "PAIRS {}/{rounds}", self.value),
         };
         write!(f, "{op} {}", self.value)
     }
+}
+
+/// Which pair of round `round` (0-based) local rank `local` is in, among `gpus` (even) ranks,
+/// by the circle method: `gpus − 1` stays put, the others turn; pair 0 is the fixed one's, pair
+/// k ≥ 1 joins the two ranks k steps either side of the round's own.
+fn pair_index(gpus: u64, round: u64, local: u64) -> u64 {
+    let turning = gpus - 1;
+    if local == turning || local == round {
+        return 0;
+    }
+    let d = (local + turning - round) % turning;
+    d.min(turning - d)
 }
 
 fn parse_c_uint(s: &str) -> Option<u64> {
@@ -175,6 +229,43 @@ mod tests {
             Split::parse("MOD 09"),
             Err(SplitError::BadValue(_))
         ));
+    }
+
+    #[test]
+    fn gpu_pairs_rounds_meet_every_pair_once_on_every_node() {
+        for gpus in [2u64, 4, 8, 16] {
+            let rounds = Split::gpu_pair_rounds(gpus);
+            assert_eq!(rounds.len() as u64, gpus - 1);
+            let mut met = std::collections::BTreeSet::new();
+            for split in &rounds {
+                assert_eq!(Split::parse(&split.to_string()).unwrap(), *split);
+                let g = split.groups(gpus * 3);
+                assert_eq!(g.len() as u64, gpus * 3 / 2, "{split}");
+                for members in g.values() {
+                    assert_eq!(members.len(), 2, "{split}: {members:?}");
+                    assert_eq!(
+                        members[0] / gpus,
+                        members[1] / gpus,
+                        "a pair stays in its node"
+                    );
+                    assert!(met.insert((members[0], members[1])), "{split}: met twice");
+                }
+            }
+            assert_eq!(met.len() as u64, 3 * gpus * (gpus - 1) / 2);
+        }
+        assert_eq!(Split::gpu_pair_rounds(8)[2].to_string(), "PAIRS 3/7");
+        for bad in [
+            "PAIRS 0/7",
+            "PAIRS 8/7",
+            "PAIRS 1/6",
+            "PAIRS 1",
+            "PAIRS a/7",
+        ] {
+            assert!(
+                matches!(Split::parse(bad), Err(SplitError::BadPairs(_))),
+                "{bad}"
+            );
+        }
     }
 
     #[test]

@@ -129,3 +129,50 @@ fn hundred_thousand_jobs_expand() {
     let e = expand(&plan(&y));
     assert_eq!(e.total_jobs, 10 * 10 * 5 * 10 * 20);
 }
+
+/// `over: gpu-pairs` on two nodes of 8 GPUs: seven rounds, one job each, every GPU pair of a
+/// node met once, pairs never leave their node; the job IDs name the round.
+#[test]
+fn gpu_pairs_expands_to_circle_rounds_inside_each_node() {
+    let e = expand(&plan(
+        "version: 1
+name: p
+launch: { nodes: 2, ranks_per_node: 8 }
+tests:
+  - name: nvlink
+    collective: all_reduce
+    sizes: [1G]
+    over: gpu-pairs
+",
+    ));
+    assert_eq!(e.total_jobs, 7);
+    assert_eq!(e.jobs[0].id, "nvlink[split=PAIRS 1/7]");
+    let mut met = std::collections::BTreeSet::new();
+    for j in &e.jobs {
+        let g = j.groups.as_ref().unwrap();
+        assert_eq!(g.len(), 8, "{}", j.id);
+        for grp in g.iter() {
+            assert_eq!(grp.ranks.len(), 2);
+            assert_eq!(grp.scope, Scope::IntraNode, "{}", j.id);
+            assert!(met.insert(grp.ranks.clone()));
+        }
+    }
+    assert_eq!(met.len(), 2 * 28);
+}
+
+#[test]
+fn gpu_pairs_needs_an_even_known_gpu_count_and_no_split() {
+    let bad = |launch: &str, extra: &str| {
+        let y = format!(
+            "version: 1\nname: p\nlaunch: {launch}\ntests:\n  - name: t\n    collective: all_reduce\n    sizes: [1M]\n    over: gpu-pairs\n{extra}"
+        );
+        match parse_str("p.yaml", &y) {
+            Ok(_) => panic!("accepted: {y}"),
+            Err(r) => r.short(),
+        }
+    };
+    let e = bad("{ nodes: 1, ranks_per_node: 3 }", "");
+    assert!(e.contains("even number of ranks per node, not 3"), "{e}");
+    let e = bad("{ nodes: 1, ranks_per_node: 4 }", "    split: DIV 2\n");
+    assert!(e.contains("drop `split`"), "{e}");
+}

@@ -401,3 +401,36 @@ fn sigterm_mid_run_keeps_every_row_and_resume_finishes() {
     assert!(r.jobs.iter().all(|j| j.status == JobStatus::Completed));
     assert_eq!(r.jobs[0].repeats[0].started, first);
 }
+
+/// `over: gpu-pairs` on a 2-GPU node is one round of one pair: its busbw (through a
+/// communicator split) must equal the plain 2-GPU run's in the same process, and the report's
+/// matrix names both GPUs.
+#[test]
+fn gpu_pairs_on_two_gpus_equals_the_plain_pair_run() {
+    need_gpus!();
+    let (r, run) = run_checked(
+        "gpu-pairs",
+        "version: 1\nname: g\nbackend: nccl\nlaunch: { nodes: 1, ranks_per_node: 2 }\ndefaults: { iters: 20, warmup: 5 }\ntests:\n  - name: plain\n    collective: all_reduce\n    sizes: [1G, 4G]\n  - name: pairs\n    collective: all_reduce\n    sizes: [1G, 4G]\n    over: gpu-pairs\n",
+        &[("NCCL_NVLS_ENABLE", "0")],
+        0,
+    );
+    assert_eq!(r.jobs.len(), 2);
+    assert_eq!(r.jobs[1].split.as_deref(), Some("PAIRS 1/1"));
+    let bw = |j: usize, row: usize| {
+        r.jobs[j].repeats[0].rows[row]
+            .out_of_place
+            .as_ref()
+            .and_then(|c| c.busbw)
+            .unwrap()
+    };
+    for row in 0..2 {
+        let (plain, pair) = (bw(0, row), bw(1, row));
+        eprintln!("row {row}: plain {plain:.1} GB/s, gpu-pairs {pair:.1} GB/s");
+        assert!(
+            (pair / plain - 1.0).abs() < 0.05,
+            "row {row}: plain {plain} GB/s, gpu-pairs {pair} GB/s"
+        );
+    }
+    let svg = std::fs::read_to_string(run.out.join("report/charts/gpu-pairs-00.svg")).unwrap();
+    assert!(svg.contains("GPU0 × GPU1"), "{svg}");
+}

@@ -331,3 +331,46 @@ fn a_reader_that_leaves_early_does_not_end_the_run() {
         assert_eq!(j.repeats[0].rows.len(), 14, "{}", j.id);
     }
 }
+
+/// `over: gpu-pairs` on one node of four ranks: three rounds in the same processes, every pair
+/// once; with rank 2 corrupting its output, exactly its three pairs fail, so the report's
+/// matrix shows rank 2 as a failed row (and no other cell failed).
+#[test]
+fn gpu_pairs_runs_every_pair_of_a_node_and_the_matrix_shows_a_bad_rank() {
+    let ran = common::run_plan(
+        "mpi-gpu-pairs",
+        "version: 1\nname: gp\nbackend: mpi\nlaunch: { nodes: 1, ranks_per_node: 4 }\ndefaults: { iters: 5, warmup: 1 }\ntests:\n  - name: pairs\n    collective: all_reduce\n    sizes: [1K, 64K]\n    over: gpu-pairs\n    expect: [ { wrong: 0 } ]\n",
+        &[("BATON_FAULT", "corrupt:rank=2")],
+    );
+    let (o, out) = (&ran.output, &ran.out);
+    let (stdout, stderr) = text(o);
+    assert_eq!(o.status.code(), Some(1), "{stdout}{stderr}");
+    let r = results::read(&out.join("results.json")).unwrap();
+    let ids: Vec<&str> = r.jobs.iter().map(|j| j.id.as_str()).collect();
+    assert_eq!(
+        ids,
+        [
+            "pairs[split=PAIRS 1/3]",
+            "pairs[split=PAIRS 2/3]",
+            "pairs[split=PAIRS 3/3]"
+        ]
+    );
+    let pids: std::collections::BTreeSet<Option<u32>> = r
+        .jobs
+        .iter()
+        .flat_map(|j| j.layout.ranks.iter().map(|k| k.pid))
+        .collect();
+    assert_eq!(pids.len(), 4, "no relaunch between rounds: {pids:?}");
+    let svg = std::fs::read_to_string(out.join("report/charts/gpu-pairs-00.svg")).unwrap();
+    let failed: Vec<&str> = svg
+        .split("<title>")
+        .skip(1)
+        .filter_map(|t| t.split("</title>").next())
+        .filter(|t| t.contains("(FAIL)"))
+        .collect();
+    assert_eq!(failed.len(), 6, "three pairs, both halves: {failed:?}");
+    assert!(failed.iter().all(|t| t.contains("rank 2")), "{failed:?}");
+    let md = std::fs::read_to_string(out.join("report/report.md")).unwrap();
+    assert!(md.contains("## GPU pairs"), "{md}");
+    assert!(md.contains("charts/gpu-pairs-00.svg"), "{md}");
+}

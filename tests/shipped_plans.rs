@@ -57,6 +57,7 @@ fn every_shipped_plan_passes_baton_check_without_warnings() {
         "plans/split-per-node.yaml",
         "plans/split-per-rail.yaml",
         "plans/split-pairs.yaml",
+        "plans/gpu-pairs.yaml",
         "plans/p2p-downgrade-guard.yaml",
         "plans/examples/quickstart.yaml",
         "plans/isolate.yaml",

@@ -183,7 +183,8 @@ with_settings! {
         pub env: Option<Loc<Node>>,
         /// Node sets the test runs on: `all` (default: the whole node list as one job),
         /// `each-node`, `pairs` (every pair), `{pairs: {rounds: K, seed: S}}`, `{pairs: ring}`,
-        /// or `isolate` (adaptive fault isolation).
+        /// `isolate` (adaptive fault isolation), or `gpu-pairs` (every GPU pair inside each node,
+        /// by communicator splits: a split axis of circle-method rounds, not node sets).
         #[schemars(with = "Option<OverField>")]
         pub over: Option<Loc<Node>>,
         /// Cartesian axes; each job takes one value of every axis.
@@ -457,6 +458,7 @@ enum OverName {
     EachNode,
     Pairs,
     Isolate,
+    GpuPairs,
 }
 
 #[derive(JsonSchema)]

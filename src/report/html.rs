@@ -175,6 +175,18 @@ impl Exporter for HtmlExporter {
             let _ = write!(o, "<p class=\"meta\">Unused results: {}</p>", prose(u));
         }
         o.push_str(&super::nodes::html(g));
+        let gpu = super::gpu_pairs::matrices(g);
+        if !gpu.is_empty() {
+            o.push_str("<h2>GPU pairs</h2>");
+            for m in &gpu {
+                let _ = write!(
+                    o,
+                    "<figure>{}<figcaption>{}</figcaption></figure>",
+                    m.svg().unwrap_or_default(),
+                    esc(&super::gpu_pairs::caption(m))
+                );
+            }
+        }
         o.push_str("<h2 class=\"jobs\">Jobs</h2>");
         for (i, j) in g.jobs_by_severity_indexed() {
             if super::nodes::shown(j) {

@@ -81,6 +81,18 @@ impl Exporter for MarkdownExporter {
         }
         o.push('\n');
         o.push_str(&super::nodes::markdown(g));
+        let gpu = super::gpu_pairs::matrices(g);
+        if !gpu.is_empty() {
+            o.push_str("## GPU pairs\n\n");
+            for (k, m) in gpu.iter().enumerate() {
+                let caption = cell(&super::gpu_pairs::caption(m));
+                let _ = writeln!(
+                    o,
+                    "![{caption}]({})\n\n{caption}\n",
+                    super::gpu_pairs::file(k)
+                );
+            }
+        }
         let _ = writeln!(o, "\n## Jobs");
         for (i, j) in g.jobs_by_severity_indexed() {
             if super::nodes::shown(j) {

@@ -4,6 +4,7 @@
 pub(crate) mod chart;
 mod compare;
 mod escape;
+pub mod gpu_pairs;
 mod html;
 mod json;
 mod junit;
@@ -84,6 +85,13 @@ pub fn write_report(dir: &Path, input: &ReportInput<'_>) -> Result<Vec<PathBuf>,
     for (k, t) in input.grade.node_sets.iter().enumerate() {
         if let Some(svg) = nodes::matrix(t) {
             let p = dir.join(nodes::matrix_file(k));
+            write_file(&p, svg.as_bytes())?;
+            written.push(p);
+        }
+    }
+    for (k, m) in gpu_pairs::matrices(input.grade).iter().enumerate() {
+        if let Some(svg) = m.svg() {
+            let p = dir.join(gpu_pairs::file(k));
             write_file(&p, svg.as_bytes())?;
             written.push(p);
         }

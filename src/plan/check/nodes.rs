@@ -11,7 +11,9 @@ use crate::plan::loc::{Loc, Node, Scalar};
 use crate::plan::model::*;
 use crate::plan::raw::RawNodes;
 
-const OVER_NAMES: &[&str] = &["all", "each-node", "pairs", "isolate"];
+const OVER_NAMES: &[&str] = &["all", "each-node", "pairs", "isolate", GPU_PAIRS];
+/// Not a node set: `check/test.rs` turns it into a split axis before [`Checker::over`] is asked.
+pub(super) const GPU_PAIRS: &str = "gpu-pairs";
 
 impl Checker<'_> {
     /// A hostlist value, expanded; an error names the column inside it.

@@ -6,6 +6,7 @@ use crate::units::parse_duration;
 use indexmap::IndexMap;
 
 use super::criterion::CriterionCtx;
+use super::nodes::GPU_PAIRS;
 use super::settings::SettingsRef;
 use super::{Checker, MAX_REPEAT, TestCtx, valid_name};
 use crate::plan::diag::Diagnostic;
@@ -206,6 +207,19 @@ impl Checker<'_> {
             }
         }
 
+        // `over: gpu-pairs` is a split axis, not a node set: its rounds run one after another
+        // in the same processes, each node's GPUs paired inside the node.
+        let gpu_pairs = t
+            .over
+            .as_ref()
+            .filter(|o| matches!(&o.value, Node::Scalar(Scalar::Str(s)) if s == GPU_PAIRS));
+        if let Some(o) = gpu_pairs
+            && let Some(rounds) = self.gpu_pair_rounds(&t, o, launch.ranks_per_node_total())
+        {
+            split = rounds;
+            named.push("split");
+        }
+
         let mut env = plan_env.clone();
         if let Some(e) = &t.env {
             env.extend(self.env_map(e, "env"));
@@ -293,6 +307,7 @@ impl Checker<'_> {
 
         let over = match &t.over {
             None => Some(Over::All),
+            Some(_) if gpu_pairs.is_some() => Some(Over::All),
             Some(o) => self.over(o, node_count),
         };
 
@@ -345,6 +360,66 @@ impl Checker<'_> {
             expect,
             over: over?,
         })
+    }
+
+    /// The split axis of `over: gpu-pairs`: one `PAIRS r/R` split per circle-method round of
+    /// the node's ranks, which must be known and even.
+    fn gpu_pair_rounds(
+        &mut self,
+        t: &RawTest,
+        o: &Loc<Node>,
+        per_node: Option<u64>,
+    ) -> Option<Vec<Option<SplitSpec>>> {
+        if let Some(s) = &t.split {
+            self.err(Diagnostic::error(
+                "`over: gpu-pairs` splits the ranks itself; drop `split`",
+                Some(s.pos),
+            ));
+            return None;
+        }
+        if t.matrix.as_ref().is_some_and(|m| m.split.is_some()) {
+            self.err(Diagnostic::error(
+                "`over: gpu-pairs` splits the ranks itself; drop the matrix's `split` axis",
+                Some(o.pos),
+            ));
+            return None;
+        }
+        let help = "gpu-pairs pairs every GPU of a node with every other: it needs the GPUs per node (launch.ranks_per_node × gpus_per_rank), an even number";
+        match per_node {
+            Some(g) if g >= 2 && g % 2 == 0 => Some(
+                crate::split::Split::gpu_pair_rounds(g)
+                    .into_iter()
+                    .map(|split| {
+                        Some(SplitSpec {
+                            text: split.to_string(),
+                            split,
+                        })
+                    })
+                    .collect(),
+            ),
+            Some(g) => {
+                self.err(
+                    Diagnostic::error(
+                        format!(
+                            "`over: gpu-pairs` needs an even number of ranks per node, not {g}"
+                        ),
+                        Some(o.pos),
+                    )
+                    .help(help),
+                );
+                None
+            }
+            None => {
+                self.err(
+                    Diagnostic::error(
+                        "`over: gpu-pairs` needs the plan to fix the ranks per node",
+                        Some(o.pos),
+                    )
+                    .help(help),
+                );
+                None
+            }
+        }
     }
 
     #[allow(clippy::too_many_arguments)]
