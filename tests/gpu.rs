@@ -432,5 +432,8 @@ fn gpu_pairs_on_two_gpus_equals_the_plain_pair_run() {
         );
     }
     let svg = std::fs::read_to_string(run.out.join("report/charts/gpu-pairs-00.svg")).unwrap();
-    assert!(svg.contains("GPU0 × GPU1"), "{svg}");
+    assert!(
+        svg.contains("GPU0 × GPU1") && svg.contains("(pass)"),
+        "{svg}"
+    );
 }

@@ -374,3 +374,23 @@ fn gpu_pairs_runs_every_pair_of_a_node_and_the_matrix_shows_a_bad_rank() {
     assert!(md.contains("## GPU pairs"), "{md}");
     assert!(md.contains("charts/gpu-pairs-00.svg"), "{md}");
 }
+
+/// Two ranks per node: one round of one pair, whose split leaves a single group (results keep
+/// no per-group cells for it); the matrix must still show the pair's number, not "no value".
+#[test]
+fn gpu_pairs_of_a_two_rank_node_has_its_one_pair_in_the_matrix() {
+    let ran = common::run_plan(
+        "mpi-gpu-pairs-2",
+        "version: 1\nname: gp\nbackend: mpi\nlaunch: { nodes: 1, ranks_per_node: 2 }\ndefaults: { iters: 5, warmup: 1 }\ntests:\n  - name: pairs\n    collective: all_reduce\n    sizes: [1K, 64K]\n    over: gpu-pairs\n",
+        &[],
+    );
+    assert_eq!(
+        ran.output.status.code(),
+        Some(0),
+        "{}",
+        common::show(&ran.output)
+    );
+    let svg = std::fs::read_to_string(ran.out.join("report/charts/gpu-pairs-00.svg")).unwrap();
+    assert!(svg.contains("rank 0 × rank 1: "), "{svg}");
+    assert!(!svg.contains("no value") && svg.contains("(pass)"), "{svg}");
+}

@@ -78,6 +78,12 @@ pub fn matrices(g: &Grade) -> Vec<GpuMatrix> {
                     per_color.entry(gc.color).or_default().push(gc.busbw);
                     *wrong.entry(gc.color).or_default() |= gc.wrong.unwrap_or(0) > 0;
                 }
+                // One pair in the round (a 2-GPU node): the split leaves a single group, and
+                // results keep no per-group cells for it: the cell is the pair's.
+                if let ([only], true) = (&r.groups[..], cell.groups.is_empty()) {
+                    per_color.entry(only.color).or_default().extend(cell.busbw);
+                    *wrong.entry(only.color).or_default() |= cell.wrong.unwrap_or(0) > 0;
+                }
             }
         }
         for grp in &r.groups {
