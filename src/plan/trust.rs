@@ -233,11 +233,21 @@ pub fn review(raw: &RawPlan) -> Vec<Diagnostic> {
         }
         if let Some(s) = &l.slurm {
             for x in s.extra.iter().flatten() {
-                slurm_extra(x, &mut out);
+                slurm_extra(x, "launch.slurm.extra", &mut out);
+            }
+            for x in s.step.iter().flatten() {
+                slurm_extra(x, "launch.slurm.step", &mut out);
+            }
+            if let Some(e) = s.container_env.iter().flatten().next() {
+                out.push(refused(
+                    "`launch.slurm.container_env` replaces the image's variables (PATH, LD_LIBRARY_PATH…) with the launching shell's".into(),
+                    e.pos,
+                ));
             }
             for (key, v) in [
                 ("container_image", &s.container_image),
                 ("container_mounts", &s.container_mounts),
+                ("container_name", &s.container_name),
             ] {
                 if let Some(v) = v {
                     out.push(refused(
@@ -248,6 +258,21 @@ pub fn review(raw: &RawPlan) -> Vec<Diagnostic> {
                     ));
                 }
             }
+        }
+        if let Some(line) = l.setup.iter().flatten().next() {
+            out.push(refused(
+                "`launch.setup` is shell that every script runs before its steps".into(),
+                line.pos,
+            ));
+        }
+        if let Some(b) = l.baton.as_ref().filter(|b| b.value != "path") {
+            out.push(refused(
+                format!(
+                    "`launch.baton` `{}` chooses the program every rank runs",
+                    b.value
+                ),
+                b.pos,
+            ));
         }
     }
     out
@@ -388,7 +413,7 @@ fn mpirun_extra(items: &[Loc<String>], out: &mut Vec<Diagnostic>) {
     }
 }
 
-fn slurm_extra(x: &Loc<String>, out: &mut Vec<Diagnostic>) {
+fn slurm_extra(x: &Loc<String>, key: &str, out: &mut Vec<Diagnostic>) {
     let flag = x.value.split_once('=').map_or(x.value.as_str(), |(f, _)| f);
     // `-wnode1` is `-w node1`: a short option is its first two characters.
     let short = (!flag.starts_with("--") && flag.len() > 2)
@@ -398,7 +423,7 @@ fn slurm_extra(x: &Loc<String>, out: &mut Vec<Diagnostic>) {
     if !(known(flag) || short.is_some_and(known)) {
         out.push(refused_option(
             format!(
-                "`launch.slurm.extra` item `{}` is not a vetted scheduling or resource option \
+                "`{key}` item `{}` is not a vetted scheduling or resource option \
                  (options such as --export, --chdir, --output or --task-prolog run, choose or \
                  write programs)",
                 x.value
