@@ -186,14 +186,18 @@ fn sbatch_script_with_setup_and_step_options_runs_on_four_nodes() {
     let script = read(&scripts.join("setup-step.sbatch"));
     assert!(script.contains("baton_mpi='baton-mpi'\n"), "{script}");
     assert!(
-        script.contains("step=('--distribution=block' '--comment=baton step' '--cpu-bind=cores')\n"),
+        script
+            .contains("step=('--distribution=block' '--comment=baton step' '--cpu-bind=cores')\n"),
         "{script}"
     );
     assert!(out.join("setup-ran").is_file(), "{}", show(&o));
     assert_placement(&out.join("set-0/results.json"));
     let r = results::read(&out.join("set-0/results.json")).unwrap();
     assert_eq!(
-        r.environment.variables.get("NCCL_BATON_SETUP").map(String::as_str),
+        r.environment
+            .variables
+            .get("NCCL_BATON_SETUP")
+            .map(String::as_str),
         Some("from-setup")
     );
     let job = scontrol_job(&c, &job_id(&o));

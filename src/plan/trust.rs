@@ -2,8 +2,9 @@
 //! CI renders and runs them, so a plan is data by default: the keys that could run a program or
 //! change which program runs are refused unless the user says they trust the plan
 //! (`--trust-plan`). Those keys are the launcher's free-form options (`launch.mpirun.extra`,
-//! `launch.slurm.extra`) beyond a vetted set, the pyxis container keys (the image *is* the
-//! programs), and environment variables that pick programs or libraries (PATH, LD_PRELOAD, shell
+//! `launch.slurm.extra`, `launch.slurm.step`) beyond a vetted set, the pyxis container keys (the
+//! image *is* the programs), `launch.setup` (shell), `launch.baton` other than `path`, and
+//! environment variables that pick programs or libraries (PATH, LD_PRELOAD, shell
 //! hooks, plugin and launch-agent variables, MCA parameters outside a vetted set). There is no
 //! other hook: a key that runs something must be added here. docs/trust.md states these rules for
 //! users; keep the two together.
