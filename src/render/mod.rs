@@ -7,7 +7,8 @@
 //! printing an empty string), and every string a template prints must go through a quoting filter
 //! — `shell_quote` for the shell, `sbatch` for `#SBATCH` lines, `env_name` for variable names,
 //! `comment` for comment text — so a template that forgets one fails to render rather than
-//! producing an injectable script.
+//! producing an injectable script. The one exception, `trusted_shell`, prints `launch.setup`
+//! lines as written; the context carries them only for a plan the user trusted.
 
 mod context;
 pub(crate) mod quote;
