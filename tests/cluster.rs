@@ -150,6 +150,60 @@ fn sbatch_places_two_ranks_on_each_of_four_nodes_over_the_bridge() {
     }
 }
 
+/// A batch script with `launch.setup` lines and srun step options, rendered for PATH (the
+/// default) and submitted with `--submit --wait -o DIR --results DIR`: setup runs before the
+/// steps and its exports reach the ranks, every step carries the options and the CPU binding,
+/// and the results name the four hosts.
+#[test]
+fn sbatch_script_with_setup_and_step_options_runs_on_four_nodes() {
+    let Some(c) = cluster() else { return };
+    let d = tmp("cluster-setup-step");
+    let plan = placement_plan(
+        &d,
+        "setup-step",
+        ", setup: [\"touch \\\"$out/setup-ran\\\"\", \"export NCCL_BATON_SETUP=from-setup\"], \
+         slurm: { step: [\"--distribution=block\", \"--comment=baton step\"] }",
+    );
+    let scripts = d.join("scripts");
+    let out = d.join("results");
+    let o = c.baton(
+        &d,
+        &[
+            "--trust-plan",
+            "render",
+            p(&plan),
+            "-t",
+            "slurm",
+            "-o",
+            p(&scripts),
+            "--submit",
+            "--wait",
+            "--results",
+            p(&out),
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    let script = read(&scripts.join("setup-step.sbatch"));
+    assert!(script.contains("baton_mpi='baton-mpi'\n"), "{script}");
+    assert!(
+        script
+            .contains("step=('--distribution=block' '--comment=baton step' '--cpu-bind=cores')\n"),
+        "{script}"
+    );
+    assert!(out.join("setup-ran").is_file(), "{}", show(&o));
+    assert_placement(&out.join("set-0/results.json"));
+    let r = results::read(&out.join("set-0/results.json")).unwrap();
+    assert_eq!(
+        r.environment
+            .variables
+            .get("NCCL_BATON_SETUP")
+            .map(String::as_str),
+        Some("from-setup")
+    );
+    let job = scontrol_job(&c, &job_id(&o));
+    assert!(job.contains("JobState=COMPLETED"), "{job}");
+}
+
 #[test]
 fn srun_script_in_an_allocation_places_ranks_the_same() {
     let Some(c) = cluster() else { return };

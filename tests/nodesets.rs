@@ -473,3 +473,38 @@ fn check_warns_when_sets_exceed_slurms_step_limit() {
     let b = out.lines().find(|l| l.contains("  b: ")).unwrap();
     assert!(!b.contains("MaxStepCount"), "10 random rounds fit: {b}");
 }
+
+/// A node-set batch job runs the plan's `launch.setup` before its `baton run` (which then starts
+/// every set's srun step with the plan's step options), and only from a trusted plan.
+#[test]
+fn node_set_batch_script_runs_setup_before_baton_run() {
+    let text = PAIRS.replace(
+        "nodes:\n",
+        "launch:\n  ranks_per_node: 8\n  setup: [\"module load baton\"]\nnodes:\n",
+    );
+    let (dir, plan, _) = plan_dir("nodesets-render-setup", &text);
+    let o = baton_env(&["render", p(&plan), "-t", "slurm", "--dry-run"], &[]);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("`launch.setup` is shell"),
+        "{}",
+        stderr(&o)
+    );
+    let o = baton_env(
+        &[
+            "--trust-plan",
+            "render",
+            p(&plan),
+            "-t",
+            "slurm",
+            "-o",
+            p(&dir.join("job")),
+        ],
+        &[],
+    );
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    let s = read(&dir.join("job/sweep.sbatch"));
+    let setup = s.find("\nmodule load baton\n").expect("the setup line");
+    let run = s.find("\"$baton\" run \"$plan\"").unwrap();
+    assert!(setup < run, "{s}");
+}

@@ -936,3 +936,72 @@ fn an_error_at_the_top_level_still_stops_before_the_semantic_pass() {
     assert_eq!(errs.len(), 1, "{errs:#?}");
     assert!(errs[0].message.contains("unknown key `lanch`"), "{errs:#?}");
 }
+
+/// The launch keys of issue #12 are checked where they are written, each with its own message.
+#[test]
+fn launch_step_binding_and_forward_keys_are_checked() {
+    let plan = |launch: &str| {
+        format!(
+            "{HEAD}backend: mpi\nlaunch:\n  {launch}\ntests:\n  - name: a\n    collective: all_reduce\n    sizes: [8]\n"
+        )
+    };
+    for (launch, why) in [
+        (
+            "slurm: { cpus_per_task: 0 }",
+            "is not `auto`, `off` or a count from 1",
+        ),
+        (
+            "slurm: { cpus_per_task: many }",
+            "is not `auto`, `off` or a count from 1",
+        ),
+        (
+            "slurm: { cpu_bind: \"a b\" }",
+            "`launch.slurm.cpu_bind` `a b` has characters outside",
+        ),
+        (
+            "slurm: { gpu_bind: \"$(id)\" }",
+            "`launch.slurm.gpu_bind` `$(id)` has characters outside",
+        ),
+        (
+            "slurm: { step: [\"--network sn_all\"] }",
+            "is not `--name` or `--name=value`",
+        ),
+        (
+            "slurm: { step: [\"-N2\"] }",
+            "is not `--name` or `--name=value`",
+        ),
+        (
+            "mpirun: { forward: [\"1A\"] }",
+            "`launch.mpirun.forward` item `1A` is not a variable name or prefix",
+        ),
+        (
+            "mpirun: { forward: [\"A*B\"] }",
+            "is not a variable name or prefix",
+        ),
+        (
+            "baton: relative/baton",
+            "is not `path`, an absolute path, `image` or `image:/path`",
+        ),
+    ] {
+        // A malformed step option is also not a vetted one (docs/trust.md): both say so.
+        let errs = errors(&plan(launch));
+        assert!(
+            errs.iter()
+                .any(|e| e.message.contains(why) && e.pos.map(|p| p.line) == Some(5)),
+            "{launch}: no {why:?} in {errs:#?}"
+        );
+    }
+    let ok = parse_str(
+        "plan.yaml",
+        &plan("slurm: { step: [\"--network=sn_all\"], cpus_per_task: 8, cpu_bind: \"map_cpu:0,1\", gpu_bind: closest }\n  mpirun: { forward: [MY_FLAG, \"FI_*\"] }"),
+    )
+    .unwrap_or_else(|r| panic!("{r:?}"))
+    .plan;
+    assert_eq!(
+        ok.launch.slurm.cpus_per_task,
+        baton::plan::CpusPerTask::Fixed(8)
+    );
+    assert_eq!(ok.launch.slurm.cpu_bind.as_deref(), Some("map_cpu:0,1"));
+    assert_eq!(ok.launch.mpirun.forward, ["MY_FLAG", "FI_*"]);
+    assert_eq!(ok.launch.baton, baton::plan::BatonFrom::Path);
+}

@@ -103,9 +103,14 @@ fn one_step_per_environment_set_with_its_variables_exported_first() {
         );
     }
     let mpirun = dry_run(&plan, &["-t", "mpirun"]);
-    assert!(mpirun.contains("forward=(-x NCCL_BATON_SET)"), "{mpirun}");
+    // The set's own variables, then the launching shell's PATH, LD_LIBRARY_PATH and fabric
+    // variables, by name at run time.
     assert!(
-        mpirun.contains("for v in 'PATH' 'LD_LIBRARY_PATH' 'BATON_FAULT' 'NCCL_NVLS_ENABLE'; do"),
+        mpirun.contains("'NCCL_BATON_SET') forward+=(-x \"$v\") ;;"),
+        "{mpirun}"
+    );
+    assert!(
+        mpirun.contains("'PATH' | 'LD_LIBRARY_PATH' | 'BATON_FAULT' | "),
         "{mpirun}"
     );
     assert!(
@@ -160,10 +165,10 @@ env:
         "#SBATCH --no-kill\n".into(),
         "#SBATCH --no-requeue\n".into(),
         format!("    export NCCL_BATON_V={q}\n"),
-        format!("container+=(--container-image={q})\n"),
+        format!("image=(--container-image={q})\n"),
         format!("container+=(--container-mounts={q}\",$out:$out\")\n"),
         "    exec srun --mpi='pmix_v4' --nodes=1 --ntasks-per-node=2 \\\n".into(),
-        "        --kill-on-bad-exit=1 --export=ALL \"${alloc[@]}\" \"${container[@]}\" \\\n".into(),
+        "        --kill-on-bad-exit=1 --export=ALL \"${alloc[@]}\" \"${step[@]}\" \"${image[@]}\" \"${container[@]}\" \\\n".into(),
     ] {
         assert!(sbatch.contains(&line), "missing {line:?} in\n{sbatch}");
     }
@@ -314,45 +319,6 @@ fn custom_templates_override_by_name_and_are_strict() {
 }
 
 #[test]
-fn scripts_call_baton_by_absolute_path() {
-    let d = tmp("render-paths");
-    let plan = write(&d, "plan.yaml", MPI_PLAN);
-    let me = Path::new(env!("CARGO_BIN_EXE_baton"));
-    let s = dry_run(&plan, &["-t", "slurm"]);
-    assert!(
-        s.contains(&format!("baton='{}'\n", me.display())),
-        "the rendering baton: {s}"
-    );
-    assert!(
-        s.contains(&format!(
-            "baton_mpi='{}'\n",
-            me.with_file_name("baton-mpi").display()
-        )),
-        "{s}"
-    );
-    // A relative --baton is made absolute: jobs do not start in this directory.
-    let o = render(
-        &plan,
-        &["-t", "slurm", "--baton", "opt/bin/baton", "--dry-run"],
-        0,
-    );
-    let cwd = std::env::current_dir().unwrap();
-    assert!(
-        stdout(&o).contains(&format!(
-            "baton_mpi='{}'\n",
-            cwd.join("opt/bin/baton-mpi").display()
-        )),
-        "{}",
-        show(&o)
-    );
-    assert!(
-        stderr(&o).contains("baton-mpi does not exist here"),
-        "{}",
-        show(&o)
-    );
-}
-
-#[test]
 fn render_exit_codes() {
     let d = tmp("render-exit");
     let bad = write(
@@ -399,7 +365,11 @@ fn rendered_scripts_pass_shellcheck() {
     extra: [\"--qos=x\"]
     container_image: \"nvcr.io#nvidia/pytorch:24.05-py3\"
     container_mounts: /data:/data
-  mpirun: { hostfile: hosts, extra: [\"--bind-to\", \"none\"] }
+    container_env: [NCCL_IB_HCA]
+    step: [\"--network=sn_all\", \"--comment=it's\"]
+    gpu_bind: closest
+  setup: [\"module load nccl 2>/dev/null || true\", \"export NCCL_DEBUG=WARN\"]
+  mpirun: { hostfile: hosts, extra: [\"--bind-to\", \"none\"], forward: [MY_FLAG, \"FI_*\"] }
 baseline: base.json
 env: { NCCL_A: \"1\" }
 ",

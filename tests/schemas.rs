@@ -72,3 +72,45 @@ fn verdict_schema_matches_types() {
     assert!(!req.contains(&"node_sets") && !req.contains(&"nodes"));
     check("verdict.schema.json", s);
 }
+
+/// The launch keys of issue #12 are in the schema editors validate against: a plan that uses
+/// them passes, and a malformed `cpus_per_task` or an unknown launch key does not.
+#[test]
+fn plan_schema_validates_the_launch_keys() {
+    let schema = baton::plan::plan_schema();
+    let v = jsonschema::validator_for(&schema).expect("the schema compiles");
+    let plan = |launch: serde_json::Value| {
+        serde_json::json!({
+            "version": 1, "name": "s", "launch": launch,
+            "tests": [ { "name": "t", "collective": "all_reduce", "sizes": [8] } ]
+        })
+    };
+    let good = plan(serde_json::json!({
+        "baton": "image:/opt/baton/bin/baton",
+        "setup": ["module load nccl"],
+        "slurm": {
+            "step": ["--network=sn_all"], "cpus_per_task": "auto", "cpu_bind": "cores",
+            "gpu_bind": "closest", "container_image": "nvcr.io#nvidia/pytorch:24.05-py3",
+            "container_name": "acc", "container_env": ["NCCL_IB_HCA"]
+        },
+        "mpirun": { "forward": ["MY_FLAG", "FI_*"] }
+    }));
+    assert!(
+        v.is_valid(&good),
+        "{:?}",
+        v.iter_errors(&good)
+            .map(|e| e.to_string())
+            .collect::<Vec<_>>()
+    );
+    assert!(v.is_valid(&plan(
+        serde_json::json!({ "slurm": { "cpus_per_task": 7 } })
+    )));
+    for bad in [
+        serde_json::json!({ "slurm": { "cpus_per_task": "many" } }),
+        serde_json::json!({ "slurm": { "cpus_per_task": 0 } }),
+        serde_json::json!({ "slurm": { "container_name": "a b" } }),
+        serde_json::json!({ "steps": ["--x"] }),
+    ] {
+        assert!(!v.is_valid(&plan(bad.clone())), "{bad}");
+    }
+}

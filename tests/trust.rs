@@ -365,6 +365,9 @@ launch:
   nodes: 1
   ranks_per_node: 2
   mpirun: { extra: ["/bin/sh", "-c", "id > /tmp/baton-pwned", "sh"] }
+  slurm: { step: ["--task-prolog=/tmp/evil.sh"], container_image: "evil#img", container_env: [PATH] }
+  setup: ["id > /tmp/baton-pwned"]
+  baton: /tmp/evil/baton
 env: { PATH: /tmp/evil, LD_PRELOAD: /tmp/evil.so, LD_LIBRARY_PATH: /tmp, BASH_ENV: /tmp/x, IFS: "/", PS4: "$(id)", PROMPT_COMMAND: id }
 tests:
   - name: t
@@ -396,6 +399,10 @@ fn a_plan_is_data_unless_trusted() {
             "`env` sets `IFS`",
             "`env` sets `PS4`",
             "`env` sets `PROMPT_COMMAND`",
+            "`launch.slurm.step` item `--task-prolog=/tmp/evil.sh` is not a vetted",
+            "`launch.slurm.container_env` replaces the image's variables",
+            "`launch.setup` is shell that every script runs before its steps",
+            "`launch.baton` `/tmp/evil/baton` chooses the program every rank runs",
             "pass --trust-plan to allow this",
         ] {
             assert!(e.contains(why), "{args:?}: no {why:?} in\n{e}");

@@ -23,16 +23,6 @@ pub struct Submit {
     pub results: Option<PathBuf>,
 }
 
-/// `baton-mpi` for a given `baton`: beside it, or the binary itself when it is `baton-mpi` (which
-/// has the whole command line too).
-fn baton_mpi_for(baton: &Path) -> PathBuf {
-    if baton.file_name().is_some_and(|n| n == "baton-mpi") {
-        baton.to_path_buf()
-    } else {
-        baton.with_file_name("baton-mpi")
-    }
-}
-
 pub fn run(args: &Args, color: bool) -> anyhow::Result<Exit> {
     if args.submit.is_some() && !args.targets.contains(&Target::Slurm) {
         eprintln!("error: --submit submits the slurm script: add `--target slurm`");
@@ -47,28 +37,40 @@ pub fn run(args: &Args, color: bool) -> anyhow::Result<Exit> {
     };
     let plan_path = std::path::absolute(&args.plan)
         .with_context(|| format!("cannot resolve {}", args.plan.display()))?;
-    // Scripts start in other directories and on other machines: every path in them is absolute.
+    // `--baton` is how the machines that run the scripts call baton, which this machine cannot
+    // know: it is kept as written (a name stays a PATH lookup there). Only a path that does
+    // not exist here is worth a word, since it often means a typo.
     let baton = match &args.baton {
-        Some(p) => std::path::absolute(p)
-            .with_context(|| format!("cannot resolve --baton {}", p.display()))?,
-        None => std::env::current_exe().context("cannot find this baton's own path")?,
+        Some(p) => match p.to_str() {
+            Some(s) => Some(s.to_string()),
+            None => {
+                eprintln!(
+                    "error: --baton {} is not UTF-8; scripts need it as text",
+                    p.display()
+                );
+                return Ok(Exit::Invalid);
+            }
+        },
+        None => None,
     };
-    let baton_mpi = baton_mpi_for(&baton);
-    if !baton_mpi.is_file() {
-        eprintln!(
-            "warning: {} does not exist here; the scripts run it on every node \
-             (build it with `cargo build --release --features mpi`, or name the installed baton with --baton)",
-            baton_mpi.display()
-        );
+    if let Some(b) = baton.as_deref().filter(|b| b.contains('/')) {
+        let mpi = Path::new(b).with_file_name("baton-mpi");
+        if !mpi.is_file() {
+            eprintln!(
+                "warning: {} does not exist here; the scripts run it on every node \
+                 (fine if it is a path on those machines; build it with `cargo build --release --features mpi`)",
+                mpi.display()
+            );
+        }
     }
+    warn_missing_hostfiles(&loaded.plan, &plan_path);
     let jobs = baton::expand::expand(&loaded.plan).jobs;
     let input = Input {
         plan: &loaded.plan,
         plan_text: &text,
         plan_path: &plan_path,
         jobs: &jobs,
-        baton: &baton,
-        baton_mpi: &baton_mpi,
+        baton: baton.as_deref(),
         trust: super::plan_trust(),
         sweep,
     };
@@ -118,6 +120,36 @@ pub fn run(args: &Args, color: bool) -> anyhow::Result<Exit> {
     match (&args.submit, batch_script) {
         (Some(submit), Some(script)) => submit_script(&script, submit, &loaded.plan.name),
         _ => Ok(Exit::Ok),
+    }
+}
+
+/// A hostfile the plan names that is not there yet: the scripts read it when they run (it may
+/// be written by then), so this is a warning, not an error.
+fn warn_missing_hostfiles(plan: &baton::plan::Plan, plan_path: &Path) {
+    let dir = plan_path.parent().unwrap_or(Path::new("/"));
+    let named = [
+        (
+            "launch.mpirun.hostfile",
+            plan.launch.mpirun.hostfile.as_deref(),
+        ),
+        (
+            "nodes.hostfile",
+            match &plan.nodes.source {
+                baton::plan::NodeSource::Hostfile(f) => Some(f.as_str()),
+                _ => None,
+            },
+        ),
+    ];
+    for (key, file) in named {
+        if let Some(f) = file {
+            let path = dir.join(f);
+            if !path.is_file() {
+                eprintln!(
+                    "warning: `{key}` {} does not exist (yet); the scripts read it when they run",
+                    path.display()
+                );
+            }
+        }
     }
 }
 

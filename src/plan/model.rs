@@ -132,6 +132,34 @@ pub struct Launch {
     pub gpus_per_rank: u32,
     pub slurm: Slurm,
     pub mpirun: Mpirun,
+    pub baton: BatonFrom,
+    /// Trusted shell lines a script runs before its steps (`launch.setup`).
+    pub setup: Vec<String>,
+}
+
+/// Where a rendered script finds baton when it runs (`launch.baton`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "from", content = "path")]
+pub enum BatonFrom {
+    /// `baton`/`baton-mpi` by name from PATH: the machine that renders is seldom the one that runs.
+    #[default]
+    Path,
+    /// This absolute path of `baton`, `baton-mpi` beside it.
+    Absolute(String),
+    /// Inside the container image: by name, or this path of `baton` in the image.
+    Image(Option<String>),
+}
+
+/// `srun --cpus-per-task` for every step (`launch.slurm.cpus_per_task`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "kind", content = "n")]
+pub enum CpusPerTask {
+    /// The node's CPUs (SLURM_CPUS_ON_NODE) divided among its ranks, computed in the job: under
+    /// task/affinity a rank otherwise may get one core, which starves NCCL's proxy threads.
+    #[default]
+    Auto,
+    Fixed(u32),
+    Off,
 }
 
 impl Launch {
@@ -158,12 +186,42 @@ pub struct Slurm {
     pub extra: Vec<String>,
     pub container_image: Option<String>,
     pub container_mounts: Option<String>,
+    /// pyxis name of the imported image (default `baton-PLAN`), set when there is an image.
+    pub container_name: Option<String>,
+    pub container_env: Vec<String>,
+    /// `srun` step options (`launch.slurm.step`), each `--name` or `--name=value`.
+    pub step: Vec<String>,
+    pub cpus_per_task: CpusPerTask,
+    /// `--cpu-bind=` value; `None`: left out.
+    pub cpu_bind: Option<String>,
+    pub gpu_bind: Option<String>,
+}
+
+impl Slurm {
+    /// Whether `step` sets `--cpus-per-task` itself, replacing `cpus_per_task`.
+    pub fn step_sets_cpus(&self) -> bool {
+        self.step
+            .iter()
+            .any(|o| option_name(o) == "--cpus-per-task" || option_name(o) == "-c")
+    }
+
+    /// Whether `step` sets `--cpu-bind` itself, replacing `cpu_bind`.
+    pub fn step_sets_cpu_bind(&self) -> bool {
+        self.step.iter().any(|o| option_name(o) == "--cpu-bind")
+    }
+}
+
+/// `--name` of `--name=value`.
+pub fn option_name(o: &str) -> &str {
+    o.split_once('=').map_or(o, |(n, _)| n)
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Mpirun {
     pub hostfile: Option<String>,
     pub extra: Vec<String>,
+    /// More names, or prefixes ending in `*`, to forward from the launching shell.
+    pub forward: Vec<String>,
 }
 
 /// The requested sizes of a test, in bytes, ascending as swept.

@@ -104,6 +104,14 @@ pub struct RawLaunch {
     pub gpus_per_rank: Option<Loc<i64>>,
     pub slurm: Option<RawSlurm>,
     pub mpirun: Option<RawMpirun>,
+    /// Where rendered scripts find baton at run time: `path` (the default: `baton` and
+    /// `baton-mpi` by name, from PATH, a module or `setup`), an absolute path of `baton`
+    /// (`baton-mpi` beside it), or `image` / `image:/path/in/image/baton` (inside
+    /// `launch.slurm.container_image`). `render --baton` overrides it.
+    pub baton: Option<Loc<String>>,
+    /// Shell lines the scripts run before their steps (`module load …`, site exports):
+    /// trusted shell, rendered verbatim, so refused unless `--trust-plan`.
+    pub setup: Option<Vec<Loc<String>>>,
 }
 
 /// Where the node list comes from: the allocation at run time (the default: Slurm's
@@ -140,6 +148,23 @@ pub struct RawSlurm {
     pub container_image: Option<Loc<String>>,
     /// pyxis container mounts (`--container-mounts`).
     pub container_mounts: Option<Loc<String>>,
+    /// The name pyxis keeps the imported image under, so later steps reuse it
+    /// (`--container-name`; default `baton-PLAN`).
+    #[schemars(regex(pattern = r"^[A-Za-z0-9._-]+$"))]
+    pub container_name: Option<Loc<String>>,
+    /// Variables of the launching environment that override the image's (`--container-env`).
+    pub container_env: Option<Vec<Loc<String>>>,
+    /// Options of every `srun` step, one per item: `--name` or `--name=value`, e.g.
+    /// `--network=sn_all`. A `--cpus-per-task`/`-c` or `--cpu-bind` here replaces baton's default.
+    pub step: Option<Vec<Loc<String>>>,
+    /// CPUs per rank for `srun --cpus-per-task`: `auto` (the default: the node's CPUs shared by
+    /// its ranks, computed in the job from SLURM_CPUS_ON_NODE), a number, or `off`.
+    #[schemars(with = "Option<CpusPerTask>")]
+    pub cpus_per_task: Option<Loc<Scalar>>,
+    /// `srun --cpu-bind=` value (default `cores`; `off` leaves the option out).
+    pub cpu_bind: Option<Loc<String>>,
+    /// `srun --gpu-bind=` value, e.g. `closest` or `single:1` (default: none).
+    pub gpu_bind: Option<Loc<String>>,
 }
 
 /// Options for `render --target mpirun`.
@@ -150,6 +175,9 @@ pub struct RawMpirun {
     pub hostfile: Option<Loc<String>>,
     /// Extra mpirun arguments, one per item.
     pub extra: Option<Vec<Loc<String>>>,
+    /// More variables mpirun forwards from the launching shell to every rank, besides the plan's
+    /// and the built-in prefixes: names (`MY_FLAG`) or prefixes ending in `*` (`FI_*`).
+    pub forward: Option<Vec<Loc<String>>>,
 }
 
 with_settings! {
@@ -273,6 +301,23 @@ pub struct RawRelative {
 }
 
 // ---- schema-only types: they describe polymorphic fields for the JSON Schema ----
+
+/// `auto`, `off` or a count.
+struct CpusPerTask;
+
+impl JsonSchema for CpusPerTask {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "CpusPerTask".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "oneOf": [
+                { "enum": ["auto", "off"] },
+                { "type": "integer", "minimum": 1 }
+            ]
+        })
+    }
+}
 
 struct VersionOne;
 

@@ -2,8 +2,9 @@
 //! CI renders and runs them, so a plan is data by default: the keys that could run a program or
 //! change which program runs are refused unless the user says they trust the plan
 //! (`--trust-plan`). Those keys are the launcher's free-form options (`launch.mpirun.extra`,
-//! `launch.slurm.extra`) beyond a vetted set, the pyxis container keys (the image *is* the
-//! programs), and environment variables that pick programs or libraries (PATH, LD_PRELOAD, shell
+//! `launch.slurm.extra`, `launch.slurm.step`) beyond a vetted set, the pyxis container keys (the
+//! image *is* the programs), `launch.setup` (shell), `launch.baton` other than `path`, and
+//! environment variables that pick programs or libraries (PATH, LD_PRELOAD, shell
 //! hooks, plugin and launch-agent variables, MCA parameters outside a vetted set). There is no
 //! other hook: a key that runs something must be added here. docs/trust.md states these rules for
 //! users; keep the two together.
@@ -233,11 +234,21 @@ pub fn review(raw: &RawPlan) -> Vec<Diagnostic> {
         }
         if let Some(s) = &l.slurm {
             for x in s.extra.iter().flatten() {
-                slurm_extra(x, &mut out);
+                slurm_extra(x, "launch.slurm.extra", &mut out);
+            }
+            for x in s.step.iter().flatten() {
+                slurm_extra(x, "launch.slurm.step", &mut out);
+            }
+            if let Some(e) = s.container_env.iter().flatten().next() {
+                out.push(refused(
+                    "`launch.slurm.container_env` replaces the image's variables (PATH, LD_LIBRARY_PATH…) with the launching shell's".into(),
+                    e.pos,
+                ));
             }
             for (key, v) in [
                 ("container_image", &s.container_image),
                 ("container_mounts", &s.container_mounts),
+                ("container_name", &s.container_name),
             ] {
                 if let Some(v) = v {
                     out.push(refused(
@@ -248,6 +259,21 @@ pub fn review(raw: &RawPlan) -> Vec<Diagnostic> {
                     ));
                 }
             }
+        }
+        if let Some(line) = l.setup.iter().flatten().next() {
+            out.push(refused(
+                "`launch.setup` is shell that every script runs before its steps".into(),
+                line.pos,
+            ));
+        }
+        if let Some(b) = l.baton.as_ref().filter(|b| b.value != "path") {
+            out.push(refused(
+                format!(
+                    "`launch.baton` `{}` chooses the program every rank runs",
+                    b.value
+                ),
+                b.pos,
+            ));
         }
     }
     out
@@ -388,7 +414,7 @@ fn mpirun_extra(items: &[Loc<String>], out: &mut Vec<Diagnostic>) {
     }
 }
 
-fn slurm_extra(x: &Loc<String>, out: &mut Vec<Diagnostic>) {
+fn slurm_extra(x: &Loc<String>, key: &str, out: &mut Vec<Diagnostic>) {
     let flag = x.value.split_once('=').map_or(x.value.as_str(), |(f, _)| f);
     // `-wnode1` is `-w node1`: a short option is its first two characters.
     let short = (!flag.starts_with("--") && flag.len() > 2)
@@ -398,7 +424,7 @@ fn slurm_extra(x: &Loc<String>, out: &mut Vec<Diagnostic>) {
     if !(known(flag) || short.is_some_and(known)) {
         out.push(refused_option(
             format!(
-                "`launch.slurm.extra` item `{}` is not a vetted scheduling or resource option \
+                "`{key}` item `{}` is not a vetted scheduling or resource option \
                  (options such as --export, --chdir, --output or --task-prolog run, choose or \
                  write programs)",
                 x.value

@@ -1,5 +1,6 @@
 //! What templates see: the plan's launch settings with defaults resolved, its environment sets,
-//! and the absolute paths a script needs. Everything a template may print is here, so a custom
+//! and the paths a script needs (baton as the running machines call it, which is seldom where
+//! it lives on the rendering one). Everything a template may print is here, so a custom
 //! template that names anything else fails (strict undefined) instead of printing nothing.
 
 use std::path::{Path, PathBuf};
@@ -9,7 +10,7 @@ use serde::Serialize;
 use super::RenderError;
 use super::quote::sbatch_problem;
 use crate::expand::Job;
-use crate::plan::{Backend, Plan, Slurm};
+use crate::plan::{Backend, BatonFrom, CpusPerTask, Plan, Slurm};
 use crate::runner::launch;
 
 /// What a render starts from: a checked plan, the text it was loaded from, and where things are.
@@ -21,10 +22,10 @@ pub struct Input<'a> {
     pub plan_path: &'a Path,
     /// The plan's jobs (`expand`), which the scripts' steps split into environment sets.
     pub jobs: &'a [Job],
-    /// Absolute path of `baton` on the machines the script runs on (grading runs it).
-    pub baton: &'a Path,
-    /// Absolute path of `baton-mpi` there (every rank runs it).
-    pub baton_mpi: &'a Path,
+    /// `render --baton`, verbatim: `baton` as the machines that run the script call it (a name
+    /// looked up on their PATH, or a path there); `baton-mpi` is beside it. `None`: the plan's
+    /// `launch.baton`.
+    pub baton: Option<&'a str>,
     /// The user trusts the plan (`--trust-plan`): the scripts' own baton commands say so too.
     pub trust: crate::plan::Trust,
     /// The plan's tests run over node sets: the batch script runs `baton run`, which drives
@@ -52,13 +53,31 @@ pub struct Context {
     pub slurm: Slurm,
     pub mpirun: MpirunInfo,
     pub env_sets: Vec<EnvSetInfo>,
+    /// `baton` as the script calls it (grading): a name from PATH or a path.
     pub baton: String,
+    /// `baton-mpi` as every rank calls it: a name, a path, or a path inside the image.
     pub baton_mpi: String,
+    /// srun options of every step: `launch.slurm.step` and the binding defaults it leaves.
+    pub step: Vec<String>,
+    /// Add `--cpus-per-task` = SLURM_CPUS_ON_NODE / ranks per node in the job.
+    pub cpus_auto: bool,
+    /// `launch.setup`: trusted shell, present only when the plan is trusted.
+    pub setup: Vec<String>,
+    /// pyxis settings when the plan names an image.
+    pub container: Option<Container>,
     /// Pass `--trust-plan` to the scripts' `baton-mpi run`.
     pub trust_plan: bool,
     /// The plan's baseline as an absolute path: the carried plan no longer sits beside it.
     pub baseline: Option<String>,
     pub sweep: Option<Sweep>,
+}
+
+/// pyxis: the image is imported once, by the first step, under `name`; later steps reuse it.
+#[derive(Debug, Serialize)]
+pub struct Container {
+    pub image: String,
+    pub name: String,
+    pub mounts: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -85,6 +104,12 @@ pub struct MpirunInfo {
     /// Absolute path of the plan's hostfile.
     pub hostfile: Option<String>,
     pub extra: Vec<String>,
+    /// Exact names mpirun forwards from the launching shell when set there.
+    pub forward_names: Vec<String>,
+    /// Prefixes (without `*`) of the names it forwards.
+    pub forward_prefixes: Vec<String>,
+    /// Names never forwarded although a prefix matches.
+    pub not_forwarded: Vec<&'static str>,
 }
 
 #[derive(Debug, Serialize)]
@@ -93,9 +118,9 @@ pub struct EnvSetInfo {
     pub index: usize,
     pub jobs: usize,
     pub env: Vec<EnvVar>,
-    /// [`launch::FORWARDED`] variables this set does not set itself: mpirun forwards them from
-    /// the launching shell when they are set there.
-    pub forward: Vec<&'static str>,
+    /// `--container-env` names: the plan's `container_env` and this set's variables, so an
+    /// image's own settings (NGC images set NCCL_* variables) do not override the plan's.
+    pub container_env: Vec<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -128,6 +153,50 @@ fn sbatch_value(key: &str, value: &str) -> Result<(), RenderError> {
 /// Resolves a path the plan names relative to itself.
 fn beside_plan(plan_path: &Path, rel: &str) -> PathBuf {
     plan_path.parent().unwrap_or(Path::new("/")).join(rel)
+}
+
+/// `baton-mpi` beside `baton` as written: in its directory when it names one, else by name.
+fn beside(baton: &str) -> String {
+    if baton == "baton-mpi" || baton.ends_with("/baton-mpi") {
+        return baton.to_string();
+    }
+    match baton.rsplit_once('/') {
+        Some((dir, _)) => format!("{dir}/baton-mpi"),
+        None => "baton-mpi".to_string(),
+    }
+}
+
+fn mpirun_info(m: &crate::plan::Mpirun, hostfile: Option<String>) -> MpirunInfo {
+    // The plan's additions that the built-in list already covers are left out: a pattern that
+    // can never match is noise (and shellcheck says so).
+    let (prefixes, names): (Vec<&String>, Vec<&String>) = m
+        .forward
+        .iter()
+        .filter(|f| !launch::forwards(f.trim_end_matches('*'), &[]))
+        .partition(|f| f.ends_with('*'));
+    MpirunInfo {
+        hostfile,
+        extra: m.extra.clone(),
+        forward_names: launch::FORWARDED
+            .iter()
+            .map(|n| n.to_string())
+            .chain(names.into_iter().cloned())
+            .collect(),
+        forward_prefixes: launch::FORWARDED_PREFIXES
+            .iter()
+            .map(|p| p.to_string())
+            .chain(
+                prefixes
+                    .into_iter()
+                    .map(|p| p.trim_end_matches('*').to_string()),
+            )
+            .collect(),
+        not_forwarded: launch::NOT_FORWARDED
+            .iter()
+            .copied()
+            .filter(|n| !m.forward.iter().any(|f| f == n))
+            .collect(),
+    }
 }
 
 impl Context {
@@ -166,10 +235,16 @@ impl Context {
             .map(|(index, set)| EnvSetInfo {
                 index,
                 jobs: set.jobs.len(),
-                forward: launch::FORWARDED
+                container_env: slurm
+                    .container_env
                     .iter()
-                    .copied()
-                    .filter(|k| !set.env.contains_key(*k))
+                    .cloned()
+                    .chain(
+                        set.env
+                            .keys()
+                            .filter(|k| !slurm.container_env.contains(k))
+                            .cloned(),
+                    )
                     .collect(),
                 env: set
                     .env
@@ -178,6 +253,29 @@ impl Context {
                     .collect(),
             })
             .collect();
+        let (baton, baton_mpi) = match input.baton {
+            Some(b) => (b.to_string(), beside(b)),
+            None => match &launch_cfg.baton {
+                BatonFrom::Path => ("baton".to_string(), "baton-mpi".to_string()),
+                BatonFrom::Absolute(p) => (p.clone(), beside(p)),
+                // Grading runs on the batch node, outside the image: `baton` from its PATH.
+                BatonFrom::Image(p) => (
+                    "baton".to_string(),
+                    p.as_deref().map_or("baton-mpi".to_string(), beside),
+                ),
+            },
+        };
+        // Setup lines are shell: the plan checker refuses them from a plan nobody trusts, and
+        // the renderer does not rely on it.
+        if !launch_cfg.setup.is_empty() && input.trust != crate::plan::Trust::Trusted {
+            return Err(RenderError::Untrusted(
+                "`launch.setup` lines are shell; render them with --trust-plan".into(),
+            ));
+        }
+        let setup = launch_cfg.setup.clone();
+        for x in &slurm.step {
+            sbatch_value("launch.slurm.step", x)?;
+        }
         let baseline = plan
             .baseline
             .as_deref()
@@ -213,13 +311,21 @@ impl Context {
                     .then(|| ranks_per_node as u64 * launch_cfg.gpus_per_rank as u64),
             },
             slurm: slurm.clone(),
-            mpirun: MpirunInfo {
-                hostfile,
-                extra: launch_cfg.mpirun.extra.clone(),
-            },
+            mpirun: mpirun_info(&launch_cfg.mpirun, hostfile),
             env_sets,
-            baton: utf8("baton", input.baton)?,
-            baton_mpi: utf8("baton-mpi", input.baton_mpi)?,
+            baton,
+            baton_mpi,
+            step: launch::srun_step_options(slurm, ranks_per_node as u64, None),
+            cpus_auto: slurm.cpus_per_task == CpusPerTask::Auto && !slurm.step_sets_cpus(),
+            setup,
+            container: slurm.container_image.as_ref().map(|image| Container {
+                image: image.clone(),
+                name: slurm
+                    .container_name
+                    .clone()
+                    .unwrap_or_else(|| format!("baton-{}", plan.name)),
+                mounts: slurm.container_mounts.clone(),
+            }),
             trust_plan: input.trust == crate::plan::Trust::Trusted,
             baseline,
             sweep: match &input.sweep {

@@ -7,7 +7,8 @@
 //! printing an empty string), and every string a template prints must go through a quoting filter
 //! — `shell_quote` for the shell, `sbatch` for `#SBATCH` lines, `env_name` for variable names,
 //! `comment` for comment text — so a template that forgets one fails to render rather than
-//! producing an injectable script.
+//! producing an injectable script. The one exception, `trusted_shell`, prints `launch.setup`
+//! lines as written; the context carries them only for a plan the user trusted.
 
 mod context;
 pub(crate) mod quote;
@@ -33,6 +34,7 @@ const EMBEDDED: &[(&str, &str)] = &[
         "srun_steps.sh.j2",
         include_str!("../../templates/srun_steps.sh.j2"),
     ),
+    ("setup.sh.j2", include_str!("../../templates/setup.sh.j2")),
     (
         "prologue.sh.j2",
         include_str!("../../templates/prologue.sh.j2"),
@@ -102,6 +104,8 @@ pub enum RenderError {
     },
     #[error("{0}")]
     Layout(String),
+    #[error("{0}")]
+    Untrusted(String),
     #[error("{what} path {} is not UTF-8; scripts need it as text", .path.display())]
     NotUtf8 { what: String, path: PathBuf },
     #[error("cannot read templates from {}: {source}", .path.display())]
@@ -145,6 +149,7 @@ impl Templates {
         env.add_filter("sbatch", sbatch_filter);
         env.add_filter("env_name", env_name_filter);
         env.add_filter("comment", comment_filter);
+        env.add_filter("trusted_shell", trusted_shell_filter);
         let mut sources: Vec<(String, String)> = EMBEDDED
             .iter()
             .map(|(n, s)| (n.to_string(), s.to_string()))
@@ -213,7 +218,7 @@ fn template_error(name: &str, e: &Error) -> RenderError {
     if e.kind() == ErrorKind::UndefinedError {
         message.push_str(
             "; templates see: version, plan, layout, slurm, mpirun, env_sets, baton, baton_mpi, \
-             baseline (docs/launching.md lists their fields)",
+             step, cpus_auto, setup, container, baseline (docs/launching.md lists their fields)",
         );
     }
     RenderError::Template {
@@ -275,6 +280,21 @@ fn sbatch_filter(value: &Value) -> Result<Value, Error> {
     Ok(Value::from_safe_string(sbatch_quote(&s)))
 }
 
+/// `{{ line | trusted_shell }}`: a `launch.setup` line, verbatim. Only for those lines: the
+/// context carries them only when the user trusted the plan (`--trust-plan`), and each is one
+/// line (the plan checker refuses control characters; checked again here).
+fn trusted_shell_filter(value: &Value) -> Result<Value, Error> {
+    defined(value)?;
+    let s = value.to_string();
+    if s.chars().any(char::is_control) {
+        return Err(Error::new(
+            ErrorKind::InvalidOperation,
+            format!("setup line {s:?} has control characters"),
+        ));
+    }
+    Ok(Value::from_safe_string(s))
+}
+
 /// `{{ x | comment }}`: text for a `#` comment, which must stay on its line.
 fn comment_filter(value: &Value) -> Result<Value, Error> {
     defined(value)?;
@@ -315,8 +335,7 @@ mod tests {
             plan_text: PLAN,
             plan_path: Path::new("/plans/p.yaml"),
             jobs: &jobs,
-            baton: Path::new("/opt/baton/bin/baton"),
-            baton_mpi: Path::new("/opt/baton/bin/baton-mpi"),
+            baton: Some("/opt/baton/bin/baton"),
             sweep: None,
             trust: crate::plan::Trust::Data,
         })

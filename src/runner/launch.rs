@@ -95,12 +95,83 @@ pub fn which(name: &str) -> Option<PathBuf> {
 /// a remote rank without LD_LIBRARY_PATH cannot find libnccl; without PATH, not even baton).
 pub const FORWARDED: &[&str] = &["PATH", "LD_LIBRARY_PATH", "BATON_FAULT", "NCCL_NVLS_ENABLE"];
 
+/// Prefixes of variables that tune the fabric, the MPI and CUDA: mpirun forwards every one set
+/// in the launching shell, since a remote rank sees only what `-x` names and a site's
+/// `NCCL_IB_HCA` or `UCX_TLS` silently lost there changes what is measured.
+pub const FORWARDED_PREFIXES: &[&str] = &[
+    "NCCL_",
+    "UCX_",
+    "UCC_",
+    "HCOLL_",
+    "OMPI_MCA_",
+    "PRTE_MCA_",
+    "PMIX_MCA_",
+    "FI_",
+    "CUDA_",
+    "NVSHMEM_",
+];
+
+/// Never forwarded although a prefix matches: the launching machine's device list means
+/// nothing on another node (each rank picks its GPU by local rank).
+pub const NOT_FORWARDED: &[&str] = &["CUDA_VISIBLE_DEVICES"];
+
+/// Whether mpirun forwards `name` from the launching shell: [`FORWARDED`], the
+/// [`FORWARDED_PREFIXES`], and the plan's `launch.mpirun.forward` (names, or prefixes ending in `*`).
+pub fn forwards(name: &str, plan_forward: &[String]) -> bool {
+    let listed = |pattern: &str| match pattern.strip_suffix('*') {
+        Some(prefix) => name.starts_with(prefix),
+        None => name == pattern,
+    };
+    if plan_forward.iter().any(|p| listed(p)) {
+        return true;
+    }
+    !NOT_FORWARDED.contains(&name)
+        && (FORWARDED.contains(&name) || FORWARDED_PREFIXES.iter().any(|p| name.starts_with(p)))
+}
+
+/// The plan's options for every `srun` step, in order: `launch.slurm.step`, then the defaults
+/// it does not replace — `--cpus-per-task` (a fixed count, or under `auto` the node's CPUs
+/// `cpus_on_node`, from SLURM_CPUS_ON_NODE, shared by its `per_node` ranks: srun has not
+/// inherited sbatch's `--cpus-per-task` since Slurm 22.05, and under task/affinity a rank may
+/// otherwise get one core, which starves NCCL's proxy threads), `--cpu-bind`, `--gpu-bind`.
+pub fn srun_step_options(
+    slurm: &crate::plan::Slurm,
+    per_node: u64,
+    cpus_on_node: Option<u64>,
+) -> Vec<String> {
+    use crate::plan::CpusPerTask;
+    let mut o = slurm.step.clone();
+    if !slurm.step_sets_cpus() {
+        let cpus = match slurm.cpus_per_task {
+            CpusPerTask::Fixed(n) => Some(n as u64),
+            CpusPerTask::Auto => cpus_on_node.map(|c| (c / per_node.max(1)).max(1)),
+            CpusPerTask::Off => None,
+        };
+        if let Some(n) = cpus {
+            o.push(format!("--cpus-per-task={n}"));
+        }
+    }
+    if let Some(b) = slurm
+        .cpu_bind
+        .as_ref()
+        .filter(|_| !slurm.step_sets_cpu_bind())
+    {
+        o.push(format!("--cpu-bind={b}"));
+    }
+    if let Some(b) = &slurm.gpu_bind {
+        o.push(format!("--gpu-bind={b}"));
+    }
+    o
+}
+
 /// `mpirun [-H HOSTS] -np N [--oversubscribe] [--allow-run-as-root] -x VAR... program args...`.
+/// `forward`: the plan's `launch.mpirun.forward`.
 pub fn mpirun_command(
     mpirun: &Path,
     hosts: Option<&str>,
     np: u32,
     env: &IndexMap<String, String>,
+    forward: &[String],
     program: &Path,
     args: &[OsString],
 ) -> Command {
@@ -118,10 +189,13 @@ pub fn mpirun_command(
         c.env(k, v);
         c.arg("-x").arg(k);
     }
-    for k in FORWARDED {
-        if std::env::var_os(k).is_some() && !env.contains_key(*k) {
-            c.arg("-x").arg(k);
-        }
+    let mut shell: Vec<String> = std::env::vars_os()
+        .filter_map(|(k, _)| k.into_string().ok())
+        .filter(|k| !env.contains_key(k) && forwards(k, forward))
+        .collect();
+    shell.sort();
+    for k in shell {
+        c.arg("-x").arg(k);
     }
     c.arg(program).args(args);
     c
@@ -206,6 +280,7 @@ mod tests {
             Some("n1:2,n2:2"),
             4,
             &env,
+            &[],
             Path::new("/x/baton-mpi"),
             &["__worker".into()],
         );
@@ -220,5 +295,104 @@ mod tests {
         let x = args.iter().position(|a| a == "NCCL_PROTO").unwrap();
         assert_eq!(args[x - 1], "-x");
         assert!(args.ends_with(&["/x/baton-mpi".to_string(), "__worker".to_string()]));
+    }
+
+    #[test]
+    fn srun_steps_get_their_share_of_cores_unless_the_plan_says_otherwise() {
+        let y = |launch: &str| {
+            let t = format!(
+                "version: 1\nname: s\nbackend: mpi\nlaunch: {launch}\ntests:\n  - name: t\n    collective: all_reduce\n    sizes: [8]\n"
+            );
+            crate::plan::parse_str("s.yaml", &t)
+                .unwrap()
+                .plan
+                .launch
+                .slurm
+        };
+        let d = y("{ nodes: 1 }");
+        assert_eq!(
+            srun_step_options(&d, 8, Some(112)),
+            ["--cpus-per-task=14", "--cpu-bind=cores"]
+        );
+        assert_eq!(
+            srun_step_options(&d, 8, Some(4)),
+            ["--cpus-per-task=1", "--cpu-bind=cores"]
+        );
+        assert_eq!(
+            srun_step_options(&d, 8, None),
+            ["--cpu-bind=cores"],
+            "outside an allocation"
+        );
+        let s = y(
+            "{ slurm: { step: [\"--network=sn_all\", \"--cpus-per-task=3\"], cpu_bind: off, gpu_bind: closest } }",
+        );
+        assert_eq!(
+            srun_step_options(&s, 8, Some(112)),
+            [
+                "--network=sn_all",
+                "--cpus-per-task=3",
+                "--gpu-bind=closest"
+            ]
+        );
+        let s = y("{ slurm: { cpus_per_task: 6, step: [\"--cpu-bind=map_cpu:0,1\"] } }");
+        assert_eq!(
+            srun_step_options(&s, 8, Some(112)),
+            ["--cpu-bind=map_cpu:0,1", "--cpus-per-task=6"]
+        );
+        let s = y("{ slurm: { cpus_per_task: off } }");
+        assert_eq!(srun_step_options(&s, 8, Some(112)), ["--cpu-bind=cores"]);
+    }
+
+    #[test]
+    fn mpirun_forwards_the_shells_fabric_variables_and_the_plans_names() {
+        let plan = ["MY_FLAG".to_string(), "SITE_*".to_string()];
+        for n in [
+            "NCCL_IB_HCA",
+            "UCX_TLS",
+            "OMPI_MCA_pml",
+            "FI_PROVIDER",
+            "CUDA_MODULE_LOADING",
+            "PATH",
+            "LD_LIBRARY_PATH",
+            "MY_FLAG",
+            "SITE_X",
+        ] {
+            assert!(forwards(n, &plan), "{n}");
+        }
+        for n in [
+            "CUDA_VISIBLE_DEVICES",
+            "HOME",
+            "MY_FLAG2",
+            "SSH_AUTH_SOCK",
+            "SITEX",
+        ] {
+            assert!(!forwards(n, &plan), "{n}");
+        }
+        // The command itself: every matching variable of this process, named once with -x.
+        // SAFETY: unit tests of this module set only this variable, which nothing else reads.
+        unsafe { std::env::set_var("UCX_BATON_FORWARD_TEST", "1") };
+        let mut env = IndexMap::new();
+        env.insert("NCCL_PROTO".to_string(), "Simple".to_string());
+        let c = mpirun_command(
+            Path::new("mpirun"),
+            None,
+            2,
+            &env,
+            &plan,
+            Path::new("w"),
+            &[],
+        );
+        let args: Vec<String> = c
+            .get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        let named = |n: &str| {
+            args.windows(2)
+                .filter(|w| w[0] == "-x" && w[1] == n)
+                .count()
+        };
+        assert_eq!(named("UCX_BATON_FORWARD_TEST"), 1, "{args:?}");
+        assert_eq!(named("NCCL_PROTO"), 1, "{args:?}");
+        assert_eq!(named("CUDA_VISIBLE_DEVICES"), 0, "{args:?}");
     }
 }

@@ -648,6 +648,10 @@ fn step_command(
             if ctx.plan.backend == crate::plan::Backend::Nccl {
                 c.arg(format!("--gpus-per-node={p}"));
             }
+            let cpus = std::env::var("SLURM_CPUS_ON_NODE")
+                .ok()
+                .and_then(|c| c.trim().parse().ok());
+            c.args(launch::srun_step_options(&ctx.plan.launch.slurm, p, cpus));
             c.envs(env).arg(&ctx.worker).args(args);
             c
         }
@@ -658,6 +662,7 @@ fn step_command(
                 Some(&list.join(",")),
                 (k * p) as u32,
                 env,
+                &ctx.plan.launch.mpirun.forward,
                 &ctx.worker,
                 args,
             )

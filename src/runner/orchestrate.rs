@@ -267,6 +267,7 @@ fn launcher_for(plan: &Plan) -> Result<Launcher, RunError> {
             Launcher::Mpirun {
                 mpirun,
                 worker,
+                forward: plan.launch.mpirun.forward.clone(),
                 np: plan
                     .launch
                     .ranks_per_node
@@ -321,6 +322,8 @@ enum Launcher {
         mpirun: PathBuf,
         worker: PathBuf,
         np: u32,
+        /// The plan's `launch.mpirun.forward`.
+        forward: Vec<String>,
     },
     /// `baton __worker ... --gpus N`: one process, a thread per GPU.
     Threads { baton: PathBuf, gpus: usize },
@@ -486,8 +489,13 @@ fn run_worker(
     args.push("--progress".into());
     args.push(feed.clone().into());
     let (cmd, what) = match ctx.launcher {
-        Launcher::Mpirun { mpirun, worker, np } => (
-            launch::mpirun_command(mpirun, None, *np, env, worker, &args),
+        Launcher::Mpirun {
+            mpirun,
+            worker,
+            np,
+            forward,
+        } => (
+            launch::mpirun_command(mpirun, None, *np, env, forward, worker, &args),
             mpirun,
         ),
         Launcher::Threads { baton, gpus } => {

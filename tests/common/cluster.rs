@@ -105,6 +105,8 @@ impl Cluster {
             c.env_remove(v);
         }
         c.env("NO_COLOR", "1");
+        // Rendered scripts call baton by name: the built one, on every node (one filesystem).
+        c.env("PATH", super::path_with_baton());
         c
     }
 

@@ -11,9 +11,22 @@ pub mod procs;
 
 use baton::collective::{Collective, Dtype};
 
+/// PATH with the built `baton` and `baton-mpi` first. Rendered scripts call them by name (the
+/// machine that renders is seldom the one that runs), as a site's module or install would put
+/// them on PATH; the helpers that render, submit or run scripts hand them this PATH.
+pub fn path_with_baton() -> std::ffi::OsString {
+    let dir = Path::new(env!("CARGO_BIN_EXE_baton")).parent().unwrap();
+    let mut dirs = vec![dir.to_path_buf()];
+    if let Some(p) = std::env::var_os("PATH") {
+        dirs.extend(std::env::split_paths(&p));
+    }
+    std::env::join_paths(dirs).unwrap()
+}
+
 pub fn baton(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_baton"))
         .args(args)
+        .env("PATH", path_with_baton())
         .env("NO_COLOR", "1")
         .output()
         .expect("baton runs")
@@ -23,7 +36,10 @@ pub fn baton(args: &[&str]) -> Output {
 /// fake a fault).
 pub fn baton_env(args: &[&str], envs: &[(&str, &str)]) -> Output {
     let mut c = Command::new(env!("CARGO_BIN_EXE_baton"));
-    c.args(args).env("NO_COLOR", "1").env_remove("BATON_FAULT");
+    c.args(args)
+        .env("NO_COLOR", "1")
+        .env("PATH", path_with_baton())
+        .env_remove("BATON_FAULT");
     for (k, v) in envs {
         c.env(k, v);
     }
@@ -218,6 +234,7 @@ pub fn env_pairs<'a>(
 pub fn baton_in(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_baton"))
         .args(args)
+        .env("PATH", path_with_baton())
         .current_dir(dir)
         .env("NO_COLOR", "1")
         .env_remove("BATON_FAULT")
@@ -247,6 +264,7 @@ pub fn run_script(script: &Path, out: &Path, want: i32) -> Output {
         .arg("300")
         .arg(script)
         .arg(out)
+        .env("PATH", path_with_baton())
         .env_remove("SLURM_JOB_ID")
         .env_remove("BATON_FAULT")
         .output()

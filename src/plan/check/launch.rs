@@ -1,6 +1,7 @@
 //! `launch`: the rank layout and launcher options.
 
-use crate::plan::raw::RawLaunch;
+use crate::plan::loc::{Loc, Scalar};
+use crate::plan::raw::{RawLaunch, RawSlurm};
 
 use super::{Checker, MAX_RANKS};
 use crate::plan::diag::Diagnostic;
@@ -13,11 +14,10 @@ impl Checker<'_> {
                 nodes: 1,
                 ranks_per_node: None,
                 gpus_per_rank: 1,
-                slurm: Slurm {
-                    mpi: "pmix".into(),
-                    ..Slurm::default()
-                },
+                slurm: default_slurm(),
                 mpirun: Mpirun::default(),
+                baton: BatonFrom::Path,
+                setup: Vec::new(),
             };
         };
         let nodes = self.count(&raw.nodes, "launch.nodes", 1).unwrap_or(1);
@@ -43,8 +43,10 @@ impl Checker<'_> {
                 nodes: 1,
                 ranks_per_node: None,
                 gpus_per_rank: 1,
-                slurm: Slurm::default(),
+                slurm: default_slurm(),
                 mpirun: Mpirun::default(),
+                baton: BatonFrom::Path,
+                setup: Vec::new(),
             };
         }
         if backend == Backend::Mpi && gpus_per_rank > 1 {
@@ -53,11 +55,9 @@ impl Checker<'_> {
                 raw.gpus_per_rank.as_ref().map(|g| g.pos),
             ));
         }
-        let mut slurm = Slurm {
-            mpi: "pmix".into(),
-            ..Slurm::default()
-        };
+        let mut slurm = default_slurm();
         if let Some(s) = raw.slurm {
+            self.step_options(&s, &mut slurm);
             slurm.partition = self.opt_text(&s.partition, "launch.slurm.partition");
             slurm.account = self.opt_text(&s.account, "launch.slurm.account");
             if let Some(t) = &s.time {
@@ -123,6 +123,30 @@ impl Checker<'_> {
                     mpirun.extra.push(x.value.clone());
                 }
             }
+            for f in m.forward.iter().flatten() {
+                let name = f.value.strip_suffix('*').unwrap_or(&f.value);
+                if is_env_name(name) {
+                    mpirun.forward.push(f.value.clone());
+                } else {
+                    self.err(
+                        Diagnostic::error(
+                            format!(
+                                "`launch.mpirun.forward` item `{}` is not a variable name or prefix",
+                                f.value
+                            ),
+                            Some(f.pos),
+                        )
+                        .help("a name (MY_FLAG) or a prefix ending in * (FI_*)"),
+                    );
+                }
+            }
+        }
+        let baton = self.baton_from(raw.baton.as_ref(), slurm.container_image.is_some());
+        let mut setup = Vec::new();
+        for line in raw.setup.iter().flatten() {
+            if self.no_control(line, "launch.setup") {
+                setup.push(line.value.clone());
+            }
         }
         Launch {
             nodes,
@@ -130,6 +154,169 @@ impl Checker<'_> {
             gpus_per_rank,
             slurm,
             mpirun,
+            baton,
+            setup,
         }
     }
+
+    /// `launch.baton`: `path`, an absolute path, `image` or `image:/path`.
+    fn baton_from(&mut self, raw: Option<&Loc<String>>, has_image: bool) -> BatonFrom {
+        let Some(b) = raw else {
+            return BatonFrom::Path;
+        };
+        if !self.no_control(b, "launch.baton") {
+            return BatonFrom::Path;
+        }
+        let v = b.value.as_str();
+        let from = if v == "path" {
+            Some(BatonFrom::Path)
+        } else if v == "image" {
+            Some(BatonFrom::Image(None))
+        } else if let Some(p) = v.strip_prefix("image:") {
+            p.starts_with('/')
+                .then(|| BatonFrom::Image(Some(p.to_string())))
+        } else {
+            v.starts_with('/')
+                .then(|| BatonFrom::Absolute(v.to_string()))
+        };
+        match from {
+            Some(BatonFrom::Image(_)) if !has_image => {
+                self.err(Diagnostic::error(
+                    format!("`launch.baton` `{v}` is inside the container image, but `launch.slurm.container_image` is not set"),
+                    Some(b.pos),
+                ));
+                BatonFrom::Path
+            }
+            Some(f) => f,
+            None => {
+                self.err(
+                    Diagnostic::error(
+                        format!("`launch.baton` `{v}` is not `path`, an absolute path, `image` or `image:/path`"),
+                        Some(b.pos),
+                    )
+                    .help("e.g. path (by name from PATH), /opt/baton/bin/baton, image, image:/opt/baton/bin/baton"),
+                );
+                BatonFrom::Path
+            }
+        }
+    }
+
+    /// `launch.slurm`'s srun step keys: step options, CPU and GPU binding, pyxis name and env.
+    fn step_options(&mut self, s: &RawSlurm, slurm: &mut Slurm) {
+        for o in s.step.iter().flatten() {
+            if self.no_control(o, "launch.slurm.step") {
+                if is_step_option(&o.value) {
+                    slurm.step.push(o.value.clone());
+                } else {
+                    self.err(
+                        Diagnostic::error(
+                            format!(
+                                "`launch.slurm.step` item `{}` is not `--name` or `--name=value`",
+                                o.value
+                            ),
+                            Some(o.pos),
+                        )
+                        .help(
+                            "one srun option per item, its value after `=`, e.g. --network=sn_all",
+                        ),
+                    );
+                }
+            }
+        }
+        if let Some(c) = &s.cpus_per_task {
+            slurm.cpus_per_task = match &c.value {
+                Scalar::Str(w) if w == "auto" => CpusPerTask::Auto,
+                Scalar::Str(w) if w == "off" => CpusPerTask::Off,
+                Scalar::Int(n) if (1..=65536).contains(n) => CpusPerTask::Fixed(*n as u32),
+                other => {
+                    self.err(Diagnostic::error(
+                        format!("`launch.slurm.cpus_per_task` {} is not `auto`, `off` or a count from 1", other.text()),
+                        Some(c.pos),
+                    ));
+                    CpusPerTask::Auto
+                }
+            };
+        }
+        for (key, raw, out) in [
+            ("launch.slurm.cpu_bind", &s.cpu_bind, &mut slurm.cpu_bind),
+            ("launch.slurm.gpu_bind", &s.gpu_bind, &mut slurm.gpu_bind),
+        ] {
+            let Some(v) = raw else { continue };
+            if v.value == "off" {
+                *out = None;
+            } else if bind_value(&v.value) {
+                *out = Some(v.value.clone());
+            } else {
+                self.err(
+                    Diagnostic::error(
+                        format!(
+                            "`{key}` `{}` has characters outside [A-Za-z0-9:,=_.-]",
+                            v.value
+                        ),
+                        Some(v.pos),
+                    )
+                    .help("e.g. cores, none, map_cpu:0,8; closest, single:1; off leaves it out"),
+                );
+            }
+        }
+        if let Some(n) = &s.container_name {
+            if !n.value.is_empty()
+                && n.value
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
+            {
+                slurm.container_name = Some(n.value.clone());
+            } else {
+                self.err(Diagnostic::error(
+                    format!(
+                        "`launch.slurm.container_name` `{}` is not letters, digits, `.`, `_`, `-`",
+                        n.value
+                    ),
+                    Some(n.pos),
+                ));
+            }
+        }
+        for e in s.container_env.iter().flatten() {
+            if is_env_name(&e.value) {
+                slurm.container_env.push(e.value.clone());
+            } else {
+                self.err(Diagnostic::error(
+                    format!(
+                        "`launch.slurm.container_env` item `{}` is not a variable name",
+                        e.value
+                    ),
+                    Some(e.pos),
+                ));
+            }
+        }
+    }
+}
+
+fn default_slurm() -> Slurm {
+    Slurm {
+        mpi: "pmix".into(),
+        cpu_bind: Some("cores".into()),
+        ..Slurm::default()
+    }
+}
+
+/// `--name` or `--name=value`: one srun option, which a script passes as one quoted word.
+fn is_step_option(o: &str) -> bool {
+    let name = option_name(o);
+    name.len() > 2
+        && name.starts_with("--")
+        && name[2..].starts_with(|c: char| c.is_ascii_alphabetic())
+        && name[2..]
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-')
+}
+
+fn bind_value(v: &str) -> bool {
+    !v.is_empty()
+        && v.chars()
+            .all(|c| c.is_ascii_alphanumeric() || ":,=_.-".contains(c))
+}
+
+fn is_env_name(s: &str) -> bool {
+    crate::render::quote::is_env_name(s)
 }
