@@ -15,6 +15,7 @@ pub mod nodeset;
 pub mod output;
 pub mod plan;
 pub mod profile;
+pub mod rendezvous;
 pub mod render;
 pub mod report;
 pub mod results;
