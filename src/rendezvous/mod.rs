@@ -96,3 +96,75 @@ pub fn timeout_from(get: impl Fn(&str) -> Option<String>) -> Result<Duration, Re
             }),
     }
 }
+
+/// The world of this process as its launcher placed it, met at the address every rank derives;
+/// `purpose` keeps a `baton ranks` and a `baton run` of one step apart.
+pub struct Joined {
+    pub world: TcpWorld,
+    pub placement: Placement,
+    pub root: Root,
+}
+
+/// Detects the placement, derives the root and meets the other ranks, reading the process
+/// environment. `Ok(None)` when no launcher placed this process.
+pub fn join_from_env(purpose: &str) -> Result<Option<Joined>, RendezvousError> {
+    let get = |k: &str| std::env::var(k).ok();
+    let Some(placement) = detect(get)? else {
+        return Ok(None);
+    };
+    let root = root_address(get, &placement)?;
+    let host = crate::runner::worker::hostname();
+    if placement.rank == 0 && root.from.starts_with("the first node") && !same_host(&host, &root.host)
+    {
+        return Err(RendezvousError::NoRoot(format!(
+            "rank 0 runs on {host}, not on {} ({}), so the other ranks would look for it there",
+            root.host, root.from
+        )));
+    }
+    let join = world::Join {
+        rank: placement.rank,
+        size: placement.size,
+        local_rank: placement.local_rank,
+        host,
+        inventory: inventory(),
+        key: format!("{}/{purpose}", address::run_key(get)),
+        timeout: timeout_from(get)?,
+        root: root.clone(),
+    };
+    let world = TcpWorld::join(&join)?;
+    Ok(Some(Joined {
+        world,
+        placement,
+        root,
+    }))
+}
+
+/// `node01` and `node01.cluster.example` are one host.
+fn same_host(a: &str, b: &str) -> bool {
+    let short = |s: &str| s.split('.').next().unwrap_or(s).to_ascii_lowercase();
+    short(a) == short(b)
+}
+
+/// What this rank sees, without loading a driver: the GPU device files and the launcher's
+/// `CUDA_VISIBLE_DEVICES`.
+pub fn inventory() -> String {
+    let gpus = std::fs::read_dir("/dev")
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .filter(|e| {
+                    e.file_name()
+                        .to_str()
+                        .and_then(|n| n.strip_prefix("nvidia"))
+                        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+                })
+                .count()
+        })
+        .unwrap_or(0);
+    match std::env::var("CUDA_VISIBLE_DEVICES") {
+        Ok(v) => format!(
+            "{gpus} GPU(s), CUDA_VISIBLE_DEVICES={}",
+            v.chars().take(64).collect::<String>()
+        ),
+        Err(_) => format!("{gpus} GPU(s)"),
+    }
+}
