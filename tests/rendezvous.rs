@@ -58,11 +58,17 @@ fn ranks_on_localhost_meet_and_rank_0_prints_each_one() {
     let root = wait(rank(0, 4, &addr, "30"));
     assert_eq!(code(&root), 0, "{}", show(&root));
     let out = stdout(&root);
-    assert!(out.contains("4 rank(s) on 1 host(s), placed by BATON_RANK"), "{out}");
+    assert!(
+        out.contains("4 rank(s) on 1 host(s), placed by BATON_RANK"),
+        "{out}"
+    );
     assert!(out.contains(&format!("met at {addr}")), "{out}");
     for r in 0..4 {
         assert!(
-            out.lines().any(|l| l.split_whitespace().take(2).eq([r.to_string(), r.to_string()])),
+            out.lines().any(|l| l
+                .split_whitespace()
+                .take(2)
+                .eq([r.to_string(), r.to_string()])),
             "no row for rank {r}: {out}"
         );
     }
@@ -110,7 +116,11 @@ fn a_root_address_where_something_else_listens_is_the_wrong_root() {
     let t = Instant::now();
     let o = wait(rank(1, 2, &addr, "1"));
     assert_eq!(code(&o), 3, "{}", show(&o));
-    assert!(stderr(&o).contains("could not reach rank 0"), "{}", show(&o));
+    assert!(
+        stderr(&o).contains("could not reach rank 0"),
+        "{}",
+        show(&o)
+    );
     assert!(t.elapsed() < Duration::from_secs(5));
 }
 
@@ -134,7 +144,11 @@ fn bad_placement_is_named_and_no_launcher_is_invalid() {
         .output()
         .unwrap();
     assert_eq!(code(&o), 2, "{}", show(&o));
-    assert!(stderr(&o).contains("no launcher placed this process"), "{}", show(&o));
+    assert!(
+        stderr(&o).contains("no launcher placed this process"),
+        "{}",
+        show(&o)
+    );
 }
 
 #[cfg(feature = "mpi")]
@@ -161,13 +175,24 @@ mod on_the_cluster {
         let Some(c) = cluster() else { return };
         let o = c
             .cmd("timeout")
-            .args(["60", "srun", "--mpi=none", "-N4", "--ntasks-per-node=2", BATON, "ranks"])
+            .args([
+                "60",
+                "srun",
+                "--mpi=none",
+                "-N4",
+                "--ntasks-per-node=2",
+                BATON,
+                "ranks",
+            ])
             .env("BATON_RENDEZVOUS_TIMEOUT", "20")
             .output()
             .unwrap();
         assert_eq!(code(&o), 0, "{}", show(&o));
         let out = stdout(&o);
-        assert!(out.contains("8 rank(s) on 4 host(s), placed by Slurm"), "{out}");
+        assert!(
+            out.contains("8 rank(s) on 4 host(s), placed by Slurm"),
+            "{out}"
+        );
         let hosts = hosts_in(&out);
         assert_eq!(hosts.len(), 4, "{out}");
         // Rank 0 is on the step's first node, where every rank looked for it.
@@ -192,10 +217,16 @@ mod on_the_cluster {
         );
         assert_eq!(code(&o), 0, "{}", show(&o));
         let out = stdout(&o);
-        assert!(out.contains("8 rank(s) on 4 host(s), placed by Open MPI"), "{out}");
+        assert!(
+            out.contains("8 rank(s) on 4 host(s), placed by Open MPI"),
+            "{out}"
+        );
         let hosts = hosts_in(&out);
         assert_eq!(hosts.len(), 4, "{out}");
-        assert!(out.contains(&format!("met at {}:{port}", hosts[0])), "{out}");
+        assert!(
+            out.contains(&format!("met at {}:{port}", hosts[0])),
+            "{out}"
+        );
     }
 
     #[test]
@@ -219,7 +250,15 @@ mod on_the_cluster {
         let t = Instant::now();
         let o = c
             .cmd("timeout")
-            .args(["60", "srun", "--mpi=none", "-N2", "--ntasks-per-node=1", BATON, "ranks"])
+            .args([
+                "60",
+                "srun",
+                "--mpi=none",
+                "-N2",
+                "--ntasks-per-node=1",
+                BATON,
+                "ranks",
+            ])
             .env("BATON_RENDEZVOUS", &addr)
             .env("BATON_RENDEZVOUS_TIMEOUT", "3")
             .output()
@@ -236,4 +275,86 @@ mod on_the_cluster {
         assert!(t.elapsed() < Duration::from_secs(30));
         drop(server);
     }
+}
+
+/// `baton run PLAN` as rank `rank` of `size` (plain `baton`, no MPI), its output in `out`.
+fn run_rank(
+    rank: usize,
+    size: usize,
+    addr: &str,
+    timeout: &str,
+    plan: &std::path::Path,
+    out: &std::path::Path,
+) -> Child {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_baton"));
+    for v in [
+        "SLURM_JOB_ID",
+        "SLURM_STEP_ID",
+        "OMPI_COMM_WORLD_SIZE",
+        "PMI_RANK",
+        "PMIX_RANK",
+    ] {
+        c.env_remove(v);
+    }
+    c.args(["run", common::p(plan), "-o", common::p(out)])
+        .env("BATON_RANK", rank.to_string())
+        .env("BATON_SIZE", size.to_string())
+        .env("BATON_RENDEZVOUS", addr)
+        .env("BATON_RENDEZVOUS_TIMEOUT", timeout)
+        .env("NO_COLOR", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+const TESTS: &str = "  - name: t\n    collective: all_reduce\n    sizes: [1M]\n";
+
+#[test]
+fn plain_baton_run_under_a_launcher_is_one_rank_of_the_tcp_world() {
+    // The ranks meet and compare what they read before any GPU is touched: two ranks given
+    // different plans are refused by rank 0, which shows the collective reached it.
+    let d = common::tmp("rdv-run");
+    let a = common::two_gpu_plan(&d, "a.yaml", TESTS);
+    let b = common::two_gpu_plan(&d, "b.yaml", &format!("{TESTS}    iters: 7\n"));
+    let addr = format!("127.0.0.1:{}", free_port());
+    let one = run_rank(1, 2, &addr, "10", &b, &d.join("out"));
+    let zero = wait(run_rank(0, 2, &addr, "10", &a, &d.join("out")));
+    let one = wait(one);
+    assert_eq!(code(&zero), 2, "{}", show(&zero));
+    assert!(
+        stderr(&zero).contains("rank 1 read a different"),
+        "{}",
+        show(&zero)
+    );
+    assert_eq!(code(&one), 2, "{}", show(&one));
+    // A rank alone names the rendezvous it waited at instead of starting GPU threads itself.
+    let addr = format!("127.0.0.1:{}", free_port());
+    let t = Instant::now();
+    let o = wait(run_rank(1, 2, &addr, "1", &a, &d.join("out2")));
+    assert_eq!(code(&o), 3, "{}", show(&o));
+    assert!(
+        stderr(&o).contains("could not reach rank 0"),
+        "{}",
+        show(&o)
+    );
+    assert!(t.elapsed() < Duration::from_secs(5));
+}
+
+#[test]
+fn plain_baton_run_of_an_mpi_plan_under_a_launcher_points_at_baton_mpi() {
+    let d = common::tmp("rdv-run-mpi");
+    let plan = common::mpi_plan(
+        &d,
+        "m",
+        "launch: { nodes: 1, ranks_per_node: 2 }\n",
+        "    sizes: [4K]\n",
+    );
+    let o = wait(run_rank(0, 2, "127.0.0.1:1", "1", &plan, &d.join("out")));
+    assert_ne!(code(&o), 0, "{}", show(&o));
+    assert!(
+        stderr(&o).contains("launch `baton-mpi run`"),
+        "{}",
+        show(&o)
+    );
 }

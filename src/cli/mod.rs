@@ -16,6 +16,7 @@ mod ingest;
 mod manual;
 mod nodes;
 mod progress;
+pub mod rank;
 mod ranks;
 mod render;
 pub mod run;

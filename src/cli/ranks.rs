@@ -45,7 +45,12 @@ pub fn run() -> anyhow::Result<Exit> {
         let mut hosts: Vec<&str> = members.iter().map(|m| m.host.as_str()).collect();
         hosts.sort_unstable();
         hosts.dedup();
-        let width = members.iter().map(|m| m.host.len()).max().unwrap_or(4).max(4);
+        let width = members
+            .iter()
+            .map(|m| m.host.len())
+            .max()
+            .unwrap_or(4)
+            .max(4);
         let mut out = format!(
             "{} rank(s) on {} host(s), placed by {}, met at {} ({}) in {:.2} s\n",
             members.len(),
@@ -55,7 +60,10 @@ pub fn run() -> anyhow::Result<Exit> {
             joined.root.from,
             met.as_secs_f64()
         );
-        out += &format!("{:>5}  {:>5}  {:<width$}  inventory\n", "rank", "local", "host");
+        out += &format!(
+            "{:>5}  {:>5}  {:<width$}  inventory\n",
+            "rank", "local", "host"
+        );
         for m in members {
             out += &format!(
                 "{:>5}  {:>5}  {:<width$}  {}\n",

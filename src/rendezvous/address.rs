@@ -181,10 +181,7 @@ pub fn run_key(get: impl Fn(&str) -> Option<String>) -> String {
         return k;
     }
     if let Some(job) = get("SLURM_JOB_ID") {
-        return format!(
-            "slurm:{job}.{}",
-            get("SLURM_STEP_ID").unwrap_or_default()
-        );
+        return format!("slurm:{job}.{}", get("SLURM_STEP_ID").unwrap_or_default());
     }
     for (k, name) in [
         ("OMPI_MCA_ess_base_jobid", "ompi"),
@@ -273,7 +270,9 @@ mod tests {
         let r = root_address(env(&[]), &placed(4, Some(4))).unwrap();
         assert_eq!((r.host.as_str(), r.port), ("127.0.0.1", DEFAULT_PORT));
         assert!(r.bind_addr().ip().is_loopback());
-        let e = root_address(env(&[]), &placed(4, Some(2))).unwrap_err().to_string();
+        let e = root_address(env(&[]), &placed(4, Some(2)))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("set BATON_RENDEZVOUS"), "{e}");
         let e = root_address(
             env(&[("SLURM_STEP_ID", "0"), ("SLURM_STEP_NODELIST", "node[")]),

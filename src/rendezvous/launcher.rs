@@ -120,7 +120,12 @@ pub fn detect(get: impl Fn(&str) -> Option<String>) -> Result<Option<Placement>,
         (
             Source::Pmix,
             "PMIX_RANK",
-            &["PMIX_SIZE", "SLURM_STEP_NUM_TASKS", "SLURM_NTASKS", "PMI_SIZE"],
+            &[
+                "PMIX_SIZE",
+                "SLURM_STEP_NUM_TASKS",
+                "SLURM_NTASKS",
+                "PMI_SIZE",
+            ],
             &["SLURM_LOCALID", "PMIX_LOCAL_RANK"],
         ),
         (
@@ -283,14 +288,20 @@ mod tests {
             ("PMI_SIZE", "8"),
             ("PALS_LOCAL_RANKID", "3"),
         ]);
-        assert_eq!((p.rank, p.size, p.local_rank, p.source), (7, 8, 3, Source::Pals));
+        assert_eq!(
+            (p.rank, p.size, p.local_rank, p.source),
+            (7, 8, 3, Source::Pals)
+        );
         let p = place(&[
             ("PMIX_RANK", "1"),
             ("SLURM_STEP_ID", "2"),
             ("SLURM_STEP_NUM_TASKS", "2"),
             ("SLURM_LOCALID", "1"),
         ]);
-        assert_eq!((p.rank, p.size, p.local_rank, p.source), (1, 2, 1, Source::Pmix));
+        assert_eq!(
+            (p.rank, p.size, p.local_rank, p.source),
+            (1, 2, 1, Source::Pmix)
+        );
     }
 
     #[test]

@@ -33,7 +33,9 @@ pub enum RendezvousError {
     NoLauncher,
     #[error("BATON_RENDEZVOUS={value:?}: {why} (expected host:port, e.g. node01:29500)")]
     BadAddress { value: String, why: String },
-    #[error("cannot tell where rank 0 listens: {0}; set BATON_RENDEZVOUS=host:port to a host:port of rank 0's node that every rank can reach")]
+    #[error(
+        "cannot tell where rank 0 listens: {0}; set BATON_RENDEZVOUS=host:port to a host:port of rank 0's node that every rank can reach"
+    )]
     NoRoot(String),
     #[error("{var}={value:?} is not a number of seconds")]
     BadTimeout { var: String, value: String },
@@ -114,7 +116,9 @@ pub fn join_from_env(purpose: &str) -> Result<Option<Joined>, RendezvousError> {
     };
     let root = root_address(get, &placement)?;
     let host = crate::runner::worker::hostname();
-    if placement.rank == 0 && root.from.starts_with("the first node") && !same_host(&host, &root.host)
+    if placement.rank == 0
+        && root.from.starts_with("the first node")
+        && !same_host(&host, &root.host)
     {
         return Err(RendezvousError::NoRoot(format!(
             "rank 0 runs on {host}, not on {} ({}), so the other ranks would look for it there",

@@ -105,7 +105,7 @@ pub fn read_greeting(mut r: impl Read) -> Result<Vec<u8>, WireError> {
     if got == 0 {
         return Err(WireError::Closed);
     }
-    if &head[..got] != &MAGIC[..got] || got < head.len() {
+    if head[..got] != MAGIC[..got] || got < head.len() {
         return Err(WireError::NotBaton(
             String::from_utf8_lossy(&head[..got])
                 .chars()
@@ -212,7 +212,10 @@ mod tests {
         let mut f = Vec::new();
         write_frame(&mut f, GATHER_U64, &[1, 2, 3]).unwrap();
         assert_eq!(read_frame(&f[..]).unwrap(), (GATHER_U64, vec![1, 2, 3]));
-        assert!(matches!(read_frame(&f[..f.len() - 1]), Err(WireError::Closed)));
+        assert!(matches!(
+            read_frame(&f[..f.len() - 1]),
+            Err(WireError::Closed)
+        ));
         let mut g = Vec::new();
         g.extend_from_slice(MAGIC);
         g.extend_from_slice(&(VERSION + 1).to_le_bytes());

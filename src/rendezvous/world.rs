@@ -320,11 +320,7 @@ impl TcpWorld {
                 if t != tag {
                     return Err(RendezvousError::Protocol {
                         who: "rank 0".into(),
-                        why: format!(
-                            "it answered {} to {}",
-                            wire::op_name(t),
-                            wire::op_name(tag)
-                        ),
+                        why: format!("it answered {} to {}", wire::op_name(t), wire::op_name(tag)),
                     });
                 }
                 Ok(body)

@@ -79,7 +79,13 @@ fn collectives_reach_every_rank_in_rank_order() {
         }
         w.try_broadcast_bytes(&mut id).unwrap();
         let hosts: Vec<String> = w.members().iter().map(|m| m.host.clone()).collect();
-        (f, u, s.iter().map(String::len).collect::<Vec<_>>(), id, hosts)
+        (
+            f,
+            u,
+            s.iter().map(String::len).collect::<Vec<_>>(),
+            id,
+            hosts,
+        )
     });
     for o in out {
         let (f, u, s, id, hosts) = o.unwrap();
@@ -97,7 +103,7 @@ fn a_rank_that_never_arrives_is_named_on_every_rank_that_did() {
     let out = ranks(4, &[0, 1, 3], 800, |_| ());
     assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
     for o in out {
-        let e = o.err().expect("no rank may start without rank 2").to_string();
+        let e = o.expect_err("no rank may start without rank 2").to_string();
         assert!(e.contains("rank(s) 2 never arrived"), "{e}");
         assert!(e.contains("3 of 4 did"), "{e}");
     }
@@ -200,7 +206,10 @@ fn mismatched_sizes_and_duplicate_ranks_end_the_rendezvous_for_all() {
             .err()
             .unwrap()
             .to_string();
-        assert!(e.contains("counts 3 ranks") && e.contains("counts 2"), "{e}");
+        assert!(
+            e.contains("counts 3 ranks") && e.contains("counts 2"),
+            "{e}"
+        );
         assert!(root.join().unwrap().is_err());
     });
 }
