@@ -21,6 +21,8 @@ pub struct Root {
     pub port: u16,
     /// Which variables it came from, for messages.
     pub from: String,
+    /// Derived from the node list: rank 0 must be on that node, or nobody finds it.
+    pub first_node: bool,
 }
 
 impl Root {
@@ -96,6 +98,7 @@ pub fn root_address(
             host: "127.0.0.1".into(),
             port,
             from: "every rank on one node".into(),
+            first_node: false,
         });
     }
     if get("SLURM_STEP_ID").is_some() {
@@ -117,6 +120,7 @@ pub fn root_address(
             host,
             port,
             from: format!("the first node of {var}, the port from SLURM_JOB_ID and SLURM_STEP_ID"),
+            first_node: true,
         });
     }
     Err(RendezvousError::NoRoot(format!(
@@ -148,6 +152,7 @@ fn parse(v: &str) -> Result<Root, RendezvousError> {
         host: host.into(),
         port,
         from: "BATON_RENDEZVOUS".into(),
+        first_node: false,
     })
 }
 

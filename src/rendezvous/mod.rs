@@ -116,10 +116,7 @@ pub fn join_from_env(purpose: &str) -> Result<Option<Joined>, RendezvousError> {
     };
     let root = root_address(get, &placement)?;
     let host = crate::runner::worker::hostname();
-    if placement.rank == 0
-        && root.from.starts_with("the first node")
-        && !same_host(&host, &root.host)
-    {
+    if placement.rank == 0 && root.first_node && !same_host(&host, &root.host) {
         return Err(RendezvousError::NoRoot(format!(
             "rank 0 runs on {host}, not on {} ({}), so the other ranks would look for it there",
             root.host, root.from

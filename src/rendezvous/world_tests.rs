@@ -15,6 +15,7 @@ fn join_of(rank: usize, size: usize, port: u16, key: &str, timeout_ms: u64) -> J
             host: "127.0.0.1".into(),
             port,
             from: "test".into(),
+            first_node: false,
         },
         key: key.into(),
         timeout: Duration::from_millis(timeout_ms),
