@@ -16,6 +16,7 @@ pub mod output;
 pub mod plan;
 pub mod profile;
 pub mod render;
+pub mod rendezvous;
 pub mod report;
 pub mod results;
 pub mod runner;

@@ -16,6 +16,8 @@ mod ingest;
 mod manual;
 mod nodes;
 mod progress;
+pub mod rank;
+mod ranks;
 mod render;
 pub mod run;
 
@@ -92,6 +94,13 @@ enum Command {
         #[arg(long, value_name = "DIR", requires = "submit")]
         results: Option<PathBuf>,
     },
+    /// Check the launcher wiring before a GPU run: start it as you would start `baton run`
+    /// (`srun --mpi=none baton ranks`, `mpirun … baton ranks`, or by hand with BATON_RANK,
+    /// BATON_SIZE and BATON_RENDEZVOUS). The ranks meet over TCP as a GPU run's do; rank 0
+    /// prints every rank's host, local rank and GPUs and a barrier round-trip time. Exit 3
+    /// naming the ranks that never arrived (BATON_RENDEZVOUS_TIMEOUT, default 120 s) or a
+    /// wrong root. See docs/launching.md.
+    Ranks,
     /// One rank's share of a run (started by `baton run` through mpirun).
     #[command(name = "__worker", hide = true)]
     Worker(WorkerArgs),
@@ -359,6 +368,7 @@ pub fn main(mpi: Option<MpiEntry>) -> i32 {
             },
             color,
         ),
+        Command::Ranks => ranks::run(),
         Command::Worker(w) => match mpi {
             _ if w.gpus > 0 => gpu::local_worker(&w),
             Some(m) => (m.worker)(&w),

@@ -56,7 +56,23 @@ pub fn run(args: &Args, mpi: Option<MpiEntry>, color: bool) -> anyhow::Result<Ex
         let why = why.unwrap_or_else(|| "the plan could not be read".into());
         return Ok(junit::run_junit(args, Exit::Invalid, "plan", &why));
     };
-    let under_launcher = baton::runner::launch::detect_launcher().is_some();
+    // One rank of many: started by an MPI launcher, or placed by Slurm/pdsh/BATON_RANK as one
+    // of several processes (a single srun task is a whole run: it starts its own GPU threads).
+    let mpi_launcher = baton::runner::launch::detect_launcher().is_some();
+    let placed = match baton::rendezvous::detect(|k| std::env::var(k).ok()) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("baton: {e}");
+            return Ok(junit::run_junit(
+                args,
+                Exit::Invalid,
+                "launch",
+                &e.to_string(),
+            ));
+        }
+    };
+    let under_launcher = mpi_launcher
+        || placed.is_some_and(|p| p.size > 1 || p.source == baton::rendezvous::Source::Baton);
     let node_list = if under_launcher {
         if super::node_sets_not_runnable(&loaded.plan, &args.plan, true) {
             let why = "the plan's node sets cannot run here (see the command's stderr)";
@@ -105,10 +121,14 @@ pub fn run(args: &Args, mpi: Option<MpiEntry>, color: bool) -> anyhow::Result<Ex
     }
     if under_launcher {
         return match mpi {
-            Some(m) => (m.under_launcher)(args, &loaded.plan, &plan_hash, &jobs),
-            None => anyhow::bail!(
-                "started as one rank of many (mpirun/srun): launch `baton-mpi run`, not `baton run` \
-                 (build it with `cargo build --release --features mpi`)"
+            Some(m) if mpi_launcher => (m.under_launcher)(args, &loaded.plan, &plan_hash, &jobs),
+            _ if loaded.plan.backend == baton::plan::Backend::Nccl => {
+                super::rank::over_tcp(args, &loaded.plan, &plan_hash, &jobs)
+            }
+            _ => anyhow::bail!(
+                "started as one rank of many (mpirun/srun) with `backend: mpi`, which measures MPI \
+                 itself: launch `baton-mpi run`, not `baton run` (build it with \
+                 `cargo build --release --features mpi`)"
             ),
         };
     }

@@ -1,99 +1,45 @@
-//! The MPI rank side of `run` (only in `baton-mpi`).
-
-use std::path::Path;
+//! The MPI world of `run` (only in `baton-mpi`): MPI initialised, then the shared rank side.
 
 use anyhow::Context;
 use baton::exit::Exit;
 use baton::expand::Job;
-use baton::plan::{Backend, Plan};
-use baton::results::TransportLink;
-use baton::runner::fault::Fault;
+use baton::plan::Plan;
+use baton::results::Results;
 use baton::runner::mpi::{HostEngine, MpiWorld};
-use baton::runner::nccl::{Gpu, NcclEngine, libs, local};
 use baton::runner::orchestrate;
-use baton::runner::outdir::{self, OutDir, OutDirError};
+use baton::runner::worker::{self, WorkerConfig};
 use baton::runner::world::World;
-use baton::runner::{environment, interrupt, transport, worker};
 
+use crate::cli::WorkerArgs;
+use crate::cli::rank::{self, RankWorld};
 use crate::cli::run::Args;
-use crate::cli::{RunFormat, WorkerArgs};
 
 fn init() -> anyhow::Result<MpiWorld> {
     MpiWorld::init().context("MPI could not be initialised")
 }
 
-/// This process's GPU among the node's: the launcher's local rank, else the world rank.
-fn local_rank(world: &MpiWorld) -> usize {
-    [
-        "OMPI_COMM_WORLD_LOCAL_RANK",
-        "SLURM_LOCALID",
-        "MPI_LOCALRANKID",
-        "PMI_LOCAL_RANK",
-    ]
-    .iter()
-    .find_map(|k| std::env::var(k).ok()?.parse().ok())
-    .unwrap_or_else(|| world.rank())
-}
-
-/// Extra watchdog time for ranks other than 0. When a collective hangs, every rank's watchdog
-/// would fire at about the same moment; the first rank to exit makes the launcher (srun
-/// --kill-on-bad-exit, mpirun) end the others with SIGTERM. Rank 0 records results, so it goes
-/// first: then the hang is recorded as a timeout, not as an interruption.
-fn rank_lag(world: &MpiWorld) -> std::time::Duration {
-    if world.rank() == 0 {
-        std::time::Duration::ZERO
-    } else {
-        std::time::Duration::from_secs(3)
+impl RankWorld for MpiWorld {
+    /// The launcher's local rank, else the world rank.
+    fn local_rank(&self) -> usize {
+        [
+            "OMPI_COMM_WORLD_LOCAL_RANK",
+            "SLURM_LOCALID",
+            "MPI_LOCALRANKID",
+            "PMI_LOCAL_RANK",
+        ]
+        .iter()
+        .find_map(|k| std::env::var(k).ok()?.parse().ok())
+        .unwrap_or_else(|| self.rank())
     }
-}
-
-#[allow(clippy::too_many_arguments)]
-fn execute(
-    world: &MpiWorld,
-    plan: &Plan,
-    base: baton::results::Results,
-    jobs: &[Job],
-    journal: &Path,
-    table: bool,
-    progress: Option<&Path>,
-) -> anyhow::Result<baton::results::Results> {
-    let mut results = base;
-    let hosts = world.all_gather_string(&worker::hostname());
-    baton::results::merge_environment(&mut results.environment, environment::capture(&hosts));
-    results.environment.mpi_version = MpiWorld::library_version();
-    let mut cfg = worker::WorkerConfig {
-        backend: plan.backend,
-        journal: journal.to_path_buf(),
-        print_table: table && world.rank() == 0,
-        fault: Fault::from_env(),
-        device_label: "host memory (MPI)".into(),
-        results,
-        gpu: None,
-        watchdog: true,
-        watchdog_grace: rank_lag(world),
-        telemetry: false,
-        progress: progress.map(Path::to_path_buf),
-    };
-    match plan.backend {
-        Backend::Mpi => {
-            let mut engine = HostEngine::new(world.comm());
-            Ok(worker::run_jobs(world, &mut engine, jobs, cfg)?)
-        }
-        Backend::Nccl => {
-            let nccl_version = libs::preflight()?;
-            let count = Gpu::count()?.max(1) as usize;
-            let gpu = Gpu::open((local_rank(world) % count) as u32)?;
-            let info = gpu.info();
-            cfg.device_label = local::device_label(&info);
-            cfg.gpu = Some(info);
-            cfg.watchdog_grace = crate::cli::gpu::grace() + rank_lag(world);
-            cfg.telemetry = local_rank(world) == 0;
-            if world.rank() == 0 {
-                local::describe_environment(&mut cfg.results, nccl_version);
-            }
-            let mut engine = NcclEngine::new(world, gpu);
-            Ok(worker::run_jobs(world, &mut engine, jobs, cfg)?)
-        }
+    fn mpi_version(&self) -> Option<String> {
+        MpiWorld::library_version()
+    }
+    fn device_label(&self) -> &'static str {
+        "host memory (MPI)"
+    }
+    fn run_host_mpi(&self, jobs: &[Job], cfg: WorkerConfig) -> anyhow::Result<Results> {
+        let mut engine = HostEngine::new(self.comm());
+        Ok(worker::run_jobs(self, &mut engine, jobs, cfg)?)
     }
 }
 
@@ -103,7 +49,7 @@ pub fn run(w: &WorkerArgs) -> anyhow::Result<Exit> {
     let world = init()?;
     let (plan, jobs, hash) = crate::cli::worker_plan(w)?;
     let base = orchestrate::new_results(&plan, &w.plan_name, "run", &hash);
-    execute(
+    rank::execute(
         &world,
         &plan,
         base,
@@ -115,253 +61,14 @@ pub fn run(w: &WorkerArgs) -> anyhow::Result<Exit> {
     Ok(Exit::Ok)
 }
 
-/// Rank 0's answer to "may this run start, and which jobs are left": the IDs to skip, or why not.
-#[derive(serde::Serialize, serde::Deserialize)]
-enum Go {
-    Skip(Vec<String>),
-    Stop(String, i32),
-}
-
-/// `baton-mpi run PLAN` started by mpirun or srun: this process is one rank. Rank 0 claims the
-/// output directory, journals every row, and on SIGTERM (Slurm's time limit) or SIGINT folds
-/// the journal into `results.json` and writes JUnit and the report before leaving; the other
-/// ranks give it the time to. When transports are wanted, NCCL's log goes to a file per rank.
+/// `baton-mpi run PLAN` started by mpirun or srun: this process is one rank of the MPI world.
 pub fn run_under_launcher(
     args: &Args,
     plan: &Plan,
     plan_hash: &str,
     jobs: &[Job],
 ) -> anyhow::Result<Exit> {
-    let capture = (plan.backend == Backend::Nccl
-        && transport::wanted(args.capture_transport, jobs.iter()))
-    .then(|| transport::for_this_process(&args.out))
-    .flatten();
-    if let Some(c) = &capture {
-        baton::output::ensure_dir(&args.out)?;
-        // SAFETY: nothing has started a thread yet: MPI, CUDA and NCCL come after this.
-        unsafe { c.apply_to_this_process() };
-    }
+    let capture = rank::capture_for(args, plan, jobs)?;
     let world = init()?;
-    let me = world.rank();
-    // Every rank must measure the same plan with the layout it asks for.
-    let hashes = world.all_gather_string(plan_hash);
-    if let Some(r) = hashes.iter().position(|h| h != &hashes[0]) {
-        if me == 0 {
-            eprintln!(
-                "baton: rank {r} read a different {} than rank 0 (was it edited at the start?); nothing was run",
-                args.plan.display()
-            );
-        }
-        return Ok(Exit::Invalid);
-    }
-    if let Some(want) = plan.launch.total_ranks()
-        && want as usize != world.size()
-    {
-        if me == 0 {
-            eprintln!(
-                "baton: plan `{}` asks for {want} ranks ({} node(s) × {} per node) but the launcher started {}; \
-                 launch it with {want} ranks, or change `launch` — its results would not be the plan's",
-                plan.name,
-                plan.launch.nodes,
-                plan.launch.ranks_per_node_total().unwrap_or(0),
-                world.size()
-            );
-        }
-        return Ok(Exit::Invalid);
-    }
-    let sets = baton::runner::launch::env_sets(jobs);
-    if sets.len() > 1 && me == 0 {
-        eprintln!(
-            "baton: {} environment sets run in one process set here; NCCL reads most variables once per process, \
-             so launch one step per set (scripts from `baton render` do)",
-            sets.len()
-        );
-    }
-    // Rank 0 claims the directory and starts (or resumes) the journal; everyone learns the outcome.
-    let mut claim = None;
-    let go = if me == 0 {
-        let fresh = orchestrate::run_results(plan, &args.plan, "run", plan_hash);
-        match OutDir::claim(&args.out).and_then(|o| {
-            let s = o.start(fresh, args.resume)?;
-            Ok((o, s))
-        }) {
-            Ok((o, s)) => {
-                if let Some(p) = &s.kept_aside {
-                    eprintln!(
-                        "baton: {} held results of an earlier run; kept them as {}",
-                        o.results_path().display(),
-                        p.display()
-                    );
-                }
-                let done = outdir::completed(&s.results);
-                if args.resume {
-                    eprintln!(
-                        "baton: resuming: {} job(s) already complete, {} to run",
-                        jobs.iter().filter(|j| done.contains(&j.id)).count(),
-                        jobs.iter().filter(|j| !done.contains(&j.id)).count()
-                    );
-                }
-                claim = Some((o, s.results));
-                Go::Skip(done)
-            }
-            Err(e) => {
-                let code = match e {
-                    OutDirError::Busy { .. } | OutDirError::OtherPlan { .. } => Exit::Invalid,
-                    _ => Exit::Runtime,
-                };
-                Go::Stop(e.to_string(), code.code())
-            }
-        }
-    } else {
-        Go::Skip(Vec::new())
-    };
-    let go: Go = serde_json::from_str(
-        &world.all_gather_string(&serde_json::to_string(&go).unwrap_or_default())[0],
-    )
-    .context("rank 0's start message")?;
-    let skip = match go {
-        Go::Stop(message, code) => {
-            if me == 0 {
-                eprintln!("baton: {message}");
-            }
-            return Ok(if code == Exit::Invalid.code() {
-                Exit::Invalid
-            } else {
-                Exit::Runtime
-            });
-        }
-        Go::Skip(ids) => ids,
-    };
-    let todo: Vec<Job> = jobs
-        .iter()
-        .filter(|j| !skip.contains(&j.id))
-        .cloned()
-        .collect();
-    let journal = args.out.join(baton::results::journal::FILE);
-    let results_path = args.out.join("results.json");
-    {
-        let (args, plan, jobs) = (args.clone(), plan.clone(), jobs.to_vec());
-        let (journal, results_path) = (journal.clone(), results_path.clone());
-        interrupt::on_signal(Exit::Interrupted.code(), move |sig| {
-            if me == 0 {
-                let code = match stopped(&args, &plan, &jobs, &journal, &results_path, sig) {
-                    Ok(_) => Exit::Interrupted.code(),
-                    Err(e) => {
-                        eprintln!("baton: stopped by {sig}; {e:#}");
-                        Exit::Runtime.code()
-                    }
-                };
-                // SAFETY: ends the process while other threads sit in MPI or CUDA calls that
-                // would never return; everything measured is on disk.
-                unsafe { libc::_exit(code) };
-            }
-            // Give rank 0 time to write before the launcher, seeing a rank leave, kills it.
-            std::thread::sleep(std::time::Duration::from_secs(20));
-            // SAFETY: as above.
-            unsafe { libc::_exit(Exit::Interrupted.code()) };
-        })?;
-    }
-    let base = claim
-        .as_ref()
-        .map(|(_, r)| r.clone())
-        .unwrap_or_else(|| orchestrate::new_results(plan, &args.plan, "run", plan_hash));
-    let ran = execute(
-        &world,
-        plan,
-        base,
-        &todo,
-        &journal,
-        args.format == RunFormat::Table,
-        None,
-    );
-    let links = capture.as_ref().map(|c| {
-        let mine = serde_json::to_string(&c.collect()).unwrap_or_default();
-        world
-            .all_gather_string(&mine)
-            .iter()
-            .flat_map(|s| serde_json::from_str::<Vec<TransportLink>>(s).unwrap_or_default())
-            .collect::<Vec<_>>()
-    });
-    ran?;
-    let Some((out, _)) = claim else {
-        return Ok(Exit::Ok);
-    };
-    let mut results = baton::results::journal::rebuild(&out.journal_path())?;
-    if let Some(links) = links {
-        let links = transport::dedupe(links);
-        for j in results
-            .jobs
-            .iter_mut()
-            .filter(|j| todo.iter().any(|t| t.id == j.id))
-        {
-            transport::attach(std::slice::from_mut(j), &links);
-        }
-    }
-    results.finished = Some(baton::results::now_rfc3339());
-    out.finish(&results)?;
-    eprintln!("baton: results in {}", results_path.display());
-    crate::cli::run::finish(
-        args,
-        plan,
-        jobs,
-        &results,
-        &results_path,
-        orchestrate::exit_for(&results),
-    )
-}
-
-/// Rank 0 after a stop signal: the journal folded into `results.json`, the job that was running
-/// marked as cut short, and JUnit and the report written for what ran.
-fn stopped(
-    args: &Args,
-    plan: &Plan,
-    jobs: &[Job],
-    journal: &Path,
-    results_path: &Path,
-    sig: &str,
-) -> anyhow::Result<()> {
-    use baton::results::journal::{Journal, Record};
-    use baton::results::{ErrorKind, JobError, JobStatus};
-    let mut j = Journal::open(journal)?;
-    let before = baton::results::journal::rebuild(journal)?;
-    for job in before
-        .jobs
-        .iter()
-        .filter(|x| x.status == JobStatus::Partial)
-    {
-        j.append(&Record::End {
-            job: job.id.clone(),
-            status: JobStatus::Partial,
-            errors: vec![JobError {
-                kind: ErrorKind::Interrupted,
-                message: format!(
-                    "stopped by {sig} before it finished (Slurm's time limit, scancel, Ctrl-C, or the launcher ending the step after another rank failed)"
-                ),
-                repeat: None,
-                requested: None,
-                placement: None,
-            }],
-            telemetry: Vec::new(),
-        })?;
-    }
-    j.append(&Record::Interrupted {
-        signal: sig.to_string(),
-        at: baton::results::now_rfc3339(),
-    })?;
-    let results = baton::results::journal::rebuild(journal)?;
-    baton::results::write_atomic(results_path, &results)?;
-    let _ = std::fs::remove_file(journal);
-    let ran: Vec<Job> = jobs
-        .iter()
-        .filter(|x| results.job(&x.id).is_some())
-        .cloned()
-        .collect();
-    eprintln!(
-        "baton: stopped by {sig}: {} of {} job(s) ran; results in {} (`--resume` continues)",
-        ran.len(),
-        jobs.len(),
-        results_path.display()
-    );
-    crate::cli::run::finish(args, plan, &ran, &results, results_path, Exit::Interrupted)?;
-    Ok(())
+    rank::run_as_rank(&world, args, plan, plan_hash, jobs, capture)
 }
