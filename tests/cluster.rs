@@ -184,7 +184,7 @@ fn sbatch_script_with_setup_and_step_options_runs_on_four_nodes() {
     );
     assert_eq!(code(&o), 0, "{}", show(&o));
     let script = read(&scripts.join("setup-step.sbatch"));
-    assert!(script.contains("baton_mpi='baton-mpi'\n"), "{script}");
+    assert!(script.contains("worker='baton-mpi'\n"), "{script}");
     assert!(
         script
             .contains("step=('--distribution=block' '--comment=baton step' '--cpu-bind=cores')\n"),

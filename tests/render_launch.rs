@@ -45,14 +45,14 @@ fn scripts_call_baton_by_name_unless_told_where() {
     let plan = write(&d, "plan.yaml", MPI_PLAN);
     let s = dry_run(&plan, &["-t", "slurm"]);
     assert!(s.contains("baton='baton'\n"), "by name from PATH: {s}");
-    assert!(s.contains("baton_mpi='baton-mpi'\n"), "{s}");
+    assert!(s.contains("worker='baton-mpi'\n"), "{s}");
     assert!(
         !s.contains(env!("CARGO_BIN_EXE_baton")),
         "no path of this machine: {s}"
     );
     let s = dry_run(&plan, &["-t", "srun", "--baton", "baton"]);
     assert!(
-        s.contains("baton='baton'\n") && s.contains("baton_mpi='baton-mpi'\n"),
+        s.contains("baton='baton'\n") && s.contains("worker='baton-mpi'\n"),
         "{s}"
     );
     // A relative --baton stays relative (a path on the machines that run it), with a warning
@@ -63,7 +63,7 @@ fn scripts_call_baton_by_name_unless_told_where() {
         0,
     );
     assert!(
-        stdout(&o).contains("baton_mpi='opt/bin/baton-mpi'\n"),
+        stdout(&o).contains("worker='opt/bin/baton-mpi'\n"),
         "{}",
         show(&o)
     );
@@ -84,7 +84,7 @@ fn scripts_call_baton_by_name_unless_told_where() {
     let o = render(&abs, &["-t", "mpirun", "--dry-run"], 2);
     assert!(stderr(&o).contains("launch.baton"), "{}", show(&o));
     let s = dry_run(&abs, &["--trust-plan", "-t", "mpirun"]);
-    assert!(s.contains("baton_mpi='/opt/b/bin/baton-mpi'\n"), "{s}");
+    assert!(s.contains("worker='/opt/b/bin/baton-mpi'\n"), "{s}");
     // Inside the image: ranks run the image's baton-mpi; needs an image.
     let img = write(
         &d,
@@ -96,7 +96,7 @@ fn scripts_call_baton_by_name_unless_told_where() {
     );
     let s = dry_run(&img, &["--trust-plan", "-t", "slurm"]);
     assert!(
-        s.contains("baton_mpi='/opt/b/baton-mpi'\n") && s.contains("baton='baton'\n"),
+        s.contains("worker='/opt/b/baton-mpi'\n") && s.contains("baton='baton'\n"),
         "{s}"
     );
     let noimg = write(

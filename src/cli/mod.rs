@@ -371,8 +371,8 @@ pub fn main(mpi: Option<MpiEntry>) -> i32 {
         Command::Ranks => ranks::run(),
         Command::Worker(w) => match mpi {
             _ if w.gpus > 0 => gpu::local_worker(&w),
-            Some(m) => (m.worker)(&w),
-            None => Err(anyhow::anyhow!("the rank worker is `baton-mpi __worker`")),
+            Some(m) if baton::runner::launch::detect_launcher().is_some() => (m.worker)(&w),
+            _ => rank::worker_over_tcp(&w),
         },
         Command::Ingest { logs, output, job } => ingest::run(&logs, &output, job.as_deref()),
         Command::Grade {

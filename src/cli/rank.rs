@@ -58,6 +58,40 @@ pub fn over_tcp(args: &Args, plan: &Plan, plan_hash: &str, jobs: &[Job]) -> anyh
     run_as_rank(&joined.world, args, plan, plan_hash, jobs, capture)
 }
 
+/// `baton __worker …` started as one rank of a node-set step (`srun --mpi=none`, or mpirun
+/// with `BATON_RENDEZVOUS`) for the NCCL backend: the ranks meet over the TCP rendezvous, and
+/// rank 0 journals every row as an MPI worker's would.
+pub fn worker_over_tcp(w: &crate::cli::WorkerArgs) -> anyhow::Result<Exit> {
+    let (plan, jobs, hash) = crate::cli::worker_plan(w)?;
+    if plan.backend != baton::plan::Backend::Nccl {
+        anyhow::bail!(
+            "`backend: mpi` measures MPI itself: its rank worker is `baton-mpi __worker`"
+        );
+    }
+    let joined = match baton::rendezvous::join_from_env("worker") {
+        Ok(Some(j)) => j,
+        Ok(None) => anyhow::bail!(
+            "the rank worker was started without a launcher (no rank in the environment): \
+             `baton __worker` runs under srun, mpirun or with BATON_RANK"
+        ),
+        Err(e) => {
+            eprintln!("baton: {e}");
+            return Ok(Exit::Runtime);
+        }
+    };
+    let base = baton::runner::orchestrate::new_results(&plan, &w.plan_name, "run", &hash);
+    execute(
+        &joined.world,
+        &plan,
+        base,
+        &jobs,
+        &w.journal,
+        w.table,
+        w.progress.as_deref(),
+    )?;
+    Ok(Exit::Ok)
+}
+
 /// When transports are wanted, NCCL's log goes to a file per rank: set up before any thread
 /// (MPI, CUDA, NCCL) starts.
 pub fn capture_for(

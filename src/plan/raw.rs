@@ -140,7 +140,8 @@ pub struct RawSlurm {
     /// Wall-time limit in Slurm's format (`MM`, `HH:MM:SS`, `D-HH:MM`...).
     pub time: Option<Loc<String>>,
     pub exclusive: Option<Loc<bool>>,
-    /// `srun --mpi=` plugin (default pmix).
+    /// `srun --mpi=` plugin (default `none` for the nccl backend, whose ranks meet over baton's
+    /// TCP rendezvous; `pmix` for the mpi backend).
     pub mpi: Option<Loc<String>>,
     /// Extra `#SBATCH` flags, one per item, e.g. `--qos=high`.
     pub extra: Option<Vec<Loc<String>>>,

@@ -57,6 +57,8 @@ pub struct Context {
     pub baton: String,
     /// `baton-mpi` as every rank calls it: a name, a path, or a path inside the image.
     pub baton_mpi: String,
+    /// What each step starts as a rank: `baton` (nccl backend) or `baton-mpi` (mpi backend).
+    pub worker: String,
     /// srun options of every step: `launch.slurm.step` and the binding defaults it leaves.
     pub step: Vec<String>,
     /// Add `--cpus-per-task` = SLURM_CPUS_ON_NODE / ranks per node in the job.
@@ -253,6 +255,10 @@ impl Context {
                     .collect(),
             })
             .collect();
+        let image_baton = match (&launch_cfg.baton, input.baton) {
+            (BatonFrom::Image(p), None) => Some(p.clone().unwrap_or_else(|| "baton".into())),
+            _ => None,
+        };
         let (baton, baton_mpi) = match input.baton {
             Some(b) => (b.to_string(), beside(b)),
             None => match &launch_cfg.baton {
@@ -313,6 +319,12 @@ impl Context {
             slurm: slurm.clone(),
             mpirun: mpirun_info(&launch_cfg.mpirun, hostfile),
             env_sets,
+            // The rank program: GPU ranks meet over baton's TCP rendezvous, so plain baton
+            // (the image's, when it comes from the image); the host backend measures MPI.
+            worker: match plan.backend {
+                Backend::Nccl => image_baton.unwrap_or_else(|| baton.clone()),
+                Backend::Mpi => baton_mpi.clone(),
+            },
             baton,
             baton_mpi,
             step: launch::srun_step_options(slurm, ranks_per_node as u64, None),

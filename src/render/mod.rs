@@ -217,7 +217,7 @@ fn template_error(name: &str, e: &Error) -> RenderError {
     let mut message = e.to_string();
     if e.kind() == ErrorKind::UndefinedError {
         message.push_str(
-            "; templates see: version, plan, layout, slurm, mpirun, env_sets, baton, baton_mpi, \
+            "; templates see: version, plan, layout, slurm, mpirun, env_sets, baton, baton_mpi, worker, \
              step, cpus_auto, setup, container, baseline (docs/launching.md lists their fields)",
         );
     }
@@ -368,16 +368,54 @@ mod tests {
             assert!(s.text.starts_with("#!/bin/bash\n"), "{}", s.text);
             assert!(
                 s.text
-                    .contains("\"$baton_mpi\" run \"$plan\" --env-set 0 -o \"$out/set-0\""),
+                    .contains("\"$worker\" run \"$plan\" --env-set 0 -o \"$out/set-0\""),
                 "{}",
                 s.text
             );
             assert!(
-                s.text.contains("baton_mpi='/opt/baton/bin/baton-mpi'\n"),
-                "{}",
+                s.text.contains("worker='/opt/baton/bin/baton-mpi'\n"),
+                "the host backend's rank is baton-mpi: {}",
                 s.text
             );
         }
+    }
+
+    /// GPU ranks need no MPI library: the nccl backend's rank is plain baton, and srun starts
+    /// it without an MPI plugin unless the plan names one.
+    #[test]
+    fn the_nccl_backends_rank_is_plain_baton_under_srun_mpi_none() {
+        let text = PLAN.replace("backend: mpi", "backend: nccl");
+        let plan = crate::plan::parse_str("p.yaml", &text).unwrap().plan;
+        assert_eq!(plan.launch.slurm.mpi, "none");
+        let jobs = crate::expand::expand(&plan).jobs;
+        let scripts = render(
+            &Input {
+                plan: &plan,
+                plan_text: &text,
+                plan_path: Path::new("/plans/p.yaml"),
+                jobs: &jobs,
+                baton: Some("/opt/baton/bin/baton"),
+                sweep: None,
+                trust: crate::plan::Trust::Data,
+            },
+            &Target::ALL,
+            None,
+        )
+        .unwrap();
+        for s in &scripts {
+            assert!(
+                s.text.contains("worker='/opt/baton/bin/baton'\n"),
+                "{}",
+                s.text
+            );
+            assert!(!s.text.contains("baton-mpi'"), "{}", s.text);
+        }
+        assert!(
+            scripts[0].text.contains("srun --mpi='none'")
+                || scripts[0].text.contains("srun --mpi=none"),
+            "{}",
+            scripts[0].text
+        );
     }
 
     #[test]

@@ -93,7 +93,14 @@ pub fn which(name: &str) -> Option<PathBuf> {
 
 /// Variables every rank needs besides the plan's, forwarded with `-x` (the seeds' traps 5 and 6:
 /// a remote rank without LD_LIBRARY_PATH cannot find libnccl; without PATH, not even baton).
-pub const FORWARDED: &[&str] = &["PATH", "LD_LIBRARY_PATH", "BATON_FAULT", "NCCL_NVLS_ENABLE"];
+pub const FORWARDED: &[&str] = &[
+    "PATH",
+    "LD_LIBRARY_PATH",
+    "BATON_FAULT",
+    "NCCL_NVLS_ENABLE",
+    "BATON_RENDEZVOUS",
+    "BATON_RENDEZVOUS_TIMEOUT",
+];
 
 /// Prefixes of variables that tune the fabric, the MPI and CUDA: mpirun forwards every one set
 /// in the launching shell, since a remote rank sees only what `-x` names and a site's

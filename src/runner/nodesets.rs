@@ -109,10 +109,17 @@ pub fn run(
     judge: Judge<'_>,
 ) -> Result<RunOutcome, RunError> {
     let step = step_for(plan)?;
-    let worker = launch::find_program("baton-mpi").ok_or_else(|| {
+    // GPU ranks meet over baton's TCP rendezvous: plain `baton`, no MPI library on the nodes.
+    // The host backend measures MPI itself: `baton-mpi`.
+    let worker = match plan.backend {
+        crate::plan::Backend::Nccl => launch::find_program("baton"),
+        crate::plan::Backend::Mpi => launch::find_program("baton-mpi"),
+    }
+    .ok_or_else(|| {
         unavailable(
-            "node sets are run by `baton-mpi` on every node, which was not found next to baton \
-             or on PATH; build it with `cargo build --release --features mpi`",
+            "node sets are run by `baton` (nccl backend) or `baton-mpi` (mpi backend) on every \
+             node, which was not found next to baton or on PATH; build it with \
+             `cargo build --release --features mpi`",
         )
     })?;
     let per_node = plan.ranks_per_node().ok_or_else(|| {
@@ -624,6 +631,15 @@ fn run_step(ctx: &Ctx<'_>, run: &SetRun, sjobs: &[Job]) -> StepEnd {
 }
 
 /// The launcher command for one step on `hosts`.
+/// A port for one step's rendezvous, from what names the step (its job list file), in the
+/// range the rendezvous derives Slurm ports from: steps running at once get different ports.
+fn rendezvous_port(args: &[OsString]) -> u16 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    args.hash(&mut h);
+    20_000 + (h.finish() % 40_000) as u16
+}
+
 fn step_command(
     ctx: &Ctx<'_>,
     hosts: &[String],
@@ -657,11 +673,21 @@ fn step_command(
         }
         Step::Mpirun { mpirun } => {
             let list: Vec<String> = hosts.iter().map(|h| format!("{h}:{p}")).collect();
+            // mpirun places rank 0 on the first host: the GPU ranks' rendezvous root.
+            let mut env = env.clone();
+            if ctx.plan.backend == crate::plan::Backend::Nccl
+                && let Some(first) = hosts.first()
+            {
+                env.insert(
+                    "BATON_RENDEZVOUS".into(),
+                    format!("{first}:{}", rendezvous_port(args)),
+                );
+            }
             launch::mpirun_command(
                 mpirun,
                 Some(&list.join(",")),
                 (k * p) as u32,
-                env,
+                &env,
                 &ctx.plan.launch.mpirun.forward,
                 &ctx.worker,
                 args,

@@ -14,7 +14,7 @@ impl Checker<'_> {
                 nodes: 1,
                 ranks_per_node: None,
                 gpus_per_rank: 1,
-                slurm: default_slurm(),
+                slurm: default_slurm(backend),
                 mpirun: Mpirun::default(),
                 baton: BatonFrom::Path,
                 setup: Vec::new(),
@@ -43,7 +43,7 @@ impl Checker<'_> {
                 nodes: 1,
                 ranks_per_node: None,
                 gpus_per_rank: 1,
-                slurm: default_slurm(),
+                slurm: default_slurm(backend),
                 mpirun: Mpirun::default(),
                 baton: BatonFrom::Path,
                 setup: Vec::new(),
@@ -55,7 +55,7 @@ impl Checker<'_> {
                 raw.gpus_per_rank.as_ref().map(|g| g.pos),
             ));
         }
-        let mut slurm = default_slurm();
+        let mut slurm = default_slurm(backend);
         if let Some(s) = raw.slurm {
             self.step_options(&s, &mut slurm);
             slurm.partition = self.opt_text(&s.partition, "launch.slurm.partition");
@@ -292,9 +292,14 @@ impl Checker<'_> {
     }
 }
 
-fn default_slurm() -> Slurm {
+/// `srun --mpi=`: GPU ranks meet over baton's own TCP rendezvous and need no MPI plugin
+/// (`none` works on every Slurm); the host backend measures MPI itself, through PMIx.
+fn default_slurm(backend: Backend) -> Slurm {
     Slurm {
-        mpi: "pmix".into(),
+        mpi: match backend {
+            Backend::Nccl => "none".into(),
+            Backend::Mpi => "pmix".into(),
+        },
         cpu_bind: Some("cores".into()),
         ..Slurm::default()
     }
