@@ -171,7 +171,9 @@ pub fn srun_step_options(
     o
 }
 
-/// `mpirun [-H HOSTS] -np N [--oversubscribe] [--allow-run-as-root] -x VAR... program args...`.
+/// `mpirun [-H HOSTS] -np N [--oversubscribe] [--allow-run-as-root] -x VAR... program args...`
+/// for Open MPI, or Hydra's `mpirun [-hosts HOSTS] -np N -genvlist VAR,... program args...`
+/// (MPICH, Intel MPI): whichever `mpirun` says it is.
 /// `forward`: the plan's `launch.mpirun.forward`.
 pub fn mpirun_command(
     mpirun: &Path,
@@ -182,7 +184,37 @@ pub fn mpirun_command(
     program: &Path,
     args: &[OsString],
 ) -> Command {
+    let flavour = super::mpirun_flavour::flavour_of(mpirun);
+    mpirun_command_for(flavour, mpirun, hosts, np, env, forward, program, args)
+}
+
+/// [`mpirun_command`] for a known flavour.
+#[allow(clippy::too_many_arguments)]
+pub fn mpirun_command_for(
+    flavour: super::mpirun_flavour::MpirunFlavour,
+    mpirun: &Path,
+    hosts: Option<&str>,
+    np: u32,
+    env: &IndexMap<String, String>,
+    forward: &[String],
+    program: &Path,
+    args: &[OsString],
+) -> Command {
     let mut c = Command::new(mpirun);
+    // The plan's variables, then every variable of the launching shell mpirun forwards.
+    let mut shell: Vec<String> = std::env::vars_os()
+        .filter_map(|(k, _)| k.into_string().ok())
+        .filter(|k| !env.contains_key(k) && forwards(k, forward))
+        .collect();
+    shell.sort();
+    if flavour == super::mpirun_flavour::MpirunFlavour::Hydra {
+        c.envs(env);
+        let mut names: Vec<&str> = env.keys().map(String::as_str).collect();
+        names.extend(shell.iter().map(String::as_str));
+        c.args(super::mpirun_flavour::hydra_args(hosts, np, &names));
+        c.arg(program).args(args);
+        return c;
+    }
     if let Some(h) = hosts {
         c.arg("-H").arg(h);
     }
@@ -196,11 +228,6 @@ pub fn mpirun_command(
         c.env(k, v);
         c.arg("-x").arg(k);
     }
-    let mut shell: Vec<String> = std::env::vars_os()
-        .filter_map(|(k, _)| k.into_string().ok())
-        .filter(|k| !env.contains_key(k) && forwards(k, forward))
-        .collect();
-    shell.sort();
     for k in shell {
         c.arg("-x").arg(k);
     }
@@ -247,6 +274,15 @@ mod tests {
             "an sbatch script is not a rank"
         );
         assert_eq!(detect_from(env(&[])), None);
+        // MPICH's and Intel MPI's Hydra: PMI-1 variables, no Slurm step.
+        assert_eq!(
+            detect_from(env(&[
+                ("PMI_RANK", "1"),
+                ("PMI_SIZE", "2"),
+                ("MPI_LOCALRANKID", "1")
+            ])),
+            Some(Launcher::Pmi)
+        );
     }
 
     #[test]
@@ -282,7 +318,8 @@ mod tests {
     fn mpirun_forwards_plan_env() {
         let mut env = IndexMap::new();
         env.insert("NCCL_PROTO".to_string(), "Simple".to_string());
-        let c = mpirun_command(
+        let c = mpirun_command_for(
+            super::super::mpirun_flavour::MpirunFlavour::OpenMpi,
             Path::new("/usr/bin/mpirun"),
             Some("n1:2,n2:2"),
             4,
@@ -401,5 +438,41 @@ mod tests {
         assert_eq!(named("UCX_BATON_FORWARD_TEST"), 1, "{args:?}");
         assert_eq!(named("NCCL_PROTO"), 1, "{args:?}");
         assert_eq!(named("CUDA_VISIBLE_DEVICES"), 0, "{args:?}");
+    }
+
+    #[test]
+    fn hydra_mpirun_gets_hydra_flags_and_the_same_variables() {
+        let mut env = IndexMap::new();
+        env.insert("NCCL_PROTO".to_string(), "Simple".to_string());
+        let c = mpirun_command_for(
+            super::super::mpirun_flavour::MpirunFlavour::Hydra,
+            Path::new("/usr/bin/mpirun.mpich"),
+            Some("n1:2,n2:2"),
+            4,
+            &env,
+            &[],
+            Path::new("/x/baton-mpi"),
+            &["__worker".into()],
+        );
+        let args: Vec<String> = c
+            .get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(
+            &args[..6],
+            ["-hosts", "n1:2,n2:2", "-np", "4", "-genvlist", &args[5]]
+        );
+        let list: Vec<&str> = args[5].split(',').collect();
+        assert_eq!(list[0], "NCCL_PROTO");
+        assert!(list.contains(&"PATH"), "{list:?}");
+        assert!(
+            !args.iter().any(|a| a == "-x" || a.starts_with("--")),
+            "{args:?}"
+        );
+        assert!(
+            c.get_envs()
+                .any(|(k, v)| k == "NCCL_PROTO" && v.is_some_and(|v| v == "Simple"))
+        );
+        assert!(args.ends_with(&["/x/baton-mpi".to_string(), "__worker".to_string()]));
     }
 }

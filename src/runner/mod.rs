@@ -14,6 +14,7 @@ pub mod launch;
 pub mod layout;
 #[cfg(feature = "mpi")]
 pub mod mpi;
+pub mod mpirun_flavour;
 pub mod nccl;
 pub mod nodesets;
 pub mod orchestrate;
