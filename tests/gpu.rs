@@ -169,18 +169,19 @@ fn split_groups_are_measured_separately() {
 
 #[test]
 fn no_gpu_message_when_libraries_are_missing() {
-    // Runs everywhere: with the driver hidden, `run` must explain and exit 3, never panic.
+    // Runs everywhere: without a GPU or its libraries, `run` must explain and exit 3, never
+    // panic. Where a GPU works (one is enough: a 1-GPU machine once failed here, taking "fewer
+    // than 2 GPUs" for "no GPU") the run simply works, and the CPU machines cover this path.
     let run = common::run_plan(
         "gpu-nolib",
         "version: 1\nname: n\nbackend: nccl\ntests:\n  - name: t\n    collective: all_reduce\n    sizes: [1M]\n",
-        &[
-            ("LD_LIBRARY_PATH", "/nonexistent"),
-            ("BATON_HIDE_GPU_LIBS", "1"),
-        ],
+        &[("LD_LIBRARY_PATH", "/nonexistent")],
     );
     let o = run.output;
     let err = String::from_utf8_lossy(&o.stderr);
-    if no_gpu().is_some() {
+    let a_gpu_works = baton::runner::nccl::libs::preflight().is_ok()
+        && baton::runner::nccl::Gpu::count().is_ok_and(|n| n > 0);
+    if !a_gpu_works {
         expect_exit(&o, 3);
         assert!(
             err.contains("no CUDA driver")
@@ -190,7 +191,7 @@ fn no_gpu_message_when_libraries_are_missing() {
         );
         assert!(!err.contains("panicked"), "{err}");
     } else {
-        eprintln!("SKIPPED: GPU libraries are present; the no-GPU path is covered on CPU machines");
+        eprintln!("SKIPPED: a GPU works here; the no-GPU path is covered on CPU machines");
     }
 }
 
