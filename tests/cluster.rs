@@ -373,7 +373,13 @@ tests:
     );
     let id = job_id(&o);
     let job = scontrol_job(&c, &id);
-    assert!(job.contains("JobState=FAILED"), "{job}");
+    // FAILED, or still COMPLETING while slurmctld waits for the dead node's slurmd to say
+    // its part ended (seen in CI): either way the batch script's exit code is baton's 3.
+    assert!(
+        job.contains("JobState=FAILED") || job.contains("JobState=COMPLETING"),
+        "{job}"
+    );
+    assert!(job.contains("ExitCode=3:0"), "{job}");
     // Everything measured before the kill is still there; the job is cut short, not complete.
     let (file, first) = before;
     let after = results::read(&file).unwrap();

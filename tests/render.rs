@@ -6,40 +6,12 @@ mod common;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
+use common::render::{MPI_PLAN, dry_run, render};
 use common::{baton, code, mpi_plan, p, show, stderr, stdout, tmp, write};
 
 /// A YAML scalar holding exactly `s` (JSON strings are YAML double-quoted scalars).
 fn yaml_str(s: &str) -> String {
     serde_json::to_string(s).unwrap()
-}
-
-const MPI_PLAN: &str = "version: 1
-name: two-sets
-backend: mpi
-launch: { nodes: 1, ranks_per_node: 2 }
-tests:
-  - name: t
-    collective: [all_reduce, broadcast]
-    sizes: [8, 1K]
-    matrix:
-      env: [ { NCCL_BATON_SET: x }, { NCCL_BATON_SET: y } ]
-    expect: [ { wrong: 0 } ]
-";
-
-/// `baton render PLAN` + `args`, asserting exit code `want`: how these tests call render.
-fn render(plan: &Path, args: &[&str], want: i32) -> std::process::Output {
-    let mut a = vec!["render", p(plan)];
-    a.extend(args);
-    let o = baton(&a);
-    assert_eq!(code(&o), want, "{}", show(&o));
-    o
-}
-
-/// `baton render PLAN --dry-run` with these extra arguments; the scripts' text.
-fn dry_run(plan: &Path, args: &[&str]) -> String {
-    let mut a = vec!["--dry-run"];
-    a.extend(args);
-    stdout(&render(plan, &a, 0))
 }
 
 #[test]

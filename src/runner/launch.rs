@@ -249,6 +249,7 @@ fn is_root() -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runner::mpirun_flavour::MpirunFlavour;
 
     #[test]
     fn launcher_detection() {
@@ -314,24 +315,28 @@ mod tests {
         assert_eq!(env_set_jobs(&jobs, 2).unwrap_err(), 2);
     }
 
-    #[test]
-    fn mpirun_forwards_plan_env() {
+    /// The arguments of an mpirun command for 4 ranks on n1 and n2 with NCCL_PROTO=Simple.
+    fn four_ranks_on_two_hosts(flavour: MpirunFlavour, mpirun: &str) -> Vec<String> {
         let mut env = IndexMap::new();
         env.insert("NCCL_PROTO".to_string(), "Simple".to_string());
-        let c = mpirun_command_for(
-            super::super::mpirun_flavour::MpirunFlavour::OpenMpi,
-            Path::new("/usr/bin/mpirun"),
+        mpirun_command_for(
+            flavour,
+            Path::new(mpirun),
             Some("n1:2,n2:2"),
             4,
             &env,
             &[],
             Path::new("/x/baton-mpi"),
             &["__worker".into()],
-        );
-        let args: Vec<String> = c
-            .get_args()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect();
+        )
+        .get_args()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect()
+    }
+
+    #[test]
+    fn mpirun_forwards_plan_env() {
+        let args = four_ranks_on_two_hosts(MpirunFlavour::OpenMpi, "/usr/bin/mpirun");
         assert_eq!(
             &args[..5],
             ["-H", "n1:2,n2:2", "-np", "4", "--oversubscribe"]
@@ -442,22 +447,7 @@ mod tests {
 
     #[test]
     fn hydra_mpirun_gets_hydra_flags_and_the_same_variables() {
-        let mut env = IndexMap::new();
-        env.insert("NCCL_PROTO".to_string(), "Simple".to_string());
-        let c = mpirun_command_for(
-            super::super::mpirun_flavour::MpirunFlavour::Hydra,
-            Path::new("/usr/bin/mpirun.mpich"),
-            Some("n1:2,n2:2"),
-            4,
-            &env,
-            &[],
-            Path::new("/x/baton-mpi"),
-            &["__worker".into()],
-        );
-        let args: Vec<String> = c
-            .get_args()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect();
+        let args = four_ranks_on_two_hosts(MpirunFlavour::Hydra, "/usr/bin/mpirun.mpich");
         assert_eq!(
             &args[..6],
             ["-hosts", "n1:2,n2:2", "-np", "4", "-genvlist", &args[5]]

@@ -142,8 +142,12 @@ impl Cluster {
 
     /// `salloc -N 4 --ntasks-per-node=PER bash -c SCRIPT` from `dir`, bounded to 5 minutes.
     pub fn salloc(&self, dir: &Path, per_node: u32, script: &str) -> Output {
+        // The first four nodes by name, not any four: tests name node01–node04 in what they
+        // expect, and a node still completing an earlier test's job (a killed one) would
+        // otherwise move the allocation elsewhere; salloc waits for them instead.
+        let first4 = baton::nodeset::compress(&self.nodes[..4]);
         self.cmd("timeout")
-            .args(["300", "salloc", "-N", "4"])
+            .args(["300", "salloc", "-N", "4", "-w", &first4])
             .arg(format!("--ntasks-per-node={per_node}"))
             .args(["bash", "-c", script])
             .current_dir(dir)

@@ -8,6 +8,7 @@ use std::process::{Command, Output};
 #[cfg(feature = "mpi")]
 pub mod cluster;
 pub mod procs;
+pub mod render;
 
 use baton::collective::{Collective, Dtype};
 
