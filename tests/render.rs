@@ -4,7 +4,6 @@
 mod common;
 
 use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
 
 use common::render::{MPI_PLAN, dry_run, render};
 use common::{baton, code, mpi_plan, p, show, stderr, stdout, tmp, write};

@@ -4,10 +4,8 @@
 
 mod common;
 
-use std::path::Path;
-
 use common::render::{MPI_PLAN, dry_run, render};
-use common::{baton, code, mpi_plan, p, show, stderr, stdout, tmp, write};
+use common::{code, mpi_plan, p, show, stderr, stdout, tmp, write};
 
 /// Scripts run on other machines than the one that renders them: baton comes from their PATH
 /// by default, `--baton` is kept exactly as written, and the plan can name a path or the image.

@@ -315,11 +315,11 @@ mod tests {
         assert_eq!(env_set_jobs(&jobs, 2).unwrap_err(), 2);
     }
 
-    /// The arguments of an mpirun command for 4 ranks on n1 and n2 with NCCL_PROTO=Simple.
-    fn four_ranks_on_two_hosts(flavour: MpirunFlavour, mpirun: &str) -> Vec<String> {
+    /// An mpirun command for 4 ranks on n1 and n2 with NCCL_PROTO=Simple, and its arguments.
+    fn four_ranks_on_two_hosts(flavour: MpirunFlavour, mpirun: &str) -> (Command, Vec<String>) {
         let mut env = IndexMap::new();
         env.insert("NCCL_PROTO".to_string(), "Simple".to_string());
-        mpirun_command_for(
+        let c = mpirun_command_for(
             flavour,
             Path::new(mpirun),
             Some("n1:2,n2:2"),
@@ -328,15 +328,17 @@ mod tests {
             &[],
             Path::new("/x/baton-mpi"),
             &["__worker".into()],
-        )
-        .get_args()
-        .map(|a| a.to_string_lossy().into_owned())
-        .collect()
+        );
+        let args = c
+            .get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        (c, args)
     }
 
     #[test]
     fn mpirun_forwards_plan_env() {
-        let args = four_ranks_on_two_hosts(MpirunFlavour::OpenMpi, "/usr/bin/mpirun");
+        let (_, args) = four_ranks_on_two_hosts(MpirunFlavour::OpenMpi, "/usr/bin/mpirun");
         assert_eq!(
             &args[..5],
             ["-H", "n1:2,n2:2", "-np", "4", "--oversubscribe"]
@@ -447,7 +449,7 @@ mod tests {
 
     #[test]
     fn hydra_mpirun_gets_hydra_flags_and_the_same_variables() {
-        let args = four_ranks_on_two_hosts(MpirunFlavour::Hydra, "/usr/bin/mpirun.mpich");
+        let (c, args) = four_ranks_on_two_hosts(MpirunFlavour::Hydra, "/usr/bin/mpirun.mpich");
         assert_eq!(
             &args[..6],
             ["-hosts", "n1:2,n2:2", "-np", "4", "-genvlist", &args[5]]
