@@ -10,14 +10,17 @@ use baton::results::{self, JobStatus};
 use common::{PlanRun, baton_env, tmp};
 
 /// Why GPU tests cannot run here, if they cannot.
+/// How many GPUs baton can drive here, or why none.
+fn gpus() -> Result<u32, String> {
+    baton::runner::nccl::libs::preflight().map_err(|e| e.0)?;
+    baton::runner::nccl::Gpu::count().map_err(|e| e.to_string())
+}
+
 fn no_gpu() -> Option<String> {
-    if let Err(e) = baton::runner::nccl::libs::preflight() {
-        return Some(e.0);
-    }
-    match baton::runner::nccl::Gpu::count() {
+    match gpus() {
         Ok(n) if n >= 2 => None,
         Ok(n) => Some(format!("{n} GPU(s) visible; these tests need 2")),
-        Err(e) => Some(e.to_string()),
+        Err(e) => Some(e),
     }
 }
 
@@ -179,9 +182,7 @@ fn no_gpu_message_when_libraries_are_missing() {
     );
     let o = run.output;
     let err = String::from_utf8_lossy(&o.stderr);
-    let a_gpu_works = baton::runner::nccl::libs::preflight().is_ok()
-        && baton::runner::nccl::Gpu::count().is_ok_and(|n| n > 0);
-    if !a_gpu_works {
+    if !gpus().is_ok_and(|n| n > 0) {
         expect_exit(&o, 3);
         assert!(
             err.contains("no CUDA driver")

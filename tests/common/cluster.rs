@@ -140,7 +140,8 @@ impl Cluster {
             .expect("salloc runs")
     }
 
-    /// `salloc -N 4 --ntasks-per-node=PER bash -c SCRIPT` from `dir`, bounded to 5 minutes.
+    /// `salloc -N 4 -w node01..node04 --ntasks-per-node=PER bash -c SCRIPT` from `dir`, bounded
+    /// to 5 minutes.
     pub fn salloc(&self, dir: &Path, per_node: u32, script: &str) -> Output {
         // The first four nodes by name, not any four: tests name node01–node04 in what they
         // expect, and a node still completing an earlier test's job (a killed one) would
