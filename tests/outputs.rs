@@ -10,30 +10,6 @@ use std::path::{Path, PathBuf};
 
 use common::*;
 
-/// `baton ARGS`, killed (and the test failed) after 30 s: opening a FIFO waits for a reader.
-fn bounded(args: &[&str]) -> std::process::Output {
-    use std::process::{Command, Stdio};
-    use std::time::{Duration, Instant};
-    let mut child = Command::new(env!("CARGO_BIN_EXE_baton"))
-        .args(args)
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let t = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if t.elapsed() > Duration::from_secs(30) {
-            child.kill().unwrap();
-            let _ = child.wait();
-            panic!("baton {args:?} still running after 30 s");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.wait_with_output().unwrap()
-}
-
 fn cstr(path: &Path) -> std::ffi::CString {
     std::ffi::CString::new(p(path)).unwrap()
 }
@@ -103,7 +79,7 @@ fn no_writer_replaces_a_fifo_socket_device_or_directory_and_null_discards() {
             vec!["report", p(&plan), p(&res), "-o", p(&report)],
         ];
         for args in writers {
-            let o = bounded(&args);
+            let o = baton_bounded(&args);
             let target = if args[0] == "report" { &in_report } else { &t };
             if kind == "null" {
                 assert_eq!(code(&o), 0, "{kind} {args:?}: {}", show(&o));
