@@ -1,7 +1,10 @@
 //! Every file baton writes goes through here, because its outputs land in directories that
 //! strangers may have prepared (a CI workspace, a shared scratch directory, a vendor's tarball):
 //! a write is atomic (a reader or a crash sees the old file or the new one whole), never follows a
-//! symbolic link planted where an output goes, and never replaces a file the same command reads.
+//! symbolic link planted where an output goes, never replaces a file the same command reads, and
+//! never replaces (or writes into) anything but a regular file: a FIFO, socket, directory or
+//! device where an output goes is refused, except the null device, which discards as asked
+//! (`--junit /dev/null`).
 
 use std::io::Write;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
@@ -16,6 +19,10 @@ pub enum OutputError {
     Symlink { path: String },
     #[error("{path}: exists and is not a directory")]
     NotDir { path: String },
+    #[error(
+        "{path}: is a {kind}; baton writes only regular files (or discards into /dev/null): remove it or choose another path"
+    )]
+    NotRegular { path: String, kind: &'static str },
     #[error("{path}: is also an input of this command ({input}); choose another output path")]
     Input { path: String, input: String },
     #[error("cannot write {path}: {source}")]
@@ -26,6 +33,11 @@ pub enum OutputError {
 }
 
 impl OutputError {
+    /// The path the user gave cannot be an output (exit 2); otherwise writing it failed (exit 3).
+    pub fn is_invalid_path(&self) -> bool {
+        !matches!(self, OutputError::Io { .. })
+    }
+
     fn io(path: &Path) -> impl FnOnce(std::io::Error) -> OutputError + '_ {
         move |source| OutputError::Io {
             path: path.display().to_string(),
@@ -74,12 +86,8 @@ fn write_atomic_with(path: &Path, bytes: &[u8], mode: u32) -> Result<(), OutputE
     static SEQ: AtomicU64 = AtomicU64::new(0);
     let dir = parent(path);
     ensure_dir(&dir)?;
-    refuse_symlink(path)?;
-    if path.is_dir() {
-        return Err(OutputError::Io {
-            path: path.display().to_string(),
-            source: std::io::Error::other("is a directory"),
-        });
+    if target(path)? == Target::Null {
+        return Ok(());
     }
     let name = path
         .file_name()
@@ -118,24 +126,116 @@ pub fn write_atomic_mode(path: &Path, bytes: &[u8], mode: u32) -> Result<(), Out
     write_atomic_with(path, bytes, mode)
 }
 
-/// Opens `path` for appending (created when missing), never through a link.
+/// Opens `path` for appending (created when missing), never through a link, and only a regular
+/// file.
 pub fn open_append(path: &Path) -> Result<std::fs::File, OutputError> {
-    ensure_dir(&parent(path))?;
-    refuse_symlink(path)?;
-    std::fs::OpenOptions::new()
-        .append(true)
-        .create(true)
-        .mode(0o644)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(path)
-        .map_err(OutputError::io(path))
+    open_regular(path, std::fs::OpenOptions::new().append(true).create(true))
 }
 
-/// Refuses an output that is the same file as one of the command's inputs (`ingest log -o log`).
+/// Opens `path` for reading and writing (created when missing, never truncated): a lock file.
+pub fn open_read_write(path: &Path) -> Result<std::fs::File, OutputError> {
+    let mut opts = std::fs::OpenOptions::new();
+    opts.read(true).write(true).create(true).truncate(false);
+    open_regular(path, &mut opts)
+}
+
+/// Opens `path` with `opts`, never through a link, without blocking (a FIFO would wait for a
+/// peer), and keeps it only when it is a regular file.
+fn open_regular(
+    path: &Path,
+    opts: &mut std::fs::OpenOptions,
+) -> Result<std::fs::File, OutputError> {
+    ensure_dir(&parent(path))?;
+    refuse_symlink(path)?;
+    let file = opts
+        .mode(0o644)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| match target(path) {
+            Err(refused) => refused,
+            Ok(_) => OutputError::io(path)(e),
+        })?;
+    let m = file.metadata().map_err(OutputError::io(path))?;
+    if let Some(kind) = not_regular(&m) {
+        return Err(OutputError::NotRegular {
+            path: path.display().to_string(),
+            kind,
+        });
+    }
+    Ok(file)
+}
+
+/// What sits where an output goes.
+#[derive(Debug, PartialEq, Eq)]
+enum Target {
+    /// Nothing, or a regular file: written by replacing it.
+    File,
+    /// The null device: nothing to write.
+    Null,
+}
+
+/// Refuses what an output must never replace: a link, and anything but a regular file or the
+/// null device. A device node can come from a tarball unpacked as root, a FIFO from anyone who
+/// can write the directory; renaming over either changes the machine, writing into a disk or a
+/// terminal is worse, and opening a FIFO waits for a reader for ever.
+fn target(path: &Path) -> Result<Target, OutputError> {
+    let m = match std::fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(_) => return Ok(Target::File),
+    };
+    if m.file_type().is_symlink() {
+        return Err(OutputError::Symlink {
+            path: path.display().to_string(),
+        });
+    }
+    if is_null_device(&m) {
+        return Ok(Target::Null);
+    }
+    match not_regular(&m) {
+        Some(kind) => Err(OutputError::NotRegular {
+            path: path.display().to_string(),
+            kind,
+        }),
+        None => Ok(Target::File),
+    }
+}
+
+fn not_regular(m: &std::fs::Metadata) -> Option<&'static str> {
+    use std::os::unix::fs::FileTypeExt;
+    let t = m.file_type();
+    Some(if t.is_file() {
+        return None;
+    } else if t.is_dir() {
+        "directory"
+    } else if t.is_fifo() {
+        "FIFO"
+    } else if t.is_socket() {
+        "socket"
+    } else if t.is_char_device() {
+        "character device"
+    } else if t.is_block_device() {
+        "block device"
+    } else {
+        "special file"
+    })
+}
+
+/// Linux's null device is character device 1:3, wherever its node lies.
+fn is_null_device(m: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    let rdev = m.rdev() as libc::dev_t;
+    m.file_type().is_char_device() && libc::major(rdev) == 1 && libc::minor(rdev) == 3
+}
+
+/// Refuses, before the command does any work, an output that is the same file as one of the
+/// command's inputs (`ingest log -o log`) or that no write may replace (see [`target`]).
 pub fn refuse_inputs<'a>(
     out: &Path,
     inputs: impl IntoIterator<Item = &'a Path>,
 ) -> Result<(), OutputError> {
+    if target(out)? == Target::Null {
+        return Ok(());
+    }
     let Ok(o) = std::fs::metadata(out) else {
         return Ok(());
     };
@@ -186,6 +286,40 @@ mod tests {
             Err(OutputError::Symlink { .. })
         ));
         assert!(open_append(&d.join("junit.xml")).is_err());
+    }
+
+    #[test]
+    fn special_files_are_never_replaced_nor_opened_and_null_discards() {
+        use std::os::unix::fs::FileTypeExt;
+        let d = scratch("special");
+        let fifo = d.join("fifo");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo with a valid C string.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        std::fs::create_dir(d.join("dir")).unwrap();
+        for p in [fifo.clone(), d.join("dir")] {
+            for e in [
+                write_atomic(&p, b"x").unwrap_err(),
+                open_append(&p).unwrap_err(),
+                open_read_write(&p).unwrap_err(),
+                refuse_inputs(&p, []).unwrap_err(),
+            ] {
+                assert!(matches!(e, OutputError::NotRegular { .. }), "{e}");
+                assert!(e.is_invalid_path());
+            }
+        }
+        assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
+        let null = Path::new("/dev/null");
+        if std::fs::metadata(null).is_ok_and(|m| m.file_type().is_char_device()) {
+            write_atomic(null, b"discarded").unwrap();
+            refuse_inputs(null, [Path::new("/dev/null")]).unwrap();
+            assert!(
+                std::fs::metadata(null)
+                    .unwrap()
+                    .file_type()
+                    .is_char_device()
+            );
+        }
     }
 
     #[test]

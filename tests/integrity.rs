@@ -484,3 +484,37 @@ fn a_second_ctrl_c_ends_at_once_and_keeps_every_row() {
     let r = results::read(&out.join("results.json")).unwrap();
     assert!(rows(&r) >= before, "{} rows kept, {before} seen", rows(&r));
 }
+
+/// `rm -rf OUT` during a soak (issue #20, F18): the journal is gone, so nothing measured from
+/// then on could be kept; the run stops within seconds with exit 3 naming the journal, instead
+/// of measuring into an unlinked file until its `repeat: 10h` is over.
+#[test]
+fn a_deleted_output_directory_stops_the_run() {
+    let (_, plan, out) = common::plan_dir(
+        "integrity-rm-out",
+        &FAST.replace("sizes: [1K, 4K]", "sizes: [1K, 4K]\n    repeat: 10h"),
+    );
+    let child = start(&plan, &out, &[]);
+    let t = Instant::now();
+    while common::procs::journaled(&out).is_none_or(|r| rows(&r) < 2) {
+        assert!(
+            t.elapsed() < Duration::from_secs(60),
+            "the run never got going"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::fs::remove_dir_all(&out).unwrap();
+    let t = Instant::now();
+    let (code, err) = wait(child, Duration::from_secs(60));
+    assert!(
+        t.elapsed() < Duration::from_secs(15),
+        "took {:?}: {err}",
+        t.elapsed()
+    );
+    assert_eq!(code, 3, "{err}");
+    assert!(
+        err.contains(common::p(&out.join(journal::FILE))) && err.contains("deleted or replaced"),
+        "{err}"
+    );
+    none_survive(&out);
+}

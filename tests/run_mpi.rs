@@ -299,8 +299,13 @@ fn under_mpirun_baton_mpi_is_the_rank_and_plain_baton_refuses() {
         .output()
         .unwrap();
     let (_, stderr) = text(&o);
-    assert_ne!(o.status.code(), Some(0));
+    assert_eq!(o.status.code(), Some(2), "invalid input: {stderr}");
     assert!(stderr.contains("launch `baton-mpi run`"), "{stderr}");
+    let junit = common::read(&out.join("junit.xml"));
+    assert!(
+        junit.contains("<error") && junit.contains("type=\"launch\""),
+        "{junit}"
+    );
 }
 
 /// `baton run PLAN | head`: the reader leaving early ends the printing, not mpirun or the ranks
@@ -393,4 +398,56 @@ fn gpu_pairs_of_a_two_rank_node_has_its_one_pair_in_the_matrix() {
     let svg = std::fs::read_to_string(ran.out.join("report/charts/gpu-pairs-00.svg")).unwrap();
     assert!(svg.contains("rank 0 × rank 1: "), "{svg}");
     assert!(!svg.contains("no value") && svg.contains("(pass)"), "{svg}");
+}
+
+/// A rank stopped with SIGSTOP mid-job (issue #20, F17): the collective hangs, rank 0's watchdog
+/// records the timeout (exit 4), and the record names the rank, its pid and host.
+#[test]
+fn a_stopped_rank_is_named_in_the_timeout_record() {
+    use common::procs::{journaled, none_survive, rows, signal, wait};
+    let (_, plan, out) = common::plan_dir(
+        "mpi-sigstop",
+        "version: 1\nname: s\nbackend: mpi\nlaunch: { nodes: 1, ranks_per_node: 3 }\ndefaults: { timeout: 3s, iters: 5, warmup: 1 }\ntests:\n  - name: soak\n    collective: all_reduce\n    sizes: [1K]\n    repeat: 5m\n",
+    );
+    let child = Command::new(baton())
+        .args(["run", common::p(&plan), "-o", common::p(&out)])
+        .env("NO_COLOR", "1")
+        .env_remove("BATON_FAULT")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t = std::time::Instant::now();
+    let r = loop {
+        if let Some(r) = journaled(&out).filter(|r| rows(r) > 3) {
+            break r;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(60),
+            "the run never got going"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let stopped = &r.jobs[0].layout.ranks[2];
+    let pid = stopped.pid.unwrap();
+    signal(pid as i32, libc::SIGSTOP);
+    let (code, err) = wait(child, Duration::from_secs(60));
+    assert_eq!(code, 4, "{err}");
+    let r = results::read(&out.join("results.json")).unwrap();
+    let named = format!(
+        "rank 2 (pid {pid} on {}) is stopped (SIGSTOP)",
+        stopped.host
+    );
+    let job = &r.jobs[0];
+    assert_eq!(job.status, JobStatus::Timeout);
+    assert!(
+        job.errors.iter().any(
+            |e| e.message.contains("soak at 1K did not finish within 3s")
+                && e.message.contains(&named)
+        ),
+        "{:?}\n{err}",
+        job.errors
+    );
+    // mpirun ends the stopped rank with the rest.
+    none_survive(&out);
 }

@@ -144,30 +144,6 @@ fn old_results_files_with_secrets_are_redacted_when_read_and_reported() {
     no_secret_under(&d);
 }
 
-/// `baton ARGS`, killed (and the test failed) if it takes more than 30 s: a hang is the defect.
-fn baton_bounded(args: &[&str]) -> std::process::Output {
-    use std::process::{Command, Stdio};
-    use std::time::{Duration, Instant};
-    let mut child = Command::new(env!("CARGO_BIN_EXE_baton"))
-        .args(args)
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let t = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if t.elapsed() > Duration::from_secs(30) {
-            child.kill().unwrap();
-            let _ = child.wait();
-            panic!("baton {args:?} still running after 30 s");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.wait_with_output().unwrap()
-}
-
 fn mkfifo(path: &Path) {
     let c = std::ffi::CString::new(p(path)).unwrap();
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);

@@ -12,7 +12,7 @@ use baton::results::{Results, TransportLink};
 use baton::runner::fault::Fault;
 use baton::runner::nccl::{Gpu, NcclEngine, libs, local};
 use baton::runner::orchestrate;
-use baton::runner::outdir::{self, OutDir, OutDirError};
+use baton::runner::outdir::{self, OutDir};
 use baton::runner::world::World;
 use baton::runner::{environment, interrupt, transport, worker};
 
@@ -252,9 +252,10 @@ pub fn run_as_rank<W: RankWorld>(
                 Go::Skip(done)
             }
             Err(e) => {
-                let code = match e {
-                    OutDirError::Busy { .. } | OutDirError::OtherPlan { .. } => Exit::Invalid,
-                    _ => Exit::Runtime,
+                let code = if e.is_invalid_input() {
+                    Exit::Invalid
+                } else {
+                    Exit::Runtime
                 };
                 Go::Stop(e.to_string(), code.code())
             }

@@ -72,7 +72,9 @@ pub fn run(args: &Args, mpi: Option<MpiEntry>, color: bool) -> anyhow::Result<Ex
         }
     };
     let under_launcher = mpi_launcher
-        || placed.is_some_and(|p| p.size > 1 || p.source == baton::rendezvous::Source::Baton);
+        || placed
+            .as_ref()
+            .is_some_and(|p| p.size > 1 || p.source == baton::rendezvous::Source::Baton);
     let node_list = if under_launcher {
         if super::node_sets_not_runnable(&loaded.plan, &args.plan, true) {
             let why = "the plan's node sets cannot run here (see the command's stderr)";
@@ -125,11 +127,18 @@ pub fn run(args: &Args, mpi: Option<MpiEntry>, color: bool) -> anyhow::Result<Ex
             _ if loaded.plan.backend == baton::plan::Backend::Nccl => {
                 super::rank::over_tcp(args, &loaded.plan, &plan_hash, &jobs)
             }
-            _ => anyhow::bail!(
-                "started as one rank of many (mpirun/srun) with `backend: mpi`, which measures MPI \
-                 itself: launch `baton-mpi run`, not `baton run` (build it with \
-                 `cargo build --release --features mpi`)"
-            ),
+            _ => {
+                let why = "started as one rank of many (mpirun/srun) with `backend: mpi`, which \
+                           measures MPI itself: launch `baton-mpi run`, not `baton run` (build it \
+                           with `cargo build --release --features mpi`)";
+                eprintln!("baton: {why}");
+                // One junit.xml for the launch, from its first rank, as a run's would be.
+                Ok(if placed.as_ref().is_none_or(|p| p.rank == 0) {
+                    junit::run_junit(args, Exit::Invalid, "launch", why)
+                } else {
+                    Exit::Invalid
+                })
+            }
         };
     }
     let opts = RunOptions {

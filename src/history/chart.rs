@@ -111,5 +111,5 @@ pub fn svg(rows: &[TrendRow]) -> Result<String, ChartError> {
             .map_err(|e| err(&e))?;
         root.present().map_err(|e| err(&e))?;
     }
-    Ok(out)
+    Ok(crate::report::xml::chars(&out).into_owned())
 }

@@ -393,7 +393,7 @@ impl Chart<'_> {
                 .map_err(|e| err(&e))?;
             root.present().map_err(|e| err(&e))?;
         }
-        Ok(svg)
+        Ok(super::xml::chars(&svg).into_owned())
     }
 }
 

@@ -66,6 +66,9 @@ code { font-size: .92em; background: #f3f3f3; padding: 0 3px; border-radius: 3px
 }
 "#;
 
+/// `s` as HTML text or attribute value: markup characters as entities, control characters (C0
+/// but tab and newline, DEL, C1) as spaces — an ESC or NUL from a log means nothing on a page, and
+/// a terminal that shows the raw file must not obey it — and what XML cannot hold as U+FFFD.
 pub(super) fn esc(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
     for c in s.chars() {
@@ -75,6 +78,9 @@ pub(super) fn esc(s: &str) -> String {
             '>' => o.push_str("&gt;"),
             '"' => o.push_str("&quot;"),
             '\'' => o.push_str("&#39;"),
+            '\t' | '\n' => o.push(c),
+            c if c.is_control() => o.push(' '),
+            c if !super::xml::is_char(c) => o.push(super::xml::REPLACEMENT),
             c => o.push(c),
         }
     }

@@ -22,7 +22,7 @@ impl Exporter for JunitExporter {
         }
         let mut out = Vec::new();
         report.serialize(&mut out)?;
-        Ok(out)
+        Ok(super::xml::document(out))
     }
 }
 
@@ -159,7 +159,7 @@ pub fn failed_before_measuring(
     report.add_test_suite(suite);
     let mut out = Vec::new();
     report.serialize(&mut out)?;
-    Ok(out)
+    Ok(super::xml::document(out))
 }
 
 #[cfg(test)]

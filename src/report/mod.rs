@@ -15,6 +15,7 @@ pub mod pair_matrix;
 mod paths;
 mod tables;
 mod text;
+pub(crate) mod xml;
 
 use std::path::{Path, PathBuf};
 

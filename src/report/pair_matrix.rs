@@ -5,6 +5,8 @@
 
 use std::fmt::Write;
 
+use super::xml::escape as esc;
+
 /// Most nodes drawn: a 1024 × 1024 matrix is already a million cells; beyond that the per-node
 /// table and `nodes.json` say more than a picture can.
 pub const MAX_NODES: usize = 1024;
@@ -18,13 +20,6 @@ pub struct PairCell {
     pub value: Option<f64>,
     /// The pair's verdict failed (a criterion, a hang, a crash).
     pub failed: bool,
-}
-
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
 }
 
 /// Red (≤ half the median) through yellow to green (≥ the median).
@@ -181,9 +176,13 @@ mod tests {
 
     #[test]
     fn labels_are_escaped_and_size_is_bounded() {
-        let hosts = vec!["a<b".to_string(), "c&d".to_string()];
+        let hosts = vec!["a<b".to_string(), "c&d\u{FFFE}\u{1}".to_string()];
         let svg = pair_matrix_svg(&hosts, &[], "GB/s").unwrap();
         assert!(svg.contains("a&lt;b") && svg.contains("c&amp;d") && !svg.contains("a<b"));
+        assert!(
+            svg.contains("c&amp;d\u{FFFD}\u{FFFD}"),
+            "XML holds no U+FFFE, no C0"
+        );
         let many: Vec<String> = (0..MAX_NODES + 1).map(|i| format!("n{i}")).collect();
         assert!(pair_matrix_svg(&many, &[], "GB/s").is_none());
         let big: Vec<String> = (0..1000).map(|i| format!("n{i}")).collect();

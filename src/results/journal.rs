@@ -134,8 +134,29 @@ impl Journal {
                 .sync_data()
                 .map_err(|e| write_err(&self.path, e))?;
             self.synced = std::time::Instant::now();
+            self.still_in_place()?;
         }
         Ok(())
+    }
+
+    /// Refuses to go on once the journal is no longer the file at its path: unlinked (`rm -rf`
+    /// of the output directory) or replaced. Appends would still succeed, into a file no one
+    /// can read: a `repeat: 10h` soak would measure for ten hours and keep nothing.
+    fn still_in_place(&self) -> Result<(), ResultsError> {
+        use std::os::unix::fs::MetadataExt;
+        let open = self.file.metadata().map_err(|e| write_err(&self.path, e))?;
+        let here = std::fs::symlink_metadata(&self.path).ok();
+        let same = here.is_some_and(|h| h.dev() == open.dev() && h.ino() == open.ino());
+        if open.nlink() > 0 && same {
+            return Ok(());
+        }
+        Err(write_err(
+            &self.path,
+            std::io::Error::other(
+                "the journal was deleted or replaced during the run (was its output directory \
+                 removed?); what is measured now could not be kept, so the run stops",
+            ),
+        ))
     }
 
     pub fn path(&self) -> &Path {
@@ -421,6 +442,26 @@ mod tests {
             count: n / 4,
             out_of_place: None,
             in_place: None,
+        }
+    }
+
+    #[test]
+    fn a_journal_deleted_or_replaced_under_the_run_stops_it() {
+        for replace in [false, true] {
+            let p = scratch(&format!("gone-{replace}"));
+            let mut j = Journal::create(&p, &Results::new(Producer::baton("run"))).unwrap();
+            let end = || Record::Interrupted {
+                signal: "x".into(),
+                at: "now".into(),
+            };
+            j.append(&end()).unwrap();
+            std::fs::remove_dir_all(p.parent().unwrap()).unwrap();
+            if replace {
+                std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+                std::fs::write(&p, "").unwrap();
+            }
+            let e = j.append(&end()).unwrap_err().to_string();
+            assert!(e.contains(FILE) && e.contains("deleted or replaced"), "{e}");
         }
     }
 

@@ -56,13 +56,11 @@ pub enum RunError {
 }
 
 impl RunError {
-    /// Exit code: a directory another run holds, or results of another plan, are the user's
-    /// input; everything else is the run failing.
+    /// Exit code: an output directory that cannot be this run's (a file, another run's, results
+    /// of another plan or node list) is the user's input; everything else is the run failing.
     pub fn exit(&self) -> Exit {
         match self {
-            RunError::OutDir(OutDirError::Busy { .. } | OutDirError::OtherPlan { .. }) => {
-                Exit::Invalid
-            }
+            RunError::OutDir(e) if e.is_invalid_input() => Exit::Invalid,
             _ => Exit::Runtime,
         }
     }

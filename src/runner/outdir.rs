@@ -2,7 +2,6 @@
 //! silently, and its `results.json` always rebuildable from the journal beside it.
 
 use std::os::fd::{AsRawFd, RawFd};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use crate::results::journal::{self, Journal};
@@ -18,6 +17,14 @@ pub enum OutDirError {
         "{dir}: --resume: these results were measured with another plan ({why}); resume with the plan that made them, or run into a new -o"
     )]
     OtherPlan { dir: String, why: String },
+    #[error(
+        "{dir}: --resume: these results were measured on {had}, this run's node list is {have}; resume on the same nodes (--nodes) or run into a new -o"
+    )]
+    OtherNodes {
+        dir: String,
+        had: String,
+        have: String,
+    },
     #[error(transparent)]
     Output(#[from] crate::output::OutputError),
     #[error(transparent)]
@@ -27,6 +34,20 @@ pub enum OutDirError {
         path: String,
         source: std::io::Error,
     },
+}
+
+impl OutDirError {
+    /// The user's input is the problem (exit 2): the directory given, another run's, or a resume
+    /// of something else; otherwise the run failed (exit 3).
+    pub fn is_invalid_input(&self) -> bool {
+        match self {
+            OutDirError::Busy { .. }
+            | OutDirError::OtherPlan { .. }
+            | OutDirError::OtherNodes { .. } => true,
+            OutDirError::Output(e) => e.is_invalid_path(),
+            OutDirError::Results(_) | OutDirError::Io { .. } => false,
+        }
+    }
 }
 
 /// The claimed directory; the claim ends when this is dropped or the process dies (`flock`).
@@ -48,20 +69,11 @@ impl OutDir {
     pub fn claim(dir: &Path) -> Result<OutDir, OutDirError> {
         crate::output::ensure_dir(dir)?;
         let path = dir.join(".baton.lock");
-        crate::output::refuse_symlink(&path)?;
         let io = |source| OutDirError::Io {
             path: path.display().to_string(),
             source,
         };
-        let mut lock = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o644)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&path)
-            .map_err(io)?;
+        let mut lock = crate::output::open_read_write(&path)?;
         // SAFETY: flock on a descriptor we own.
         if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
             let holder = std::fs::read_to_string(&path)
@@ -121,7 +133,7 @@ impl OutDir {
     }
 
     /// Starts the run: with `resume`, from the results already here (which must come from the
-    /// plan whose identity is `fresh`'s); otherwise from `fresh`, keeping any earlier results
+    /// plan whose identity is `fresh`'s, on `fresh`'s node list when they have one); otherwise from `fresh`, keeping any earlier results
     /// aside under a name of their own.
     pub fn start(&self, fresh: Results, resume: bool) -> Result<Start, OutDirError> {
         let existing = self.existing()?;
@@ -144,6 +156,13 @@ impl OutDir {
                     return Err(OutDirError::OtherPlan {
                         dir: self.dir.display().to_string(),
                         why,
+                    });
+                }
+                if !old.node_list.is_empty() && old.node_list != fresh.node_list {
+                    return Err(OutDirError::OtherNodes {
+                        dir: self.dir.display().to_string(),
+                        had: crate::nodeset::hostlist::compress(&old.node_list),
+                        have: crate::nodeset::hostlist::compress(&fresh.node_list),
                     });
                 }
                 let mut r = old;

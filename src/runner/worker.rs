@@ -204,7 +204,14 @@ pub fn run_jobs<W: World, E: Engine>(
     let watchdog = cfg.watchdog.then(|| {
         let shared = shared.clone();
         let current = current.clone();
+        let (hosts, pids) = (hosts.clone(), pids.clone());
         Watchdog::start(Box::new(move |what: &str| {
+            // Which ranks of this host cannot take part: what the record can say of whom the
+            // collective waits for.
+            let what = match super::stalled::ranks_not_running(me, &hosts, &pids) {
+                Some(seen) => format!("{what}; {seen}"),
+                None => what.to_string(),
+            };
             eprintln!("baton: rank {me}: timeout: {what}");
             if me != 0 {
                 // Every rank's deadline passes at about the same moment. A launcher that ends the

@@ -33,6 +33,31 @@ pub fn baton(args: &[&str]) -> Output {
         .expect("baton runs")
 }
 
+/// `baton ARGS`, killed (and the test failed) if it takes more than 30 s: a hang is the defect
+/// (opening a FIFO waits for a peer, a read of a device never ends).
+pub fn baton_bounded(args: &[&str]) -> std::process::Output {
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_baton"))
+        .args(args)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if t.elapsed() > Duration::from_secs(30) {
+            child.kill().unwrap();
+            let _ = child.wait();
+            panic!("baton {args:?} still running after 30 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
 /// `baton` with extra environment and without an inherited `BATON_FAULT` (a stray one would
 /// fake a fault).
 pub fn baton_env(args: &[&str], envs: &[(&str, &str)]) -> Output {
