@@ -167,3 +167,30 @@ fn a_job_of_one_node_without_a_rendered_count_refuses_to_start() {
     assert!(stderr(&r).contains("sbatch -N COUNT"), "{}", show(&r));
     assert!(stdout(&r).is_empty(), "{}", show(&r));
 }
+
+/// Issue #21 item 16: what the shipped plans and `render --help` say about rendering is true
+/// now: node sets are driven (no "until baton drives node sets"), phase B's pair jobs are no
+/// baseline for phase C, isolation's one bad node takes 5 rounds (docs/node-sets.md's table),
+/// and `--baton` defaults to the plan's `launch.baton` (baton from PATH), not "this binary".
+#[test]
+fn render_docs_in_plans_and_help_are_current() {
+    for plan in ["phase-a-node.yaml", "phase-b-pair.yaml", "isolate.yaml"] {
+        let text = read(&shipped(plan));
+        assert!(!text.contains("Until baton"), "{plan}");
+        assert!(!text.contains("(same job ID)"), "{plan}");
+        assert!(!text.contains("confirmed in 4 rounds"), "{plan}");
+    }
+    assert!(read(&shipped("isolate.yaml")).contains("confirmed in 5 rounds"));
+    let table = read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/node-sets.md"));
+    assert!(
+        table.contains("| 8 | 2 rounds / 4 sets | 5 / 9 |"),
+        "the measured table moved"
+    );
+    let help = stdout(&baton(&["render", "--help"]));
+    assert!(!help.contains("Default: this binary"), "{help}");
+    assert!(
+        help.contains("by name from\n          PATH") || help.contains("by name from PATH"),
+        "{help}"
+    );
+    assert!(help.contains("--nodes <COUNT|HOSTLIST>"), "{help}");
+}
