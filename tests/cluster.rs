@@ -537,3 +537,144 @@ fn status_calls_a_cluster_whose_controller_is_gone_stale() {
         show(&o)
     );
 }
+
+/// A CPU twin of a shipped phase plan, for a cluster without GPUs: the shipped file's header,
+/// launch and tests (names, `over:`, collectives) as they are, with `backend: mpi`, two host
+/// ranks where a GPU plan has eight, no `gpus_per_rank`, small sizes and `wrong: 0` only (the
+/// busbw floors are GPU numbers). Each edit is asserted, so a change to the shipped plan that
+/// this no longer follows fails here.
+fn cpu_twin(shipped: &str) -> String {
+    let text = read(
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("plans")
+            .join(shipped),
+    );
+    let (head, tests) = text.split_once("\ntests:\n").expect("a tests: section");
+    assert!(head.contains("\nbackend: nccl\n"), "{shipped}");
+    let mut twin: String = head
+        .replace("\nbackend: nccl\n", "\nbackend: mpi\n")
+        .replace("ranks_per_node: 8", "ranks_per_node: 2")
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("gpus_per_rank:"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert!(twin.contains("\ndefaults:\n"), "{shipped}");
+    twin = twin.replace("\ndefaults:\n", "\ndefaults:\n  iters: 5\n  warmup: 1\n");
+    twin.push_str("tests:\n");
+    let kept = ["  - name:", "    over:", "    collective:"];
+    for l in tests
+        .lines()
+        .filter(|l| kept.iter().any(|k| l.starts_with(k)))
+    {
+        twin.push_str(l.split(" #").next().unwrap());
+        twin.push('\n');
+        if l.starts_with("    collective:") {
+            twin.push_str("    sizes: [8, 64K]\n    expect: [ { wrong: 0 } ]\n");
+        }
+    }
+    assert!(twin.contains("    over: "), "{shipped}: {twin}");
+    twin
+}
+
+/// The run directory `NAME-JOBID` of batch job `id` under `dir`, and its node verdicts.
+fn node_set_run(dir: &Path, name: &str, id: &str) -> (Results, serde_json::Value) {
+    let out = dir.join(format!("{name}-{id}"));
+    let r = results::read(&out.join("results.json")).unwrap();
+    let nodes = serde_json::from_str(&read(&out.join("nodes.json"))).unwrap();
+    (r, nodes)
+}
+
+/// Every job of `r` ran on exactly the hosts of its node set, completed, and the sets are
+/// `want` distinct sets of `size` nodes.
+fn assert_sets(r: &Results, size: usize, want: usize) {
+    let mut sets = std::collections::BTreeSet::new();
+    for j in &r.jobs {
+        let set = j.node_set.as_ref().expect("every job names its node set");
+        assert_eq!(j.status, JobStatus::Completed, "{}: {:?}", j.id, j.errors);
+        assert_eq!(set.hosts.len(), size, "{}", j.id);
+        let ran: std::collections::BTreeSet<&str> =
+            j.layout.ranks.iter().map(|r| r.host.as_str()).collect();
+        let named: std::collections::BTreeSet<&str> =
+            set.hosts.iter().map(String::as_str).collect();
+        assert_eq!(ran, named, "{}: ranks ran where the set says", j.id);
+        sets.insert(set.hosts.clone());
+    }
+    assert_eq!((r.jobs.len(), sets.len()), (want, want), "{sets:?}");
+}
+
+/// Issue #21, blocker 1, the README's path: phase A (a CPU twin: `backend: mpi`, see
+/// [`cpu_twin`]) rendered with `-t slurm` and no count, then `sbatch -N 8`: eight single-node
+/// sets on eight hosts, each node passed. Before, the script said `#SBATCH --nodes=1` and one
+/// plain step, and the report said PASS for one host.
+#[test]
+fn phase_a_rendered_for_slurm_and_submitted_with_sbatch_n_8_tests_every_node() {
+    let Some(c) = common::cluster::cluster_of(8) else {
+        return;
+    };
+    let d = tmp("cluster-phase-a");
+    let plan = write(&d, "phase-a-node.yaml", &cpu_twin("phase-a-node.yaml"));
+    let o = c.baton(&d, &["render", p(&plan), "-t", "slurm", "-o", "job"]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    let script = read(&d.join("job/phase-a-node.sbatch"));
+    assert!(!script.contains("#SBATCH --nodes="), "{script}");
+    let o = c
+        .cmd("timeout")
+        .args(["600", "sbatch", "--parsable", "--wait", "-N", "8"])
+        .arg("job/phase-a-node.sbatch")
+        .current_dir(&d)
+        .output()
+        .unwrap();
+    let id = stdout(&o).trim().split(';').next().unwrap().to_string();
+    assert_eq!(
+        code(&o),
+        0,
+        "{}\n{}",
+        show(&o),
+        read(&d.join(format!("phase-a-node-{id}.out")))
+    );
+    let (r, nodes) = node_set_run(&d, "phase-a-node", &id);
+    assert_eq!(r.node_list, &c.nodes[..8]);
+    assert_sets(&r, 1, 8);
+    let all = baton::nodeset::compress(&c.nodes[..8]);
+    assert_eq!(nodes["passed"], all.as_str(), "{nodes:#}");
+}
+
+/// Phase B (its CPU twin) rendered with `--nodes 8` and submitted with `--submit --wait`:
+/// 28 pairs in 7 rounds, every node passed, and the verdict printed where the job ended
+/// (issue #21 item 15), not only its exit status.
+#[test]
+fn phase_b_rendered_with_nodes_8_runs_all_28_pairs_and_prints_the_verdict() {
+    let Some(c) = common::cluster::cluster_of(8) else {
+        return;
+    };
+    let d = tmp("cluster-phase-b");
+    let plan = write(&d, "phase-b-pair.yaml", &cpu_twin("phase-b-pair.yaml"));
+    let o = c.baton(
+        &d,
+        &[
+            "render",
+            p(&plan),
+            "-t",
+            "slurm",
+            "-o",
+            "job",
+            "--nodes",
+            "8",
+            "--submit",
+            "--wait",
+        ],
+    );
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    assert!(
+        stdout(&o).contains("plan phase-b-pair: PASS — 28 job(s)"),
+        "the verdict: {}",
+        show(&o)
+    );
+    let id = job_id(&o);
+    let (r, nodes) = node_set_run(&d, "phase-b-pair", &id);
+    assert_eq!(r.node_list.len(), 8);
+    assert_sets(&r, 2, 28);
+    assert_eq!(r.node_sets.iter().map(|s| s.round).max(), Some(7));
+    let all = baton::nodeset::compress(&c.nodes[..8]);
+    assert_eq!(nodes["passed"], all.as_str(), "{nodes:#}");
+}

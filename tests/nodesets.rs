@@ -349,18 +349,21 @@ fn render_sweeps_node_sets_as_one_batch_job_and_refuses_plain_scripts() {
         assert!(sc.status.success(), "{}", show(&sc));
     }
 
-    // One node set of all nodes renders as always: each-node on one node.
+    // `launch.nodes: 1` is one set's size, not the node list: each-node still renders as the
+    // node-set batch job (issue #21: it was one plain step on one node, graded PASS), and
+    // render ignores the allocation it runs in: the job's count is sbatch's.
     let one = "version: 1\nname: a\nlaunch:\n  nodes: 1\n  ranks_per_node: 8\ntests:\n  - name: a\n    collective: all_reduce\n    sizes: [1G]\n    over: each-node\n";
     let (dir, plan, _) = plan_dir("nodesets-one", one);
     let o = baton_env(
-        &["render", p(&plan), "-t", "srun", "-o", p(&dir.join("job"))],
+        &["render", p(&plan), "-t", "slurm", "-o", p(&dir.join("job"))],
         &[("SLURM_JOB_NODELIST", "n[1-8]")],
     );
-    assert_eq!(
-        code(&o),
-        0,
-        "render ignores the allocation it runs in: {}",
-        stderr(&o)
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let text = read(&dir.join("job/a.sbatch"));
+    assert!(text.contains("\"$baton\" run \"$plan\""), "{text}");
+    assert!(
+        !text.contains("#SBATCH --nodes") && !text.contains("--nodelist"),
+        "{text}"
     );
 }
 

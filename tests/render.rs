@@ -356,17 +356,67 @@ env: { NCCL_A: \"1\" }
         &["--trust-plan", "-t", "slurm,srun,mpirun", "-o", p(&out)],
         0,
     );
-    for f in ["lint.sbatch", "lint-srun.sh", "lint-mpirun.sh"] {
+    // Again with a fixed results directory and --resume, and the plan as a node-set batch job
+    // without a node count and with a hostlist.
+    let resumed = d.join("resumed");
+    render(
+        &plan,
+        &[
+            "--trust-plan",
+            "-t",
+            "slurm,srun,mpirun",
+            "-o",
+            p(&resumed),
+            "--results",
+            "/r",
+            "--resume",
+        ],
+        0,
+    );
+    let sets = write(
+        &d,
+        "sets.yaml",
+        &common::read(&plan).replace("    sizes: [8]\n", "    over: pairs\n    sizes: [8]\n"),
+    );
+    let (uncounted, listed) = (d.join("uncounted"), d.join("listed"));
+    render(
+        &sets,
+        &["--trust-plan", "-t", "slurm", "-o", p(&uncounted)],
+        0,
+    );
+    render(
+        &sets,
+        &[
+            "--trust-plan",
+            "-t",
+            "slurm",
+            "-o",
+            p(&listed),
+            "--nodes",
+            "b,a",
+            "--resume",
+        ],
+        0,
+    );
+    let mut scripts: Vec<std::path::PathBuf> = ["lint.sbatch", "lint-srun.sh", "lint-mpirun.sh"]
+        .into_iter()
+        .flat_map(|f| [out.join(f), resumed.join(f)])
+        .collect();
+    for f in &scripts {
         assert!(
-            common::read(&out.join(f)).contains("run \"$plan\" --trust-plan --env-set"),
-            "{f}"
+            common::read(f).contains("run \"$plan\" --trust-plan --env-set"),
+            "{}",
+            f.display()
         );
+    }
+    scripts.extend([uncounted.join("lint.sbatch"), listed.join("lint.sbatch")]);
+    for f in scripts {
         let r = std::process::Command::new("shellcheck")
             .args(["-s", "bash"])
-            .arg(out.join(f))
+            .arg(&f)
             .output()
             .unwrap();
-        assert_eq!(code(&r), 0, "{f}: {}", show(&r));
+        assert_eq!(code(&r), 0, "{}: {}", f.display(), show(&r));
     }
 }
 

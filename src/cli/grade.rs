@@ -125,6 +125,35 @@ pub(super) fn read_results(paths: &[PathBuf]) -> Result<Vec<(String, Results)>, 
         .collect()
 }
 
+/// `grade --fold-journals`: each `results.json` whose run left its journal beside it (the run
+/// was killed before it could fold it) is rebuilt from the journal, under the directory's lock,
+/// so the file holds every row for readers other than baton. The journal stays: it is what a
+/// `--resume` continues. A directory still claimed by a run, or a journal that cannot be read,
+/// is said and left as it is; grading reads the journal anyway.
+pub fn fold_journals(results: &[PathBuf]) {
+    use baton::runner::outdir::OutDir;
+    for path in results {
+        let Some(dir) = path.parent() else { continue };
+        let journal = dir.join(baton::results::journal::FILE);
+        if path.file_name().is_none_or(|f| f != "results.json") || !journal.is_file() {
+            continue;
+        }
+        match OutDir::claim(dir).and_then(|o| o.fold()) {
+            Ok(r) => eprintln!(
+                "baton: folded {} into {} ({} job(s))",
+                journal.display(),
+                path.display(),
+                r.jobs.len()
+            ),
+            Err(e) => eprintln!(
+                "baton: {} left as it is: {}",
+                path.display(),
+                baton::stdout::visible(&e.to_string())
+            ),
+        }
+    }
+}
+
 /// Loads the plan, the results and the baseline and grades them; `Err(exit)` after printing why
 /// when an input is unusable.
 fn graded(

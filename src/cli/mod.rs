@@ -74,10 +74,16 @@ enum Command {
         /// Directory of templates (`*.j2`) that replace the built-in ones by name.
         #[arg(long, value_name = "DIR")]
         templates: Option<PathBuf>,
-        /// The `baton` the scripts call, as a path on the machines that run them; `baton-mpi`
-        /// is expected beside it. Default: this binary.
+        /// The `baton` the scripts call, as the machines that run them call it: a name on their
+        /// PATH or a path there, kept as written; `baton-mpi` is beside it (or by name).
+        /// Default: the plan's `launch.baton`, by default `baton` and `baton-mpi` by name from
+        /// PATH.
         #[arg(long, value_name = "PATH")]
         baton: Option<PathBuf>,
+        /// For tests over node sets (`over:`): the batch job's nodes, a count (`8`) or a Slurm
+        /// hostlist (`node[01-08]`), instead of the plan's node list or `sbatch -N`.
+        #[arg(long, value_name = "COUNT|HOSTLIST")]
+        nodes: Option<String>,
         /// Print the scripts instead of writing them.
         #[arg(long)]
         dry_run: bool,
@@ -89,10 +95,16 @@ enum Command {
         /// failed, 3 runtime failure, 4 timeout).
         #[arg(long, requires = "submit")]
         wait: bool,
-        /// With --submit: the job's results directory (results.json, junit.xml, report/),
-        /// instead of `NAME-JOBID` in the current directory; CI then knows where they land.
-        #[arg(long, value_name = "DIR", requires = "submit")]
+        /// The scripts' results directory (results.json, junit.xml, report/), the same on every
+        /// try, instead of `NAME-JOBID` (or a date) in the current directory; CI then knows
+        /// where they land, and a resubmitted job finds its results (--resume).
+        #[arg(long, value_name = "DIR")]
         results: Option<PathBuf>,
+        /// The scripts continue what their results directory holds: a requeued job (the batch
+        /// script allows requeueing) or one resubmitted with the same --results skips the jobs
+        /// complete there.
+        #[arg(long)]
+        resume: bool,
     },
     /// Check the launcher wiring before a GPU run: start it as you would start `baton run`
     /// (`srun --mpi=none baton ranks`, `mpirun … baton ranks`, or by hand with BATON_RANK,
@@ -153,6 +165,11 @@ enum Command {
         /// batch script does when no launcher step ran, so CI still gets junit.xml.
         #[arg(long)]
         none_ran: bool,
+        /// First fold the journal beside each `results.json` (left by a run that was killed
+        /// before it could) into it, so the file holds every row for any reader: what a
+        /// rendered script's grading step does. The journal is kept.
+        #[arg(long)]
+        fold_journals: bool,
         /// text: the verdict summary; json: the verdict document (schemas/verdict.schema.json)
         /// on stdout, the summary on stderr.
         #[arg(long, value_enum, default_value_t = GradeFormat::Text)]
@@ -345,10 +362,12 @@ pub fn main(mpi: Option<MpiEntry>) -> i32 {
             out,
             templates,
             baton,
+            nodes,
             dry_run,
             submit,
             wait,
             results,
+            resume,
         } => render::run(
             &render::Args {
                 plan,
@@ -363,8 +382,11 @@ pub fn main(mpi: Option<MpiEntry>) -> i32 {
                 out,
                 templates,
                 baton,
+                nodes,
                 dry_run,
-                submit: submit.then_some(render::Submit { wait, results }),
+                results,
+                resume,
+                submit: submit.then_some(render::Submit { wait }),
             },
             color,
         ),
@@ -383,19 +405,25 @@ pub fn main(mpi: Option<MpiEntry>) -> i32 {
             junit,
             report,
             none_ran: _,
+            fold_journals,
             format,
-        } => grade::run(
-            &plan,
-            &results,
-            grade::Against {
-                baseline: baseline.as_deref(),
-                history: history.as_deref(),
-            },
-            junit.as_deref(),
-            report.as_deref(),
-            format,
-            color,
-        ),
+        } => {
+            if fold_journals {
+                grade::fold_journals(&results);
+            }
+            grade::run(
+                &plan,
+                &results,
+                grade::Against {
+                    baseline: baseline.as_deref(),
+                    history: history.as_deref(),
+                },
+                junit.as_deref(),
+                report.as_deref(),
+                format,
+                color,
+            )
+        }
         Command::Report {
             plan,
             results,

@@ -3,7 +3,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use baton::exit::Exit;
-use baton::render::{Input, Target};
+use baton::render::sweep::sweep;
+use baton::render::{Input, Sweep, Target};
 
 use super::load_plan_source;
 
@@ -13,14 +14,18 @@ pub struct Args {
     pub out: PathBuf,
     pub templates: Option<PathBuf>,
     pub baton: Option<PathBuf>,
+    /// `--nodes COUNT|HOSTLIST`, for a plan with node sets.
+    pub nodes: Option<String>,
     pub dry_run: bool,
+    /// `--results DIR`: the scripts' output directory by default.
+    pub results: Option<PathBuf>,
+    pub resume: bool,
     pub submit: Option<Submit>,
 }
 
-/// `--submit [--wait] [--results DIR]`.
+/// `--submit [--wait]`.
 pub struct Submit {
     pub wait: bool,
-    pub results: Option<PathBuf>,
 }
 
 pub fn run(args: &Args, color: bool) -> anyhow::Result<Exit> {
@@ -31,38 +36,28 @@ pub fn run(args: &Args, color: bool) -> anyhow::Result<Exit> {
     let Some((loaded, text)) = load_plan_source(&args.plan, color) else {
         return Ok(Exit::Invalid);
     };
-    let sweep = match sweep_for(&loaded.plan, &args.plan, &args.targets) {
+    let sweep = match sweep_of(args, &loaded.plan) {
         Ok(s) => s,
         Err(exit) => return Ok(exit),
     };
     let plan_path = std::path::absolute(&args.plan)
         .with_context(|| format!("cannot resolve {}", args.plan.display()))?;
-    // `--baton` is how the machines that run the scripts call baton, which this machine cannot
-    // know: it is kept as written (a name stays a PATH lookup there). Only a path that does
-    // not exist here is worth a word, since it often means a typo.
-    let baton = match &args.baton {
-        Some(p) => match p.to_str() {
-            Some(s) => Some(s.to_string()),
-            None => {
-                eprintln!(
-                    "error: --baton {} is not UTF-8; scripts need it as text",
-                    p.display()
-                );
-                return Ok(Exit::Invalid);
-            }
-        },
+    // Absolute, since the job starts wherever Slurm starts it.
+    let results = match &args.results {
+        Some(d) => Some(
+            std::path::absolute(d)
+                .with_context(|| format!("cannot resolve --results {}", d.display()))?,
+        ),
         None => None,
     };
-    if let Some(b) = baton.as_deref().filter(|b| b.contains('/')) {
-        let mpi = Path::new(b).with_file_name("baton-mpi");
-        if !mpi.is_file() {
-            eprintln!(
-                "warning: {} does not exist here; the scripts run it on every node \
-                 (fine if it is a path on those machines; build it with `cargo build --release --features mpi`)",
-                mpi.display()
-            );
-        }
-    }
+    let (baton, results_text) = match (
+        text_arg("--baton", args.baton.as_deref()),
+        text_arg("--results", results.as_deref()),
+    ) {
+        (Ok(b), Ok(r)) => (b, r),
+        (Err(exit), _) | (_, Err(exit)) => return Ok(exit),
+    };
+    warn_missing_baton_mpi(baton.as_deref());
     warn_missing_hostfiles(&loaded.plan, &plan_path);
     let jobs = baton::expand::expand(&loaded.plan).jobs;
     let input = Input {
@@ -72,7 +67,9 @@ pub fn run(args: &Args, color: bool) -> anyhow::Result<Exit> {
         jobs: &jobs,
         baton: baton.as_deref(),
         trust: super::plan_trust(),
-        sweep,
+        sweep: sweep.clone(),
+        results: results_text.as_deref(),
+        resume: args.resume,
     };
     let scripts = match baton::render::render(&input, &args.targets, args.templates.as_deref()) {
         Ok(s) => s,
@@ -81,10 +78,95 @@ pub fn run(args: &Args, color: bool) -> anyhow::Result<Exit> {
             return Ok(Exit::Invalid);
         }
     };
+    let batch_script = write_scripts(args, &scripts)?;
     let sets = baton::runner::launch::env_sets(&jobs).len();
+    let line = summary(
+        &loaded.plan.name,
+        jobs.len(),
+        sets,
+        sweep.as_ref(),
+        batch_script.as_deref(),
+    );
+    baton::stdout::print(&format!(
+        "{line}{}\n",
+        if args.dry_run {
+            "; dry run, nothing written"
+        } else {
+            ""
+        }
+    ))?;
+    match (&args.submit, batch_script) {
+        (Some(submit), Some(script)) => {
+            let graded = Graded {
+                plan: &args.plan,
+                name: &loaded.plan.name,
+                sets: if sweep.is_some() { None } else { Some(sets) },
+                color,
+            };
+            submit_script(&script, submit, results.as_deref(), &graded)
+        }
+        _ => Ok(Exit::Ok),
+    }
+}
+
+/// The node-set batch job, if the plan has node sets; `Err` after saying why it cannot render
+/// (or be submitted without a node count).
+fn sweep_of(args: &Args, plan: &baton::plan::Plan) -> Result<Option<Sweep>, Exit> {
+    let dir = args.plan.parent().unwrap_or(Path::new("."));
+    let sweep = sweep(plan, dir, args.nodes.as_deref(), &args.targets).map_err(|e| {
+        eprintln!("error: {}: {e}", args.plan.display());
+        Exit::Invalid
+    })?;
+    if args.submit.is_some() && sweep.as_ref().is_some_and(|s| s.nodes.is_none()) {
+        eprintln!(
+            "error: {}: --submit: its tests run over node sets of the job's nodes, and nothing says \
+             how many: add --nodes COUNT (or a hostlist), or name `nodes.hostlist` in the plan",
+            args.plan.display()
+        );
+        return Err(Exit::Invalid);
+    }
+    Ok(sweep)
+}
+
+/// An optional path argument as the text scripts carry; `Err` after saying it is not UTF-8.
+fn text_arg(flag: &str, path: Option<&Path>) -> Result<Option<String>, Exit> {
+    match path.map(|p| (p, p.to_str())) {
+        None => Ok(None),
+        Some((_, Some(s))) => Ok(Some(s.to_string())),
+        Some((p, None)) => {
+            eprintln!(
+                "error: {flag} {} is not UTF-8; scripts need it as text",
+                p.display()
+            );
+            Err(Exit::Invalid)
+        }
+    }
+}
+
+/// `--baton` is how the machines that run the scripts call baton, which this machine cannot
+/// know: it is kept as written (a name stays a PATH lookup there). Only a path that does not
+/// exist here is worth a word, since it often means a typo.
+fn warn_missing_baton_mpi(baton: Option<&str>) {
+    if let Some(b) = baton.filter(|b| b.contains('/')) {
+        let mpi = Path::new(b).with_file_name("baton-mpi");
+        if !mpi.is_file() {
+            eprintln!(
+                "warning: {} does not exist here; the scripts run it on every node \
+                 (fine if it is a path on those machines; build it with `cargo build --release --features mpi`)",
+                mpi.display()
+            );
+        }
+    }
+}
+
+/// Writes (or with `--dry-run` prints) the scripts; the batch script's path, if one is among them.
+fn write_scripts(
+    args: &Args,
+    scripts: &[baton::render::Script],
+) -> anyhow::Result<Option<PathBuf>> {
     let mut stdout = std::io::stdout().lock();
     let mut batch_script = None;
-    for s in &scripts {
+    for s in scripts {
         let path = args.out.join(&s.file_name);
         if args.dry_run {
             writeln!(
@@ -105,21 +187,31 @@ pub fn run(args: &Args, color: bool) -> anyhow::Result<Exit> {
             batch_script = Some(path);
         }
     }
-    writeln!(
-        stdout,
-        "{}: {} job(s) in {sets} environment set(s), one launcher step each{}",
-        loaded.plan.name,
-        jobs.len(),
-        if args.dry_run {
-            "; dry run, nothing written"
-        } else {
-            ""
+    Ok(batch_script)
+}
+
+/// What was rendered, in one line: the jobs and their steps, or the node-set batch job and how
+/// to give it its nodes when the render did not.
+fn summary(
+    name: &str,
+    jobs: usize,
+    sets: usize,
+    sweep: Option<&Sweep>,
+    script: Option<&Path>,
+) -> String {
+    match sweep {
+        None => {
+            format!("{name}: {jobs} job(s) in {sets} environment set(s), one launcher step each")
         }
-    )?;
-    drop(stdout);
-    match (&args.submit, batch_script) {
-        (Some(submit), Some(script)) => submit_script(&script, submit, &loaded.plan.name),
-        _ => Ok(Exit::Ok),
+        Some(Sweep { nodes: Some(n), .. }) => {
+            format!("{name}: node sets over {n} node(s), run by `baton run` in one batch job")
+        }
+        Some(_) => format!(
+            "{name}: node sets over the job's nodes, run by `baton run` in one batch job: \
+             submit it with `sbatch -N COUNT {}` (a job of one node is refused), or render \
+             with --nodes COUNT",
+            script.map_or_else(|| "SCRIPT".into(), |p| p.display().to_string())
+        ),
     }
 }
 
@@ -153,18 +245,25 @@ fn warn_missing_hostfiles(plan: &baton::plan::Plan, plan_path: &Path) {
     }
 }
 
-/// Submits `script`; with `wait`, the job's exit status becomes baton's.
-fn submit_script(script: &Path, submit: &Submit, name: &str) -> anyhow::Result<Exit> {
-    // The script takes its results directory as its first argument; absolute, since the job
-    // starts wherever Slurm starts it.
-    let results = match &submit.results {
-        Some(d) => Some(
-            std::path::absolute(d)
-                .with_context(|| format!("cannot resolve --results {}", d.display()))?,
-        ),
-        None => None,
-    };
-    let submitted = match baton::render::submit::sbatch(script, submit.wait, results.as_deref()) {
+/// What `--submit --wait` needs to print the job's verdict.
+struct Graded<'a> {
+    plan: &'a Path,
+    name: &'a str,
+    /// Environment sets of the plain scripts (`set-K/results.json`); `None`: the node-set
+    /// batch job's one `results.json`.
+    sets: Option<usize>,
+    color: bool,
+}
+
+/// Submits `script` (with its results directory as its argument, when given); with `wait`, the
+/// job's verdict is printed and its exit status becomes baton's.
+fn submit_script(
+    script: &Path,
+    submit: &Submit,
+    results: Option<&Path>,
+    graded: &Graded,
+) -> anyhow::Result<Exit> {
+    let submitted = match baton::render::submit::sbatch(script, submit.wait, results) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("error: {e}");
@@ -176,23 +275,50 @@ fn submit_script(script: &Path, submit: &Submit, name: &str) -> anyhow::Result<E
     }
     let id = &submitted.job_id;
     let here = std::env::current_dir().context("cannot read the current directory")?;
+    let results = results
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| here.join(format!("{}-{id}", graded.name)));
     println!(
         "submitted batch job {id}: output {}, results in {}",
-        here.join(format!("{name}-{id}.out")).display(),
-        results
-            .unwrap_or_else(|| here.join(format!("{name}-{id}")))
-            .display()
+        here.join(format!("{}-{id}.out", graded.name)).display(),
+        results.display()
     );
-    Ok(match submitted.exit {
-        None | Some(0) => Exit::Ok,
-        Some(code) => {
-            eprintln!("baton: batch job {id} ended with exit status {code}");
-            [Exit::Failed, Exit::Invalid, Exit::Runtime, Exit::Timeout]
-                .into_iter()
-                .find(|e| e.code() == code)
-                .unwrap_or(Exit::Runtime)
-        }
-    })
+    let Some(code) = submitted.exit else {
+        return Ok(Exit::Ok);
+    };
+    print_verdict(&results, graded)?;
+    if code == 0 {
+        return Ok(Exit::Ok);
+    }
+    eprintln!("baton: batch job {id} ended with exit status {code}");
+    Ok([Exit::Failed, Exit::Invalid, Exit::Runtime, Exit::Timeout]
+        .into_iter()
+        .find(|e| e.code() == code)
+        .unwrap_or(Exit::Runtime))
+}
+
+/// The verdict on what the job left in `dir`, as `baton grade` prints it: the job's own output
+/// file holds it too, but a CI log should not need the job ID to show why it is red. The job's
+/// exit status stays the command's.
+fn print_verdict(dir: &Path, g: &Graded) -> anyhow::Result<()> {
+    let files: Vec<PathBuf> = match g.sets {
+        None => vec![dir.join("results.json")],
+        Some(n) => (0..n)
+            .map(|k| dir.join(format!("set-{k}/results.json")))
+            .collect(),
+    };
+    let files: Vec<PathBuf> = files.into_iter().filter(|f| f.is_file()).collect();
+    if files.is_empty() {
+        eprintln!("baton: the job left no results in {}", dir.display());
+        return Ok(());
+    }
+    let against = super::grade::Against {
+        baseline: None,
+        history: None,
+    };
+    let format = super::GradeFormat::Text;
+    super::grade::run(g.plan, &files, against, None, None, format, g.color)?;
+    Ok(())
 }
 
 fn write_script(path: &Path, text: &str) -> anyhow::Result<()> {
@@ -201,53 +327,4 @@ fn write_script(path: &Path, text: &str) -> anyhow::Result<()> {
         text.as_bytes(),
         0o755,
     )?)
-}
-
-/// A plan whose tests run over node sets renders as one batch job whose `baton run` drives the
-/// sets; the plain srun and mpirun scripts cannot (each runs one set of all nodes). The node
-/// count is the plan's own list, else `launch.nodes` (`sbatch -N` overrides it).
-fn sweep_for(
-    plan: &baton::plan::Plan,
-    path: &Path,
-    targets: &[Target],
-) -> Result<Option<baton::render::Sweep>, Exit> {
-    use baton::expand::nodesets;
-    if plan.tests.iter().all(|t| t.over == baton::plan::Over::All) {
-        return Ok(None);
-    }
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let list = match nodesets::resolve(&plan.nodes, dir, None) {
-        Ok(l) => l,
-        Err(e) => {
-            eprintln!("error: {}: node list: {e}", path.display());
-            return Err(Exit::Invalid);
-        }
-    };
-    let n = list
-        .hosts
-        .as_ref()
-        .map_or(plan.launch.nodes as usize, Vec::len);
-    if plan.tests.iter().all(|t| nodesets::is_one_job(t.over, n)) {
-        return Ok(None);
-    }
-    if let Some(t) = targets.iter().find(|t| **t != Target::Slurm) {
-        eprintln!(
-            "error: {}: its tests run over node sets, which `baton run` drives inside an allocation; \
-             a {} script cannot. Render `-t slurm` (one batch job that runs them all), or run \
-             `baton run {}` inside `salloc`",
-            path.display(),
-            t.name(),
-            path.display()
-        );
-        return Err(Exit::Invalid);
-    }
-    let tests = nodesets::plan_sets(plan, &list)
-        .iter()
-        .map(|t| format!("{}: {}", t.test, t.summary()))
-        .collect();
-    Ok(Some(baton::render::Sweep {
-        nodes: n,
-        nodelist: list.hosts.as_ref().map(|h| baton::nodeset::compress(h)),
-        tests,
-    }))
 }

@@ -29,17 +29,27 @@ pub struct Input<'a> {
     /// The user trusts the plan (`--trust-plan`): the scripts' own baton commands say so too.
     pub trust: crate::plan::Trust,
     /// The plan's tests run over node sets: the batch script runs `baton run`, which drives
-    /// them inside the allocation.
+    /// them inside the allocation ([`super::sweep`]).
     pub sweep: Option<Sweep>,
+    /// `render --results`: the scripts' default output directory, the same on every try (an
+    /// absolute path), instead of a new one per job or date.
+    pub results: Option<&'a str>,
+    /// `render --resume`: every run continues what the output directory holds, and the batch
+    /// job may be requeued into it.
+    pub resume: bool,
 }
 
 /// A batch job whose `baton run` drives node sets (see [`crate::runner::nodesets`]).
 #[derive(Debug, Clone, Serialize)]
 pub struct Sweep {
-    /// Nodes to allocate.
-    pub nodes: usize,
-    /// The plan's own node list as a hostlist, for `#SBATCH --nodelist`; `None`: any nodes.
+    /// Nodes to allocate; `None`: the job's own count (`sbatch -N`), and the script refuses a
+    /// job of one node, which is what sbatch gives when no count was asked for.
+    pub nodes: Option<usize>,
+    /// The node list as a hostlist, for `#SBATCH --nodelist`; `None`: any nodes.
     pub nodelist: Option<String>,
+    /// The node list for `baton run --nodes`, in its order, when the job cannot read it from
+    /// the plan it carries (`render --nodes HOSTLIST`, a hostfile beside the plan).
+    pub run_nodes: Option<String>,
     /// One line per test that runs over node sets, for the script's header.
     pub tests: Vec<String>,
 }
@@ -72,6 +82,10 @@ pub struct Context {
     /// The plan's baseline as an absolute path: the carried plan no longer sits beside it.
     pub baseline: Option<String>,
     pub sweep: Option<Sweep>,
+    /// The default output directory (`render --results`), absolute; `None`: per job or date.
+    pub results: Option<String>,
+    /// Continue what the output directory holds (`render --resume`).
+    pub resume: bool,
 }
 
 /// pyxis: the image is imported once, by the first step, under `name`; later steps reuse it.
@@ -287,6 +301,7 @@ impl Context {
             .as_deref()
             .map(|b| utf8("the baseline", &beside_plan(input.plan_path, b)))
             .transpose()?;
+        let sweep_nodes = input.sweep.as_ref().and_then(|s| s.nodes).map(|n| n as u32);
         let hostfile = launch_cfg
             .mpirun
             .hostfile
@@ -303,16 +318,9 @@ impl Context {
                 jobs: input.jobs.len(),
             },
             layout: Layout {
-                nodes: input
-                    .sweep
-                    .as_ref()
-                    .map_or(launch_cfg.nodes, |s| s.nodes as u32),
+                nodes: sweep_nodes.unwrap_or(launch_cfg.nodes),
                 ranks_per_node,
-                tasks: input
-                    .sweep
-                    .as_ref()
-                    .map_or(launch_cfg.nodes as u64, |s| s.nodes as u64)
-                    * ranks_per_node as u64,
+                tasks: sweep_nodes.unwrap_or(launch_cfg.nodes) as u64 * ranks_per_node as u64,
                 gpus_per_node: (plan.backend == Backend::Nccl)
                     .then(|| ranks_per_node as u64 * launch_cfg.gpus_per_rank as u64),
             },
@@ -349,6 +357,8 @@ impl Context {
                 }
                 None => None,
             },
+            results: input.results.map(str::to_string),
+            resume: input.resume,
         })
     }
 }

@@ -13,6 +13,7 @@
 mod context;
 pub(crate) mod quote;
 pub mod submit;
+pub mod sweep;
 
 use std::path::{Path, PathBuf};
 
@@ -218,7 +219,8 @@ fn template_error(name: &str, e: &Error) -> RenderError {
     if e.kind() == ErrorKind::UndefinedError {
         message.push_str(
             "; templates see: version, plan, layout, slurm, mpirun, env_sets, baton, baton_mpi, worker, \
-             step, cpus_auto, setup, container, baseline (docs/launching.md lists their fields)",
+             step, cpus_auto, setup, container, trust_plan, baseline, sweep, results, resume \
+             (docs/launching.md lists their fields)",
         );
     }
     RenderError::Template {
@@ -338,6 +340,8 @@ mod tests {
             baton: Some("/opt/baton/bin/baton"),
             sweep: None,
             trust: crate::plan::Trust::Data,
+            results: None,
+            resume: false,
         })
     }
 
@@ -397,6 +401,8 @@ mod tests {
                 baton: Some("/opt/baton/bin/baton"),
                 sweep: None,
                 trust: crate::plan::Trust::Data,
+                results: None,
+                resume: false,
             },
             &Target::ALL,
             None,
