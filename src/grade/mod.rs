@@ -28,7 +28,7 @@ mod verdict;
 pub use compare::{Comparison, JobComparison, SizeComparison, compare};
 pub use diagnosis::{Diagnosis, Shape};
 pub use measure::{measured_sizes, median as median_of, median_busbw, num, size};
-pub use nodesets::{SetVerdict, TestNodes};
+pub use nodesets::{SetVerdict, TestNodes, rerun_fleet};
 pub use run_info::RunInfo;
 pub use trend::{History, TrendSource};
 pub use verdict::{Case, CriterionVerdict, Grade, JobVerdict, Source, Status};
@@ -144,7 +144,13 @@ pub fn grade(input: &GradeInput<'_>) -> Grade {
             grade_job(job, f, b, &env_of, base_env, &prof, &others, &trend)
         })
         .collect();
-    nodesets::apply_outliers(&expansion.jobs, &mut jobs);
+    let fleet = input
+        .results
+        .iter()
+        .find_map(|r| r.1.rerun.as_ref())
+        .map_or(&[][..], |r| &r.fleet[..]);
+    nodesets::apply_outliers(&expansion.jobs, &mut jobs, fleet);
+    nodesets::fail_lone_sets(input.plan, &expansion.jobs, &mut jobs);
     let node_sets = nodesets::attribute_tests(input.plan, &expansion.jobs, &jobs, input.results);
     let nodes = nodesets::merged(&node_sets);
     let status = worst(jobs.iter().map(|j| j.status));

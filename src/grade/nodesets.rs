@@ -9,11 +9,11 @@ use serde::Serialize;
 use super::measure;
 use super::verdict::{Case, JobVerdict, Status};
 use crate::expand::Job;
-use crate::nodeset::attribution::{self, Outlier, SetOutcome, SetResult, Verdict, attribute};
+use crate::nodeset::attribution::{self, Outlier, SetOutcome, SetResult, Verdict, attribute_known};
 use crate::nodeset::export::{self, NodeEntry, NodesFile};
 use crate::nodeset::{Isolator, Over};
-use crate::plan::{Check, Plan};
-use crate::results::{Results, SetRun};
+use crate::plan::{Check, Criterion, Plan};
+use crate::results::{FleetValue, JobResult, Results, SetRun};
 use crate::units::Cmp;
 
 /// One node set of a test, as graded.
@@ -50,9 +50,45 @@ pub struct TestNodes {
 /// by (plan job, criterion index).
 type Sample = (usize, usize, f64);
 
+/// A set job's value for an `outlier` criterion: its median busbw at the criterion's largest
+/// size and first placement.
+fn outlier_value(job: &Job, c: &Criterion, result: &JobResult) -> Option<f64> {
+    let size = *measure::sizes(job, c.at.as_ref()).last()?;
+    let place = *measure::placements(job, Some(c)).first()?;
+    measure::median_busbw(result, size, place)
+}
+
+/// The values of `outlier` criteria that the node sets of `earlier` measured: the fleet a
+/// rerun of a few of its nodes judges its own sets against.
+pub fn rerun_fleet(plan: &Plan, earlier: &Results) -> Vec<FleetValue> {
+    let jobs = crate::expand::expand(plan).jobs;
+    let mut out = Vec::new();
+    for r in &earlier.jobs {
+        let Some(set) = &r.node_set else { continue };
+        let Some(job) = jobs.iter().find(|j| j.id == set.job) else {
+            continue;
+        };
+        for c in job.expect.iter() {
+            if !matches!(c.check, Check::Outlier(_)) {
+                continue;
+            }
+            if let Some(busbw) = outlier_value(job, c, r).filter(|v| v.is_finite()) {
+                out.push(FleetValue {
+                    job: job.id.clone(),
+                    criterion: crate::expand::table::criterion_text(c),
+                    nodes: set.hosts.len() as u32,
+                    busbw,
+                });
+            }
+        }
+    }
+    out
+}
+
 /// Applies `outlier` criteria: for each criterion, each set job's busbw at the criterion's
-/// largest size against the sets of the same plan job and node count.
-pub fn apply_outliers(jobs: &[Job], verdicts: &mut [JobVerdict]) {
+/// largest size against the sets of the same plan job and node count — of this run, or of the
+/// earlier run's `fleet` when this is a rerun that recorded one.
+pub fn apply_outliers(jobs: &[Job], verdicts: &mut [JobVerdict], fleet: &[FleetValue]) {
     let mut groups: BTreeMap<(String, usize), Vec<Sample>> = BTreeMap::new();
     for (vi, (job, v)) in jobs.iter().zip(verdicts.iter()).enumerate() {
         let Some(set) = &job.node_set else { continue };
@@ -63,11 +99,7 @@ pub fn apply_outliers(jobs: &[Job], verdicts: &mut [JobVerdict]) {
             let value = v
                 .source
                 .as_ref()
-                .and_then(|s| {
-                    let size = *measure::sizes(job, c.at.as_ref()).last()?;
-                    let place = *measure::placements(job, Some(c)).first()?;
-                    measure::median_busbw(&s.result, size, place)
-                })
+                .and_then(|s| outlier_value(job, c, &s.result))
                 .unwrap_or(f64::NAN);
             groups
                 .entry((set.job.clone(), ci))
@@ -84,11 +116,27 @@ pub fn apply_outliers(jobs: &[Job], verdicts: &mut [JobVerdict]) {
             continue;
         };
         let samples: Vec<(usize, f64)> = members.iter().map(|m| (m.1, m.2)).collect();
-        let judged = attribution::outliers(&samples, t.value / 100.0, t.cmp == Cmp::Lt);
+        let text = crate::expand::table::criterion_text(c);
+        let set_job = job.node_set.as_ref().map_or("", |s| s.job.as_str());
+        let earlier: Vec<(usize, f64)> = fleet
+            .iter()
+            .filter(|f| f.job == set_job && f.criterion == text)
+            .map(|f| (f.nodes as usize, f.busbw))
+            .collect();
+        let (limit, strict) = (t.value / 100.0, t.cmp == Cmp::Lt);
+        let judged = if earlier.is_empty() {
+            attribution::outliers(&samples, limit, strict)
+        } else {
+            attribution::outliers_against(&earlier, &samples, limit, strict)
+        };
+        let of = if earlier.is_empty() {
+            ""
+        } else {
+            "the earlier run's "
+        };
         for ((vi, _, value), o) in members.iter().zip(judged) {
             let v = &mut verdicts[*vi];
             // Criteria come after the implicit ones, in plan order: find this one by its text.
-            let text = crate::expand::table::criterion_text(c);
             let Some(cv) = v
                 .criteria
                 .iter_mut()
@@ -100,7 +148,7 @@ pub fn apply_outliers(jobs: &[Job], verdicts: &mut [JobVerdict]) {
                 Outlier::Within { median, deficit, z } => (
                     Status::Pass,
                     format!(
-                        "busbw {} GB/s is {} below the median {} GB/s of its shape (robust z {z:.1})",
+                        "busbw {} GB/s is {} below the median {} GB/s of {of}sets of its shape (robust z {z:.1})",
                         measure::num(*value),
                         measure::pct(deficit.max(0.0) * 100.0),
                         measure::num(median)
@@ -109,7 +157,7 @@ pub fn apply_outliers(jobs: &[Job], verdicts: &mut [JobVerdict]) {
                 Outlier::Below { median, deficit, z } => (
                     Status::Fail,
                     format!(
-                        "busbw {} GB/s is {} below the median {} GB/s of the {}-node sets (robust z {z:.1})",
+                        "busbw {} GB/s is {} below the median {} GB/s of {of}{}-node sets (robust z {z:.1})",
                         measure::num(*value),
                         measure::pct(deficit * 100.0),
                         measure::num(median),
@@ -119,7 +167,12 @@ pub fn apply_outliers(jobs: &[Job], verdicts: &mut [JobVerdict]) {
                 Outlier::TooFew { peers } => (
                     Status::Skipped,
                     format!(
-                        "{peers} set(s) of this shape measured: `outlier` needs at least {} to compare",
+                        "{peers} set(s) of this shape measured{}: `outlier` needs at least {} to compare",
+                        if of.is_empty() {
+                            ""
+                        } else {
+                            " in the earlier run"
+                        },
                         attribution::MIN_PEERS
                     ),
                 ),
@@ -136,6 +189,40 @@ pub fn apply_outliers(jobs: &[Job], verdicts: &mut [JobVerdict]) {
     }
     for v in verdicts.iter_mut() {
         v.status = super::worst(v.criteria.iter().map(|c| c.status));
+    }
+}
+
+/// Fails the node sets of tests between nodes (`pairs`, `isolate`) that ran on fewer than
+/// two nodes: nothing crossed between nodes, so whatever they measured proves no link.
+pub fn fail_lone_sets(plan: &Plan, jobs: &[Job], verdicts: &mut [JobVerdict]) {
+    for (job, v) in jobs.iter().zip(verdicts.iter_mut()) {
+        let Some(set) = &job.node_set else { continue };
+        let over = plan
+            .tests
+            .iter()
+            .find(|t| t.name == job.test)
+            .map(|t| t.over);
+        let Some(over) = over.filter(|o| matches!(o, Over::Pairs(_) | Over::Isolate)) else {
+            continue;
+        };
+        if set.hosts.len() >= 2 {
+            continue;
+        }
+        let message = format!(
+            "`over: {}` ran this set on {} node(s): a pair needs two nodes, so nothing between \
+             nodes was measured",
+            over.name(),
+            set.hosts.len()
+        );
+        v.criteria
+            .push(super::verdict::CriterionVerdict::from_cases(
+                "node_set",
+                "a node set of two or more nodes".into(),
+                None,
+                vec![Case::whole(Status::Fail, message.clone())],
+                message,
+            ));
+        v.status = Status::Fail;
     }
 }
 
@@ -207,8 +294,14 @@ pub fn attribute_tests(
             })
             .collect();
         sets.sort_by_key(|s| (s.round, s.index));
+        // A set the launcher refused tested nothing: no evidence for or against its nodes.
+        let refused = |s: &SetVerdict| {
+            runs.iter()
+                .any(|r| r.round == s.round && r.index == s.index && r.refused.is_some())
+        };
         let outcomes: Vec<SetOutcome> = sets
             .iter()
+            .filter(|s| !refused(s))
             .map(|s| SetOutcome {
                 round: s.round,
                 nodes: s.hosts.iter().filter_map(index).collect(),
@@ -222,10 +315,17 @@ pub fn attribute_tests(
             })
             .collect();
         let n = hosts.len();
-        let a = if test.over == Over::Isolate {
-            isolate_attribution(plan, hosts, &outcomes).unwrap_or_else(|| attribute(n, &outcomes))
+        let good: Vec<usize> = run
+            .rerun
+            .iter()
+            .flat_map(|r| r.known_good.iter().filter_map(index))
+            .collect();
+        let generic = || attribute_known(n, &outcomes, &good);
+        // A rerun's `isolate` confirms against known-good nodes; it replays no isolation.
+        let a = if test.over == Over::Isolate && run.rerun.is_none() {
+            isolate_attribution(plan, hosts, &outcomes).unwrap_or_else(generic)
         } else {
-            attribute(n, &outcomes)
+            generic()
         };
         let file = export::nodes_file(hosts, &a, &outcomes);
         out.push(TestNodes {
@@ -291,12 +391,18 @@ pub fn merged(tests: &[TestNodes]) -> Option<NodesFile> {
             .map(|(t, e)| format!("{t}: {}", e.reason))
             .collect::<Vec<_>>()
             .join("; ");
+        let rounds = |of: fn(&NodeEntry) -> &Vec<u32>| {
+            let mut r: Vec<u32> = entries.iter().flat_map(|(_, e)| of(e)).copied().collect();
+            r.sort_unstable();
+            r.dedup();
+            r
+        };
         nodes.push(NodeEntry {
             host: h.clone(),
             verdict,
             reason,
-            failed_rounds: Vec::new(),
-            passed_rounds: Vec::new(),
+            failed_rounds: rounds(|e| &e.failed_rounds),
+            passed_rounds: rounds(|e| &e.passed_rounds),
         });
     }
     let with = |v: Verdict| {

@@ -1,0 +1,77 @@
+//! A rerun's schedule for tests between nodes (`pairs`, `isolate`): each node an earlier run
+//! failed or left suspect runs as a pair with nodes that run passed. Running the suspects alone
+//! (a one-node "pair") or only among themselves would measure nothing between a suspect and a
+//! sound node, so a bad link would pass; a pair with a known-good node that fails points at the
+//! suspect, and two such pairs isolate it.
+
+/// Known-good partners each suspect is confirmed against: two, so that one partner's bad day
+/// cannot fail it alone, and attribution's "failed with nodes that passed elsewhere" holds twice.
+pub const PARTNERS: usize = 2;
+
+/// How many of `good` a rerun of `suspects` nodes needs: enough that every suspect meets
+/// [`PARTNERS`] different ones and the pairs of a round stay disjoint in as few rounds as can be.
+pub fn partners_needed(suspects: usize, good: usize) -> usize {
+    good.min(suspects * PARTNERS)
+}
+
+/// Rounds of disjoint pairs (each ascending), every suspect with up to [`PARTNERS`] different
+/// nodes of `good`; empty when `good` is. Suspects take partners in turn, so with at least
+/// `PARTNERS × suspects` good nodes every suspect meets its partners in [`PARTNERS`] rounds.
+pub fn confirm_rounds(suspects: &[usize], good: &[usize]) -> Vec<Vec<Vec<usize>>> {
+    if good.is_empty() {
+        return Vec::new();
+    }
+    let per = PARTNERS.min(good.len());
+    let mut todo: Vec<[usize; 2]> = Vec::new();
+    for (k, &s) in suspects.iter().enumerate() {
+        for p in 0..per {
+            let g = good[(k * PARTNERS + p) % good.len()];
+            todo.push(if s < g { [s, g] } else { [g, s] });
+        }
+    }
+    let mut rounds = Vec::new();
+    while !todo.is_empty() {
+        let mut busy = std::collections::HashSet::new();
+        let mut round = Vec::new();
+        todo.retain(|pair| {
+            if pair.iter().any(|i| busy.contains(i)) {
+                return true;
+            }
+            busy.extend(pair.iter().copied());
+            round.push(pair.to_vec());
+            false
+        });
+        rounds.push(round);
+    }
+    rounds
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_suspect_meets_two_different_good_nodes_in_disjoint_rounds() {
+        let r = confirm_rounds(&[2], &[0, 1, 3]);
+        assert_eq!(r, vec![vec![vec![0, 2]], vec![vec![1, 2]]]);
+        // Two suspects, four good nodes: two rounds of two pairs.
+        let r = confirm_rounds(&[0, 5], &[1, 2, 3, 4]);
+        assert_eq!(r.len(), 2);
+        assert_eq!(r[0], vec![vec![0, 1], vec![3, 5]]);
+        for round in &r {
+            let mut seen: Vec<usize> = round.iter().flatten().copied().collect();
+            let n = seen.len();
+            seen.sort();
+            seen.dedup();
+            assert_eq!(seen.len(), n, "a round's pairs are disjoint: {round:?}");
+        }
+        // One good node: each suspect meets it, one round each.
+        assert_eq!(
+            confirm_rounds(&[0, 1], &[2]),
+            vec![vec![vec![0, 2]], vec![vec![1, 2]]]
+        );
+        assert!(confirm_rounds(&[0], &[]).is_empty());
+        assert_eq!(partners_needed(1, 7), 2);
+        assert_eq!(partners_needed(5, 3), 3);
+    }
+}
