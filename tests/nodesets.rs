@@ -706,6 +706,48 @@ tests:
         );
     }
 
+    /// #21 item 4: SIGTERM while pairs run: the run's junit.xml and report say what `baton
+    /// grade` says of the same results afterwards — FAIL, with the sets cut short — never
+    /// "PASS 0 of 0".
+    #[test]
+    fn sigterm_mid_run_grades_as_grade_does_afterwards() {
+        let (d, plan) = setup(
+            "mpirun-sigterm",
+            &PAIRS.replace("    sizes: [8]\n", "    sizes: [8]\n    repeat: 40\n"),
+        );
+        let out = d.join("out");
+        let agent = d.join("fakessh");
+        let child = std::process::Command::new(env!("CARGO_BIN_EXE_baton"))
+            .args(["run", p(&plan), "-o", p(&out)])
+            .env("PATH", common::path_with_baton())
+            .env("NO_COLOR", "1")
+            .env("OMPI_MCA_plm_rsh_agent", &agent)
+            .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+            .env_remove("BATON_FAULT")
+            .stderr(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let t = std::time::Instant::now();
+        while !std::fs::read_to_string(out.join("journal.jsonl"))
+            .is_ok_and(|j| j.contains("\"set_ended\""))
+        {
+            assert!(t.elapsed().as_secs() < 60, "no set ended");
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        common::procs::signal(child.id() as i32, libc::SIGTERM);
+        let (rc, err) = common::procs::wait(child, std::time::Duration::from_secs(60));
+        assert_eq!(rc, 5, "{err}");
+        let line = common::verdicts::same_as_grade(env!("CARGO_BIN_EXE_baton"), &d, &plan, &out);
+        assert!(line.contains("FAIL"), "{line}");
+        let cases = common::verdicts::junit_cases(&read(&out.join("junit.xml")));
+        assert!(cases.len() >= 2, "{cases:?}");
+        // Nodes whose sets a signal stopped are not dead: nothing to drain.
+        let drain = read(&out.join("drain.sh"));
+        assert!(!drain.contains("scontrol update"), "{drain}");
+    }
+
     /// #20 F14: outside Slurm, a host name Open MPI refuses (`_`) is refused before anything
     /// runs, instead of every node being probed dead and drained.
     #[test]

@@ -9,10 +9,12 @@ use serde::Serialize;
 use super::measure;
 use super::verdict::{Case, JobVerdict, Status};
 use crate::expand::Job;
+use crate::expand::nodesets::is_one_job;
 use crate::nodeset::attribution::{self, Outlier, SetOutcome, SetResult, Verdict, attribute_known};
+use crate::nodeset::confirm::rerun_rounds;
 use crate::nodeset::export::{self, NodeEntry, NodesFile};
 use crate::nodeset::{Isolator, Over};
-use crate::plan::{Check, Criterion, Plan};
+use crate::plan::{Check, Criterion, Plan, Test};
 use crate::results::{FleetValue, JobResult, Results, SetRun};
 use crate::units::Cmp;
 
@@ -327,7 +329,8 @@ pub fn attribute_tests(
         } else {
             generic()
         };
-        let file = export::nodes_file(hosts, &a, &outcomes);
+        let mut file = export::nodes_file(hosts, &a, &outcomes);
+        explain_refused(&mut file, &runs);
         out.push(TestNodes {
             test: test.name.clone(),
             over: test.over.name(),
@@ -338,6 +341,139 @@ pub fn attribute_tests(
         });
     }
     out
+}
+
+/// The node-set run among `results` (the one with a node list).
+fn node_set_run(results: &[(String, Results)]) -> Option<&Results> {
+    results
+        .iter()
+        .map(|r| &r.1)
+        .find(|r| !r.node_list.is_empty())
+}
+
+/// How many node sets of `test` the run recorded, and how many its schedule holds (`None`:
+/// `isolate`, whose rounds had not run out), when it recorded fewer: the run stopped before
+/// the rest (a signal, a crash, a launcher refusal), so the test is not done.
+fn unfinished(test: &Test, run: &Results) -> Option<(usize, Option<usize>)> {
+    let hosts = &run.node_list;
+    let n = hosts.len();
+    // A set ran when it left a job, or a node of it was dead (it ran, or was skipped for it);
+    // a set a signal stopped before its step started left neither.
+    let recorded: Vec<&SetRun> = run
+        .node_sets
+        .iter()
+        .filter(|s| s.test == test.name)
+        .filter(|s| {
+            !s.dead.is_empty()
+                || run.jobs.iter().any(|j| {
+                    j.node_set.as_ref().is_some_and(|n| {
+                        (n.round, n.index, &n.hosts) == (s.round, s.index, &s.hosts)
+                    })
+                })
+        })
+        .collect();
+    let good: Vec<usize> = run
+        .rerun
+        .iter()
+        .flat_map(|r| r.known_good.iter())
+        .filter_map(|h| hosts.iter().position(|x| x == h))
+        .collect();
+    let expected = if !good.is_empty() {
+        Some(rerun_rounds(test.over, n, &good).iter().map(Vec::len).sum())
+    } else if test.over == Over::Isolate {
+        let cut = run.interrupted.is_some() || run.finished.is_none();
+        // Whether isolation would go on cannot be told from the sets alone: a run that
+        // stopped before it finished is not done; one that finished is.
+        return (cut || recorded.is_empty()).then_some((recorded.len(), None));
+    } else if test.over == Over::All || is_one_job(test.over, n) {
+        Some(1)
+    } else {
+        test.over.set_count(n).map(|c| c as usize)
+    };
+    let expected = expected?;
+    (recorded.len() < expected).then_some((recorded.len(), Some(expected)))
+}
+
+/// The plan jobs of node-set tests whose schedule the run did not finish, beside the set jobs
+/// it did run: they stand for the sets that never ran, and fail closed.
+pub fn keep_unfinished(
+    plan: &Plan,
+    plan_jobs: &[Job],
+    jobs: &mut Vec<Job>,
+    results: &[(String, Results)],
+) {
+    let Some(run) = node_set_run(results) else {
+        return;
+    };
+    for test in &plan.tests {
+        if unfinished(test, run).is_none() {
+            continue;
+        }
+        for pj in plan_jobs.iter().filter(|j| j.test == test.name) {
+            if !jobs.iter().any(|j| j.id == pj.id) {
+                jobs.push(pj.clone());
+            }
+        }
+    }
+}
+
+/// Says why the plan job of a node-set test has no results: its sets never ran, or not all
+/// of them did before the run stopped.
+pub fn explain_unrun(
+    plan: &Plan,
+    jobs: &[Job],
+    verdicts: &mut [JobVerdict],
+    results: &[(String, Results)],
+) {
+    let Some(run) = node_set_run(results) else {
+        return;
+    };
+    let by = run
+        .interrupted
+        .as_deref()
+        .map_or(String::new(), |s| format!(" (stopped by {s})"));
+    for (job, v) in jobs.iter().zip(verdicts.iter_mut()) {
+        if job.node_set.is_some() || v.source.is_some() {
+            continue;
+        }
+        let Some(test) = plan.tests.iter().find(|t| t.name == job.test) else {
+            continue;
+        };
+        let message = match unfinished(test, run) {
+            Some((0, _)) | None => format!("no node set of this test ran{by}"),
+            Some((k, Some(e))) => {
+                format!("cut short{by}: {k} of its {e} node set(s) ran, the rest never started")
+            }
+            Some((k, None)) => {
+                format!("cut short{by}: {k} node set(s) ran before isolation could finish")
+            }
+        };
+        v.criteria = vec![super::verdict::CriterionVerdict::from_cases(
+            "results",
+            "results present and complete".into(),
+            None,
+            vec![Case::whole(Status::Fail, message.clone())],
+            message,
+        )];
+        v.status = Status::Fail;
+    }
+}
+
+/// Nodes left untested because the launcher refused their set's step say so: they are
+/// suspect only in that nothing was measured on them, which a rerun after the fix does.
+fn explain_refused(file: &mut NodesFile, runs: &[&SetRun]) {
+    for e in &mut file.nodes {
+        if !(e.failed_rounds.is_empty() && e.passed_rounds.is_empty()) {
+            continue;
+        }
+        let why = runs
+            .iter()
+            .find(|r| r.hosts.contains(&e.host))
+            .and_then(|r| r.refused.as_deref());
+        if let Some(why) = why {
+            e.reason = format!("never tested: the launcher refused its set's step ({why})");
+        }
+    }
 }
 
 /// `isolate`'s own attribution (boundaries, confirmed candidates), replayed from the recorded

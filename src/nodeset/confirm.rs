@@ -4,6 +4,8 @@
 //! sound node, so a bad link would pass; a pair with a known-good node that fails points at the
 //! suspect, and two such pairs isolate it.
 
+use super::schedule::Over;
+
 /// Known-good partners each suspect is confirmed against: two, so that one partner's bad day
 /// cannot fail it alone, and attribution's "failed with nodes that passed elsewhere" holds twice.
 pub const PARTNERS: usize = 2;
@@ -44,6 +46,18 @@ pub fn confirm_rounds(suspects: &[usize], good: &[usize]) -> Vec<Vec<Vec<usize>>
         rounds.push(round);
     }
     rounds
+}
+
+/// A rerun's rounds over `n` nodes of which `good` are known-good partners: tests between
+/// nodes pair each of the others with them (`isolate` too: it confirms against them);
+/// `each-node` runs the others alone; `all` is one set of every node.
+pub fn rerun_rounds(over: Over, n: usize, good: &[usize]) -> Vec<Vec<Vec<usize>>> {
+    let again: Vec<usize> = (0..n).filter(|i| !good.contains(i)).collect();
+    match over {
+        Over::All => vec![vec![(0..n).collect()]],
+        Over::EachNode => vec![again.iter().map(|&i| vec![i]).collect()],
+        Over::Pairs(_) | Over::Isolate => confirm_rounds(&again, good),
+    }
 }
 
 #[cfg(test)]

@@ -294,7 +294,9 @@ fn schedule(over: Over, nodes: &Nodes) -> Result<Schedule, RunError> {
     let bad = |e: String| RunError::Unavailable(format!("over: {}: {e}", over.name()));
     let good = nodes.known_good();
     if !good.is_empty() {
-        return Ok(Schedule::Fixed(rerun_rounds(over, n, &good).into_iter()));
+        return Ok(Schedule::Fixed(
+            crate::nodeset::confirm::rerun_rounds(over, n, &good).into_iter(),
+        ));
     }
     if n < over.min_nodes() {
         // One node is no pair: it would pass having sent nothing between nodes.
@@ -317,18 +319,6 @@ fn schedule(over: Over, nodes: &Nodes) -> Result<Schedule, RunError> {
             .collect()
     };
     Ok(Schedule::Fixed(sets.into_iter()))
-}
-
-/// A rerun's rounds: tests between nodes pair each node it runs again with known-good ones
-/// (`isolate` too: it confirms against them); `each-node` runs those nodes alone; `all` is one
-/// set of every node.
-fn rerun_rounds(over: Over, n: usize, good: &[usize]) -> Vec<Vec<Vec<usize>>> {
-    let again: Vec<usize> = (0..n).filter(|i| !good.contains(i)).collect();
-    match over {
-        Over::All => vec![vec![(0..n).collect()]],
-        Over::EachNode => vec![again.iter().map(|&i| vec![i]).collect()],
-        Over::Pairs(_) | Over::Isolate => crate::nodeset::confirm::confirm_rounds(&again, good),
-    }
 }
 
 /// Runs one test's rounds; the launcher's refusal when a step was refused (the run stops).
@@ -461,6 +451,10 @@ fn run_test(
             let failed = !(end.ok && complete);
             if failed && !super::interrupt::requested() {
                 set_dead = probe(ctx, &run.hosts);
+                // A signal during the probe stops it too: a probe cut short proves nothing.
+                if super::interrupt::requested() {
+                    set_dead.clear();
+                }
                 for h in &set_dead {
                     if let Some(i) = hosts.iter().position(|x| x == h) {
                         dead[i] = true;
@@ -481,7 +475,8 @@ fn run_test(
                 seconds: end.seconds,
                 refused: refusal.as_ref().map(|r| r.message.clone()),
             })?;
-            if refusal.is_some() && refused.is_none() {
+            let was_refused = refusal.is_some();
+            if refused.is_none() {
                 refused = refusal;
             }
             if !set_dead.is_empty() {
@@ -491,16 +486,18 @@ fn run_test(
                     .collect();
                 outcomes[*k] = Some(SetResult::Dead(idx));
             }
+            let after = if !set_dead.is_empty() {
+                format!("; dead: {}", compress(&set_dead))
+            } else if was_refused {
+                "; the launcher refused the step".to_string()
+            } else {
+                String::new()
+            };
             eprintln!(
-                "baton: {test} round {round} {}: {} ({:.1} s){}",
+                "baton: {test} round {round} {}: {} ({:.1} s){after}",
                 compress(&run.hosts),
                 end.ended,
                 end.seconds,
-                if set_dead.is_empty() {
-                    String::new()
-                } else {
-                    format!("; dead: {}", compress(&set_dead))
-                }
             );
         }
         if super::interrupt::requested() {

@@ -100,15 +100,18 @@ const NODE_FAULTS: &[&str] = &[
 pub fn find(log: &str, ranks_per_node: u64) -> Option<Refusal> {
     let lines: Vec<&str> = log.lines().collect();
     for (pattern, fix) in RULES {
-        let found = lines.iter().enumerate().find(|(k, l)| {
+        let found = lines.iter().enumerate().find_map(|(k, l)| {
+            if l.contains(pattern) {
+                return Some(l.to_string());
+            }
             // Open MPI breaks its sentences over lines: match across a line break too.
-            let joined = lines.get(k + 1).map(|n| format!("{l} {}", n.trim()));
-            let hit = l.contains(pattern) || joined.is_some_and(|j| j.contains(pattern));
-            hit && !NODE_FAULTS.iter().any(|f| l.contains(f))
+            let next = lines.get(k + 1)?;
+            let joined = format!("{} {}", l.trim(), next.trim());
+            (joined.contains(pattern) && !next.contains(pattern)).then_some(joined)
         });
-        if let Some((_, line)) = found {
+        if let Some(line) = found.filter(|l| !NODE_FAULTS.iter().any(|f| l.contains(f))) {
             return Some(Refusal {
-                message: clean(line),
+                message: clean(&line),
                 fix: fix.replace("{R}", &ranks_per_node.to_string()),
             });
         }
@@ -137,7 +140,8 @@ mod tests {
 
     #[test]
     fn slurm_refusing_the_step_names_its_message_and_the_flag() {
-        let log = "srun: error: Unable to create step for job 17: More processors requested than permitted\n";
+        let log = "srun: cluster configuration lacks support for cpu binding\n\
+                   srun: error: Unable to create step for job 17: More processors requested than permitted\n";
         let r = find(log, 2).unwrap();
         assert_eq!(
             r.message,
