@@ -216,14 +216,11 @@ pub fn fail_lone_sets(plan: &Plan, jobs: &[Job], verdicts: &mut [JobVerdict]) {
             over.name(),
             set.hosts.len()
         );
-        v.criteria
-            .push(super::verdict::CriterionVerdict::from_cases(
-                "node_set",
-                "a node set of two or more nodes".into(),
-                None,
-                vec![Case::whole(Status::Fail, message.clone())],
-                message,
-            ));
+        v.criteria.push(failed(
+            "node_set",
+            "a node set of two or more nodes",
+            message,
+        ));
         v.status = Status::Fail;
     }
 }
@@ -448,15 +445,20 @@ pub fn explain_unrun(
                 format!("cut short{by}: {k} node set(s) ran before isolation could finish")
             }
         };
-        v.criteria = vec![super::verdict::CriterionVerdict::from_cases(
-            "results",
-            "results present and complete".into(),
-            None,
-            vec![Case::whole(Status::Fail, message.clone())],
-            message,
-        )];
+        v.criteria = vec![failed("results", "results present and complete", message)];
         v.status = Status::Fail;
     }
+}
+
+/// A check baton makes of node sets, failed with `message`.
+fn failed(key: &'static str, text: &str, message: String) -> super::verdict::CriterionVerdict {
+    super::verdict::CriterionVerdict::from_cases(
+        key,
+        text.into(),
+        None,
+        vec![Case::whole(Status::Fail, message.clone())],
+        message,
+    )
 }
 
 /// Nodes left untested because the launcher refused their set's step say so: they are

@@ -19,70 +19,51 @@ const MAX_MESSAGE: usize = 300;
 /// How much of the end of a step's output is read: launchers print their refusal last.
 pub const TAIL_BYTES: u64 = 64 << 10;
 
-/// What the launcher says when it refuses (a substring of one line), and what to change.
+/// What the launcher says when it refuses (substrings of one line), and what to change.
 /// `{R}` stands for the plan's ranks per node.
-const RULES: &[(&str, &str)] = &[
+const RULES: &[(&[&str], &str)] = &[
     (
-        "More processors requested than permitted",
+        &["More processors requested than permitted"],
         "the allocation gives each node fewer tasks than the plan's `launch.ranks_per_node` \
          ({R}): allocate with `--ntasks-per-node={R}` (e.g. `salloc --no-kill -N 8 \
          --ntasks-per-node={R}`)",
     ),
     (
-        "Requested node configuration is not available",
+        &["Requested node configuration is not available"],
         "the allocation's nodes do not offer what a step asks for ({R} tasks per node, and \
          GPUs for nccl): allocate with `--ntasks-per-node={R}` (and `--gpus-per-node={R}`)",
     ),
     (
-        "Invalid generic resource",
+        &["Invalid generic resource"],
         "the allocation has no GPUs a step can ask for: allocate with `--gpus-per-node={R}`",
     ),
     (
-        "Unable to create step",
+        &["Unable to create step"],
         "Slurm refused the step inside this allocation: allocate with \
          `--ntasks-per-node={R}` (and `--gpus-per-node={R}` for nccl)",
     ),
     (
-        "Couldn't find the specified plugin name for mpi",
+        &["Couldn't find the specified plugin name for mpi"],
         "srun has no such MPI plugin: set `launch.slurm.mpi` to one `srun --mpi=list` shows",
     ),
     (
-        "PMIX_Init failed",
+        &[
+            "PMIX_Init failed",
+            "PMIx_Init failed",
+            "PMI2_Init failed",
+            "PMI_Init failed",
+            "OMPI was not built with SLURM's PMI support",
+        ],
         "the MPI library and srun's PMI plugin do not match: set `launch.slurm.mpi` (e.g. \
          `pmix`, `pmi2`) to the one the MPI library was built for",
     ),
     (
-        "PMIx_Init failed",
-        "the MPI library and srun's PMI plugin do not match: set `launch.slurm.mpi` (e.g. \
-         `pmix`, `pmi2`) to the one the MPI library was built for",
-    ),
-    (
-        "PMI2_Init failed",
-        "the MPI library and srun's PMI plugin do not match: set `launch.slurm.mpi` (e.g. \
-         `pmix`, `pmi2`) to the one the MPI library was built for",
-    ),
-    (
-        "PMI_Init failed",
-        "the MPI library and srun's PMI plugin do not match: set `launch.slurm.mpi` (e.g. \
-         `pmix`, `pmi2`) to the one the MPI library was built for",
-    ),
-    (
-        "OMPI was not built with SLURM's PMI support",
-        "this Open MPI cannot be started by srun with this PMI plugin: set \
-         `launch.slurm.mpi` (e.g. `pmix`) to one it supports",
-    ),
-    (
-        "execve(): ",
+        &["execve(): ", "could not access or execute an executable"],
         "the launcher could not start the worker program on the nodes: install baton (and \
          baton-mpi for `backend: mpi`) at the same path on every node, or on a shared PATH",
     ),
     (
-        "could not access or execute an executable",
-        "mpirun could not start the worker program on the nodes: install baton (and \
-         baton-mpi for `backend: mpi`) at the same path on every node, or on a shared PATH",
-    ),
-    (
-        "illegal character in the following node name",
+        &["illegal character in the following node name"],
         "Open MPI accepts host names of letters, digits, `.` and `-` only: name the nodes \
          without `_` (e.g. by their addresses) or run inside a Slurm allocation",
     ),
@@ -99,16 +80,8 @@ const NODE_FAULTS: &[&str] = &[
 /// The launcher's refusal in the step output `log`, if it printed one.
 pub fn find(log: &str, ranks_per_node: u64) -> Option<Refusal> {
     let lines: Vec<&str> = log.lines().collect();
-    for (pattern, fix) in RULES {
-        let found = lines.iter().enumerate().find_map(|(k, l)| {
-            if l.contains(pattern) {
-                return Some(l.to_string());
-            }
-            // Open MPI breaks its sentences over lines: match across a line break too.
-            let next = lines.get(k + 1)?;
-            let joined = format!("{} {}", l.trim(), next.trim());
-            (joined.contains(pattern) && !next.contains(pattern)).then_some(joined)
-        });
+    for (patterns, fix) in RULES {
+        let found = patterns.iter().find_map(|p| line_with(&lines, p));
         if let Some(line) = found.filter(|l| !NODE_FAULTS.iter().any(|f| l.contains(f))) {
             return Some(Refusal {
                 message: clean(&line),
@@ -117,6 +90,19 @@ pub fn find(log: &str, ranks_per_node: u64) -> Option<Refusal> {
         }
     }
     None
+}
+
+/// The first line holding `pattern`, or two lines that hold it across their break.
+fn line_with(lines: &[&str], pattern: &str) -> Option<String> {
+    lines.iter().enumerate().find_map(|(k, l)| {
+        if l.contains(pattern) {
+            return Some(l.to_string());
+        }
+        // Open MPI breaks its sentences over lines: match across a line break too.
+        let next = lines.get(k + 1)?;
+        let joined = format!("{} {}", l.trim(), next.trim());
+        (joined.contains(pattern) && !next.contains(pattern)).then_some(joined)
+    })
 }
 
 /// One line of launcher output as a message: controls gone, bounded.
