@@ -682,6 +682,24 @@ tests:
             show(&o)
         );
         assert!(!out.join("results.json").exists());
+        // `outlier` in a rerun needs the earlier run's fleet: its results beside nodes.json.
+        write(
+            &prev,
+            "nodes.json",
+            r#"{"passed":"n[1-2]","failed":"n3","suspect":"","nodes":[],"faults":[]}"#,
+        );
+        let outlier = PAIRS.replace(
+            "[ { wrong: 0 } ]",
+            "[ { wrong: 0 }, { outlier: \"<= 50%\" } ]",
+        );
+        let plan = write(&d, "outlier.yaml", &outlier);
+        let o = run(
+            &d,
+            &["run", p(&plan), "--rerun-failed", p(&prev), "-o", p(&out)],
+            "",
+        );
+        assert_eq!(code(&o), 2, "{}", show(&o));
+        assert!(show(&o).contains("earlier run's sets"), "{}", show(&o));
     }
 
     /// #20 F12: a rerun of a run that failed and suspected no node runs nothing, exits 0 and
@@ -762,6 +780,14 @@ tests:
             show(&o)
         );
         assert!(!out.join("drain.sh").exists());
+        // `check` says so up front (a warning: under Slurm the same names run).
+        let o = run(&d, &["check", p(&plan)], "");
+        assert_eq!(code(&o), 0, "{}", show(&o));
+        assert!(
+            show(&o).contains("warning:") && show(&o).contains("a_b"),
+            "{}",
+            show(&o)
+        );
         // Names that read as options or paths are no host names anywhere.
         for bad in ["-n1,n2", "n1,.n2", "n1,a..b"] {
             let (d, plan) = setup("mpirun-badname", &PAIRS.replace("n[1-4]", bad));

@@ -88,4 +88,21 @@ mod tests {
         assert_eq!(partners_needed(1, 7), 2);
         assert_eq!(partners_needed(5, 3), 3);
     }
+
+    #[test]
+    fn a_rerun_confirms_isolate_and_pairs_alike_and_runs_each_node_alone() {
+        use crate::nodeset::schedule::Pairing;
+        // Node 1 again, nodes 0 and 2 known good.
+        let pairs = rerun_rounds(Over::Pairs(Pairing::All), 3, &[0, 2]);
+        assert_eq!(pairs, vec![vec![vec![0, 1]], vec![vec![1, 2]]]);
+        assert_eq!(rerun_rounds(Over::Isolate, 3, &[0, 2]), pairs);
+        assert_eq!(
+            rerun_rounds(Over::EachNode, 3, &[0, 2]),
+            vec![vec![vec![1]]]
+        );
+        assert_eq!(
+            rerun_rounds(Over::All, 3, &[0, 2]),
+            vec![vec![vec![0, 1, 2]]]
+        );
+    }
 }
