@@ -333,3 +333,174 @@ tests:
     );
     assert_eq!(drains(&out).len(), 2);
 }
+
+/// #21 blocker 2 (#20 F8): `--rerun-failed` of a pairs failure pairs the failed node with nodes
+/// the earlier run passed — never runs it alone — and fails it again while its link is still
+/// slow; `outlier` is judged against the earlier run's sets of the same shape, not skipped.
+#[test]
+fn a_pairs_rerun_pairs_the_slow_node_with_passed_nodes_and_still_fails_it() {
+    let Some(c) = cluster_of(6) else { return };
+    let nodes = &c.nodes[..6];
+    let slow = nodes[3].clone();
+    let d = tmp("cluster-sets-rerun");
+    let plan = write(
+        &d,
+        "plan.yaml",
+        "version: 1
+name: sets-rerun
+backend: mpi
+launch: { ranks_per_node: 1 }
+defaults: { iters: 5, warmup: 1, timeout: 30s }
+tests:
+  - name: pairs
+    over: pairs
+    collective: all_reduce
+    sizes: [64K, 1M]
+    expect:
+      - wrong: 0
+      - outlier: \"<= 50%\"
+        at: 1M
+",
+    );
+    let _slow = Fault::apply(&["slow", &slow, "20mbit"]);
+    let (a, b) = (d.join("a"), d.join("b"));
+    let baton = env!("CARGO_BIN_EXE_baton");
+    let script = format!(
+        "{baton} run {plan} -o {a}; echo $? > {a}.rc; {baton} run {plan} --rerun-failed {a} -o {b}",
+        plan = p(&plan),
+        a = p(&a),
+        b = p(&b)
+    );
+    let o = c
+        .cmd("timeout")
+        .args(["600", "salloc", "--no-kill", "-N", "6", "-w"])
+        .arg(baton::nodeset::compress(nodes))
+        .args(["--ntasks-per-node=1", "bash", "-c", &script])
+        .current_dir(&d)
+        .output()
+        .expect("salloc runs");
+    assert_eq!(read(&d.join("a.rc")).trim(), "1", "{}", show(&o));
+    assert_eq!(nodes_json(&a)["failed"], slow.as_str(), "{}", show(&o));
+    // The rerun: the slow node with two nodes that passed, each a pair, and it fails again.
+    assert_eq!(code(&o), 1, "{}", show(&o));
+    let r = results::read(&b.join("results.json")).unwrap();
+    assert_eq!(r.node_sets.len(), 2, "{:?}", r.node_sets);
+    for s in &r.node_sets {
+        assert_eq!(s.hosts.len(), 2, "{:?}", s.hosts);
+        assert!(s.hosts.contains(&slow), "{:?}", s.hosts);
+    }
+    let n = nodes_json(&b);
+    assert_eq!(n["failed"], slow.as_str(), "{n:#}");
+    assert_eq!(n["suspect"], "", "{n:#}");
+    let d_lines = drains(&b);
+    assert_eq!(d_lines.len(), 1, "{d_lines:?}");
+    let junit = read(&b.join("junit.xml"));
+    assert!(
+        junit.contains("below the median") && junit.contains("of the earlier run"),
+        "outlier judged against the earlier run's fleet: {junit}"
+    );
+}
+
+/// #21 blocker 3: `salloc -N 8` without `--ntasks-per-node` (the README's old command) gives
+/// one task per node, so Slurm refuses every two-rank step. That is the launcher's refusal,
+/// not eight failed nodes: exit 3 with Slurm's message and the fix, nobody failed, no drain.
+#[test]
+fn a_step_slurm_refuses_blames_no_node_and_drains_nothing() {
+    let Some(c) = cluster_of(8) else { return };
+    let d = tmp("cluster-sets-refused");
+    let plan = write(
+        &d,
+        "plan.yaml",
+        "version: 1
+name: sets-refused
+backend: mpi
+launch: { ranks_per_node: 2 }
+defaults: { iters: 2, warmup: 1, timeout: 30s }
+tests:
+  - name: per-node
+    over: each-node
+    collective: all_reduce
+    sizes: [64K]
+    expect: [ { wrong: 0 } ]
+  - name: pairs
+    over: pairs
+    collective: all_reduce
+    sizes: [64K]
+    expect: [ { wrong: 0 } ]
+",
+    );
+    let out = d.join("out");
+    let o = c
+        .cmd("timeout")
+        .args(["300", "salloc", "--no-kill", "-N", "8"])
+        .arg(env!("CARGO_BIN_EXE_baton"))
+        .args(["run", p(&plan), "-o", p(&out)])
+        .current_dir(&d)
+        .output()
+        .expect("salloc runs");
+    assert_eq!(code(&o), 3, "{}", show(&o));
+    let err = show(&o);
+    assert!(
+        err.contains("More processors requested than permitted"),
+        "{err}"
+    );
+    assert!(err.contains("--ntasks-per-node=2"), "{err}");
+    let n = nodes_json(&out);
+    assert_eq!(n["failed"], "", "{n:#}");
+    for e in n["nodes"].as_array().unwrap() {
+        assert_ne!(e["verdict"], "failed", "{e}");
+        let why = e["reason"].as_str().unwrap();
+        assert!(why.contains("the launcher refused"), "{why}");
+    }
+    assert!(drains(&out).is_empty(), "{:?}", drains(&out));
+    // The run stopped at the refusal: no set of the second test was started.
+    let r = results::read(&out.join("results.json")).unwrap();
+    assert!(
+        r.node_sets.iter().all(|s| s.test == "per-node"),
+        "{:?}",
+        r.node_sets
+    );
+}
+
+/// #21 item 4: SIGTERM while pairs run in an allocation: the run's report and junit.xml say
+/// what `baton grade` says of the same results afterwards (FAIL, sets cut short), never
+/// "PASS 0 of 0", and no node is drained for having been stopped.
+#[test]
+fn sigterm_during_node_sets_grades_as_grade_does_afterwards() {
+    let Some(c) = cluster_of(4) else { return };
+    let d = tmp("cluster-sets-sigterm");
+    let plan = write(
+        &d,
+        "plan.yaml",
+        "version: 1
+name: sets-sigterm
+backend: mpi
+launch: { ranks_per_node: 1 }
+defaults: { iters: 5, warmup: 1, timeout: 30s }
+tests:
+  - name: pairs
+    over: pairs
+    collective: all_reduce
+    repeat: 100
+    sizes: [64K]
+    expect: [ { wrong: 0 } ]
+",
+    );
+    let out = d.join("out");
+    let journal = out.join("journal.jsonl");
+    // The run in the background; once a set has ended, SIGTERM to baton alone, as `kill` would.
+    let script = format!(
+        "{} run {} -o {} & b=$!; for i in $(seq 600); do grep -q set_ended {} 2>/dev/null && break; sleep 0.2; done; \
+         kill -TERM $b; wait $b; echo $? > {}/rc",
+        env!("CARGO_BIN_EXE_baton"),
+        p(&plan),
+        p(&out),
+        p(&journal),
+        p(&d)
+    );
+    let o = c.salloc(&d, 1, &script);
+    assert_eq!(read(&d.join("rc")).trim(), "5", "{}", show(&o));
+    let line = common::verdicts::same_as_grade(env!("CARGO_BIN_EXE_baton"), &d, &plan, &out);
+    assert!(line.contains("FAIL"), "{line}");
+    assert!(drains(&out).is_empty(), "{:?}", drains(&out));
+}

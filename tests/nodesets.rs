@@ -511,3 +511,288 @@ fn node_set_batch_script_runs_setup_before_baton_run() {
     let run = s.find("\"$baton\" run \"$plan\"").unwrap();
     assert!(setup < run, "{s}");
 }
+
+/// Node sets over `mpirun -H` on this machine: Open MPI reaches each "host" through a fake ssh
+/// agent that runs the command here and fails for the hosts named in `DEAD` (as ssh does for a
+/// node that is down), so real launches of real ranks run without a cluster.
+#[cfg(feature = "mpi")]
+mod over_mpirun {
+    use std::path::{Path, PathBuf};
+    use std::process::Output;
+
+    use super::common::{self, baton_env, code, p, read, show, write};
+
+    const PAIRS: &str = "version: 1
+name: f8
+backend: mpi
+launch: { ranks_per_node: 1 }
+nodes: { hostlist: \"n[1-4]\" }
+defaults: { iters: 2, warmup: 1, timeout: 20s }
+tests:
+  - name: pairs
+    over: pairs
+    collective: all_reduce
+    sizes: [8]
+    expect: [ { wrong: 0 } ]
+";
+
+    /// The plan `text` in a fresh directory with the fake ssh agent beside it.
+    fn setup(name: &str, text: &str) -> (PathBuf, PathBuf) {
+        let d = common::tmp(name);
+        let agent = write(
+            &d,
+            "fakessh",
+            "#!/bin/bash\nh=$1; shift\ncase \" $DEAD \" in *\" $h \"*) exit 255;; esac\nexec bash -c \"$*\"\n",
+        );
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&agent, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let plan = write(&d, "plan.yaml", text);
+        (d, plan)
+    }
+
+    /// `baton ARGS` with mpirun's ssh replaced by the fake agent, `dead` hosts unreachable.
+    fn run(d: &Path, args: &[&str], dead: &str) -> Output {
+        let agent = d.join("fakessh");
+        baton_env(
+            args,
+            &[
+                ("OMPI_MCA_plm_rsh_agent", p(&agent)),
+                ("OMPI_ALLOW_RUN_AS_ROOT", "1"),
+                ("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1"),
+                ("DEAD", dead),
+            ],
+        )
+    }
+
+    fn nodes_json(dir: &Path) -> serde_json::Value {
+        serde_json::from_str(&read(&dir.join("nodes.json"))).expect("nodes.json is JSON")
+    }
+
+    fn node<'a>(n: &'a serde_json::Value, host: &str) -> &'a serde_json::Value {
+        n["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["host"] == host)
+            .unwrap_or_else(|| panic!("{host} not in {n:#}"))
+    }
+
+    fn set_hosts(dir: &Path) -> Vec<Vec<String>> {
+        let r = baton::results::read(&dir.join("results.json")).unwrap();
+        r.node_sets.iter().map(|s| s.hosts.clone()).collect()
+    }
+
+    /// #20 F8, #21 blocker 2: a rerun of a pairs failure pairs the failed node with nodes the
+    /// earlier run passed, never runs it as a one-node "pair"; it still fails while the node
+    /// is down and passes (paired) once it is back. nodes.json carries the rounds (F13).
+    #[test]
+    fn a_pairs_rerun_pairs_the_failed_node_with_nodes_that_passed() {
+        let (d, plan) = setup("mpirun-rerun-pairs", PAIRS);
+        let (a, b, c) = (d.join("a"), d.join("b"), d.join("c"));
+        let o = run(&d, &["run", p(&plan), "-o", p(&a)], "n3");
+        assert_ne!(code(&o), 0, "{}", show(&o));
+        let n = nodes_json(&a);
+        assert_eq!(n["failed"], "n3", "{n:#}");
+        // F13: the rounds of each node's failing and passing sets.
+        assert!(
+            !node(&n, "n3")["failed_rounds"]
+                .as_array()
+                .unwrap()
+                .is_empty(),
+            "{n:#}"
+        );
+        assert!(
+            !node(&n, "n1")["passed_rounds"]
+                .as_array()
+                .unwrap()
+                .is_empty(),
+            "{n:#}"
+        );
+
+        // Still down: every set of the rerun is a pair of n3 with a node that passed.
+        let o = run(
+            &d,
+            &["run", p(&plan), "--rerun-failed", p(&a), "-o", p(&b)],
+            "n3",
+        );
+        assert_ne!(code(&o), 0, "the node is still down: {}", show(&o));
+        let sets = set_hosts(&b);
+        assert!(!sets.is_empty(), "{}", show(&o));
+        for s in &sets {
+            assert_eq!(s.len(), 2, "a rerun set is a pair: {sets:?}");
+        }
+        assert!(
+            sets.iter().any(|s| s.contains(&"n3".to_string())),
+            "{sets:?}"
+        );
+        let n = nodes_json(&b);
+        assert_eq!(n["failed"], "n3", "{n:#}");
+        assert!(read(&b.join("drain.sh")).contains("NodeName='n3'"));
+
+        // Back up: it passes, paired with two different known-good nodes.
+        let o = run(
+            &d,
+            &["run", p(&plan), "--rerun-failed", p(&a), "-o", p(&c)],
+            "",
+        );
+        assert_eq!(code(&o), 0, "{}", show(&o));
+        let sets = set_hosts(&c);
+        assert_eq!(sets.len(), 2, "{sets:?}");
+        assert!(
+            sets.iter()
+                .all(|s| s.len() == 2 && s.contains(&"n3".to_string()))
+        );
+        assert_ne!(sets[0], sets[1], "two different partners: {sets:?}");
+        let n = nodes_json(&c);
+        assert_eq!(n["failed"], "", "{n:#}");
+        assert_eq!(n["suspect"], "", "{n:#}");
+        let why = node(&n, "n3")["reason"].as_str().unwrap().to_string();
+        assert!(why.contains("passed in 2 sets"), "{why}");
+        let partner = sets[0].iter().find(|h| *h != "n3").unwrap();
+        let why = node(&n, partner)["reason"].as_str().unwrap().to_string();
+        assert!(why.contains("known good"), "{why}");
+    }
+
+    /// A one-node `pairs` run is refused, and so is a rerun of a single node with no node the
+    /// earlier run passed to pair it with (exit 2, nothing run).
+    #[test]
+    fn a_pair_of_one_node_is_refused() {
+        let (d, plan) = setup("mpirun-one-node-pair", PAIRS);
+        let out = d.join("out");
+        let o = run(&d, &["run", p(&plan), "--nodes", "n1", "-o", p(&out)], "");
+        assert_eq!(code(&o), 2, "{}", show(&o));
+        assert!(show(&o).contains("needs at least 2 nodes"), "{}", show(&o));
+        assert!(!out.join("results.json").exists());
+        let prev = d.join("prev");
+        std::fs::create_dir_all(&prev).unwrap();
+        write(
+            &prev,
+            "nodes.json",
+            r#"{"passed":"","failed":"n3","suspect":"","nodes":[],"faults":[]}"#,
+        );
+        let o = run(
+            &d,
+            &["run", p(&plan), "--rerun-failed", p(&prev), "-o", p(&out)],
+            "",
+        );
+        assert_eq!(code(&o), 2, "{}", show(&o));
+        assert!(
+            show(&o).contains("passed no node to pair it with"),
+            "{}",
+            show(&o)
+        );
+        assert!(!out.join("results.json").exists());
+        // `outlier` in a rerun needs the earlier run's fleet: its results beside nodes.json.
+        write(
+            &prev,
+            "nodes.json",
+            r#"{"passed":"n[1-2]","failed":"n3","suspect":"","nodes":[],"faults":[]}"#,
+        );
+        let outlier = PAIRS.replace(
+            "[ { wrong: 0 } ]",
+            "[ { wrong: 0 }, { outlier: \"<= 50%\" } ]",
+        );
+        let plan = write(&d, "outlier.yaml", &outlier);
+        let o = run(
+            &d,
+            &["run", p(&plan), "--rerun-failed", p(&prev), "-o", p(&out)],
+            "",
+        );
+        assert_eq!(code(&o), 2, "{}", show(&o));
+        assert!(show(&o).contains("earlier run's sets"), "{}", show(&o));
+    }
+
+    /// #20 F12: a rerun of a run that failed and suspected no node runs nothing, exits 0 and
+    /// writes no JUnit error.
+    #[test]
+    fn a_rerun_with_nothing_to_rerun_writes_no_junit_error() {
+        let (d, plan) = setup("mpirun-rerun-nothing", PAIRS);
+        let prev = write(&d, "nodes.json", r#"{"failed":"","suspect":""}"#);
+        let out = d.join("out");
+        let o = run(
+            &d,
+            &["run", p(&plan), "--rerun-failed", p(&prev), "-o", p(&out)],
+            "",
+        );
+        assert_eq!(code(&o), 0, "{}", show(&o));
+        assert!(show(&o).contains("nothing to rerun"), "{}", show(&o));
+        let junit = out.join("junit.xml");
+        assert!(
+            !junit.exists() || !read(&junit).contains("<error"),
+            "{}",
+            read(&junit)
+        );
+    }
+
+    /// #21 item 4: SIGTERM while pairs run: the run's junit.xml and report say what `baton
+    /// grade` says of the same results afterwards — FAIL, with the sets cut short — never
+    /// "PASS 0 of 0".
+    #[test]
+    fn sigterm_mid_run_grades_as_grade_does_afterwards() {
+        let (d, plan) = setup(
+            "mpirun-sigterm",
+            &PAIRS.replace("    sizes: [8]\n", "    sizes: [8]\n    repeat: 40\n"),
+        );
+        let out = d.join("out");
+        let agent = d.join("fakessh");
+        let child = std::process::Command::new(env!("CARGO_BIN_EXE_baton"))
+            .args(["run", p(&plan), "-o", p(&out)])
+            .env("PATH", common::path_with_baton())
+            .env("NO_COLOR", "1")
+            .env("OMPI_MCA_plm_rsh_agent", &agent)
+            .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+            .env_remove("BATON_FAULT")
+            .stderr(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let t = std::time::Instant::now();
+        while !std::fs::read_to_string(out.join("journal.jsonl"))
+            .is_ok_and(|j| j.contains("\"set_ended\""))
+        {
+            assert!(t.elapsed().as_secs() < 60, "no set ended");
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        common::procs::signal(child.id() as i32, libc::SIGTERM);
+        let (rc, err) = common::procs::wait(child, std::time::Duration::from_secs(60));
+        assert_eq!(rc, 5, "{err}");
+        let line = common::verdicts::same_as_grade(env!("CARGO_BIN_EXE_baton"), &d, &plan, &out);
+        assert!(line.contains("FAIL"), "{line}");
+        let cases = common::verdicts::junit_cases(&read(&out.join("junit.xml")));
+        assert!(cases.len() >= 2, "{cases:?}");
+        // Nodes whose sets a signal stopped are not dead: nothing to drain.
+        let drain = read(&out.join("drain.sh"));
+        assert!(!drain.contains("scontrol update"), "{drain}");
+    }
+
+    /// #20 F14: outside Slurm, a host name Open MPI refuses (`_`) is refused before anything
+    /// runs, instead of every node being probed dead and drained.
+    #[test]
+    fn host_names_open_mpi_refuses_are_refused_before_running() {
+        let (d, plan) = setup("mpirun-underscore", &PAIRS.replace("n[1-4]", "a_b,n2,n3"));
+        let out = d.join("out");
+        let o = run(&d, &["run", p(&plan), "-o", p(&out)], "");
+        assert_eq!(code(&o), 2, "{}", show(&o));
+        assert!(
+            show(&o).contains("refuses host names with `_`: a_b"),
+            "{}",
+            show(&o)
+        );
+        assert!(!out.join("drain.sh").exists());
+        // `check` says so up front (a warning: under Slurm the same names run).
+        let o = run(&d, &["check", p(&plan)], "");
+        assert_eq!(code(&o), 0, "{}", show(&o));
+        assert!(
+            show(&o).contains("warning:") && show(&o).contains("a_b"),
+            "{}",
+            show(&o)
+        );
+        // Names that read as options or paths are no host names anywhere.
+        for bad in ["-n1,n2", "n1,.n2", "n1,a..b"] {
+            let (d, plan) = setup("mpirun-badname", &PAIRS.replace("n[1-4]", bad));
+            let o = run(&d, &["check", p(&plan)], "");
+            assert_eq!(code(&o), 2, "{bad}: {}", show(&o));
+        }
+    }
+}

@@ -28,6 +28,7 @@ pub fn run(
                 for s in &sets {
                     out.push_str(&format!("  {}: {}\n", s.test, s.summary()));
                 }
+                mpirun_names(p, &sets);
                 match baton::profile::check_plan(&loaded.plan, p) {
                     Ok(line) => out.extend(line.map(|l| format!("  {l}\n"))),
                     Err(problems) => {
@@ -44,4 +45,16 @@ pub fn run(
         }
     }
     Ok(exit)
+}
+
+/// Host names `baton run` would refuse outside an allocation (Open MPI rejects `_`): said at
+/// check time, as a warning, since the same plan may run under Slurm, which takes them.
+fn mpirun_names(plan: &std::path::Path, sets: &[baton::expand::nodesets::TestSets]) {
+    let Some(list) = sets.iter().find_map(|s| s.nodes.as_deref()) else {
+        return;
+    };
+    let hosts = baton::nodeset::expand(list).unwrap_or_default();
+    if let Some(why) = baton::runner::nodesets::launcher_refuses(&hosts) {
+        eprintln!("warning: {}: {why}", plan.display());
+    }
 }

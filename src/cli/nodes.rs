@@ -8,15 +8,19 @@ use baton::expand::nodesets::{self, NodeList};
 use baton::plan::{Over, Plan};
 use baton::runner::nodesets::Nodes;
 
-/// Largest `nodes.json` read back: a thousand nodes with reasons is well under a megabyte.
-const MAX_NODES_JSON: usize = 16 << 20;
+mod rerun;
 
 /// The nodes a run drives node sets over, or `None` when the plan runs as one job set as
-/// always; `Err` after printing why it cannot run.
+/// always; `Err` after printing why it cannot run (`Exit::Ok`: a rerun with nothing to do).
 pub fn for_run(plan: &Plan, path: &Path, args: &super::run::Args) -> Result<Option<Nodes>, Exit> {
-    let given = match (&args.nodes, &args.rerun_failed) {
+    let tests = selected_tests(plan, args.only.as_deref());
+    let rerun = match &args.rerun_failed {
+        Some(f) => Some(rerun::of(plan, &tests, f)?),
+        None => None,
+    };
+    let given = match (&args.nodes, &rerun) {
         (Some(h), _) => Some(h.clone()),
-        (None, Some(f)) => Some(rerun_list(f)?),
+        (None, Some(r)) => Some(r.hostlist()),
         (None, None) => None,
     };
     if given.is_none() && plan.tests.iter().all(|t| t.over == Over::All) {
@@ -54,64 +58,45 @@ pub fn for_run(plan: &Plan, path: &Path, args: &super::run::Args) -> Result<Opti
         );
         return Err(Exit::Invalid);
     };
+    if let Some(why) = baton::runner::nodesets::launcher_refuses(&hosts) {
+        eprintln!("error: {}: {why}", path.display());
+        return Err(Exit::Invalid);
+    }
+    let partners = rerun.as_ref().is_some_and(|r| !r.known_good().is_empty());
+    if !partners && let Some(t) = tests.iter().find(|t| hosts.len() < t.over.min_nodes()) {
+        eprintln!(
+            "error: {}: test `{}` runs `over: {}`, which needs at least {} nodes; the node list \
+             has {} ({}): a set of one node measures nothing between nodes",
+            path.display(),
+            t.name,
+            t.over.name(),
+            t.over.min_nodes(),
+            hosts.len(),
+            baton::nodeset::compress(&hosts)
+        );
+        return Err(Exit::Invalid);
+    }
     let n = hosts.len();
     if given.is_none() && plan.tests.iter().all(|t| nodesets::is_one_job(t.over, n)) {
         return Ok(None);
     }
-    Ok(Some(Nodes { hosts, domains }))
+    Ok(Some(Nodes {
+        hosts,
+        domains,
+        rerun: rerun.map(|r| r.record),
+    }))
 }
 
-/// The failed and suspect nodes of an earlier run's `nodes.json` (or of the directory holding
-/// it), as one hostlist.
-fn rerun_list(f: &Path) -> Result<String, Exit> {
-    let file = if f.is_dir() {
-        f.join("nodes.json")
-    } else {
-        f.to_path_buf()
-    };
-    let text = baton::input::read_bounded(&file, MAX_NODES_JSON, "nodes.json").map_err(|e| {
-        eprintln!("error: --rerun-failed: {e}");
-        Exit::Invalid
-    })?;
-    #[derive(serde::Deserialize)]
-    struct Verdicts {
-        failed: String,
-        suspect: String,
-    }
-    let v: Verdicts = serde_json::from_slice(&text).map_err(|e| {
-        eprintln!(
-            "error: --rerun-failed: {}: not a baton nodes.json: {e}",
-            file.display()
-        );
-        Exit::Invalid
-    })?;
-    let lists: Vec<&str> = [v.failed.as_str(), v.suspect.as_str()]
-        .into_iter()
-        .filter(|s| !s.is_empty())
-        .collect();
-    if lists.is_empty() {
-        eprintln!(
-            "baton: --rerun-failed: {} names no failed or suspect node: nothing to run again",
-            file.display()
-        );
-        return Err(Exit::Ok);
-    }
-    let mut hosts = Vec::new();
-    for l in lists {
-        match baton::nodeset::expand(l) {
-            Ok(h) => hosts.extend(h),
-            Err(e) => {
-                eprintln!("error: --rerun-failed: {}: {e}", file.display());
-                return Err(Exit::Invalid);
-            }
-        }
-    }
-    eprintln!(
-        "baton: running again over the failed and suspect nodes of {}: {}",
-        file.display(),
-        baton::nodeset::compress(&hosts)
-    );
-    Ok(baton::nodeset::compress(&hosts))
+/// The plan's tests that have a job `--only` selects.
+fn selected_tests<'p>(plan: &'p Plan, only: Option<&str>) -> Vec<&'p baton::plan::Test> {
+    let jobs = baton::expand::expand(plan).jobs;
+    plan.tests
+        .iter()
+        .filter(|t| {
+            jobs.iter()
+                .any(|j| j.test == t.name && only.is_none_or(|o| j.id.contains(o)))
+        })
+        .collect()
 }
 
 /// `nodes.json` and `drain.sh` beside the results, when tests ran over node sets.

@@ -84,6 +84,8 @@ pub fn run(args: &Args, mpi: Option<MpiEntry>, color: bool) -> anyhow::Result<Ex
     } else {
         match super::nodes::for_run(&loaded.plan, &args.plan, args) {
             Ok(l) => l,
+            // Nothing to run (a rerun of a run that failed no node): no verdict to record.
+            Err(Exit::Ok) => return Ok(Exit::Ok),
             Err(exit) => {
                 let why = "the node list or the plan's node sets cannot be used (see the command's stderr)";
                 return Ok(junit::run_junit(args, exit, "plan", why));
@@ -150,6 +152,7 @@ pub fn run(args: &Args, mpi: Option<MpiEntry>, color: bool) -> anyhow::Result<Ex
         print_table: args.format == RunFormat::Table,
         capture_transport: args.capture_transport,
     };
+    let over_sets = node_list.is_some();
     let ran = match node_list {
         Some(nodes) => {
             let base = match super::grade::baseline_for(
@@ -203,9 +206,11 @@ pub fn run(args: &Args, mpi: Option<MpiEntry>, color: bool) -> anyhow::Result<Ex
                     args.out.display()
                 );
             }
+            // A node-set run cut short is graded whole, as `baton grade` grades it afterwards:
+            // the sets a signal cut or never reached fail it, never a PASS of what is left.
             let ran: Vec<_> = jobs
                 .into_iter()
-                .filter(|j| !outcome.not_reached.contains(&j.id))
+                .filter(|j| over_sets || !outcome.not_reached.contains(&j.id))
                 .collect();
             finish(
                 args,

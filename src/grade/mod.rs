@@ -28,7 +28,7 @@ mod verdict;
 pub use compare::{Comparison, JobComparison, SizeComparison, compare};
 pub use diagnosis::{Diagnosis, Shape};
 pub use measure::{measured_sizes, median as median_of, median_busbw, num, size};
-pub use nodesets::{SetVerdict, TestNodes};
+pub use nodesets::{SetVerdict, TestNodes, rerun_fleet};
 pub use run_info::RunInfo;
 pub use trend::{History, TrendSource};
 pub use verdict::{Case, CriterionVerdict, Grade, JobVerdict, Source, Status};
@@ -76,12 +76,14 @@ pub fn grade(input: &GradeInput<'_>) -> Grade {
         expansion.jobs.retain(|j| only.contains(&j.id));
     }
     // A test over node sets is graded set by set: its jobs as each set ran them.
+    let plan_jobs = expansion.jobs.clone();
     expansion.jobs = crate::expand::nodesets::jobs_with_sets(
         input.plan,
         expansion.jobs,
         input.results.iter().flat_map(|r| r.1.jobs.iter()),
         input.plan.ranks_per_node(),
     );
+    nodesets::keep_unfinished(input.plan, &plan_jobs, &mut expansion.jobs, input.results);
     let (found, unmatched) = assign(&expansion.jobs, input.results, input.plan.backend);
     let plan_dir = input.plan_file.map(|f| {
         std::path::Path::new(f)
@@ -144,7 +146,14 @@ pub fn grade(input: &GradeInput<'_>) -> Grade {
             grade_job(job, f, b, &env_of, base_env, &prof, &others, &trend)
         })
         .collect();
-    nodesets::apply_outliers(&expansion.jobs, &mut jobs);
+    let fleet = input
+        .results
+        .iter()
+        .find_map(|r| r.1.rerun.as_ref())
+        .map_or(&[][..], |r| &r.fleet[..]);
+    nodesets::apply_outliers(&expansion.jobs, &mut jobs, fleet);
+    nodesets::fail_lone_sets(input.plan, &expansion.jobs, &mut jobs);
+    nodesets::explain_unrun(input.plan, &expansion.jobs, &mut jobs, input.results);
     let node_sets = nodesets::attribute_tests(input.plan, &expansion.jobs, &jobs, input.results);
     let nodes = nodesets::merged(&node_sets);
     let status = worst(jobs.iter().map(|j| j.status));

@@ -9,11 +9,13 @@ use serde::Serialize;
 use super::measure;
 use super::verdict::{Case, JobVerdict, Status};
 use crate::expand::Job;
-use crate::nodeset::attribution::{self, Outlier, SetOutcome, SetResult, Verdict, attribute};
+use crate::expand::nodesets::is_one_job;
+use crate::nodeset::attribution::{self, Outlier, SetOutcome, SetResult, Verdict, attribute_known};
+use crate::nodeset::confirm::rerun_rounds;
 use crate::nodeset::export::{self, NodeEntry, NodesFile};
 use crate::nodeset::{Isolator, Over};
-use crate::plan::{Check, Plan};
-use crate::results::{Results, SetRun};
+use crate::plan::{Check, Criterion, Plan, Test};
+use crate::results::{FleetValue, JobResult, Results, SetRun};
 use crate::units::Cmp;
 
 /// One node set of a test, as graded.
@@ -50,9 +52,45 @@ pub struct TestNodes {
 /// by (plan job, criterion index).
 type Sample = (usize, usize, f64);
 
+/// A set job's value for an `outlier` criterion: its median busbw at the criterion's largest
+/// size and first placement.
+fn outlier_value(job: &Job, c: &Criterion, result: &JobResult) -> Option<f64> {
+    let size = *measure::sizes(job, c.at.as_ref()).last()?;
+    let place = *measure::placements(job, Some(c)).first()?;
+    measure::median_busbw(result, size, place)
+}
+
+/// The values of `outlier` criteria that the node sets of `earlier` measured: the fleet a
+/// rerun of a few of its nodes judges its own sets against.
+pub fn rerun_fleet(plan: &Plan, earlier: &Results) -> Vec<FleetValue> {
+    let jobs = crate::expand::expand(plan).jobs;
+    let mut out = Vec::new();
+    for r in &earlier.jobs {
+        let Some(set) = &r.node_set else { continue };
+        let Some(job) = jobs.iter().find(|j| j.id == set.job) else {
+            continue;
+        };
+        for c in job.expect.iter() {
+            if !matches!(c.check, Check::Outlier(_)) {
+                continue;
+            }
+            if let Some(busbw) = outlier_value(job, c, r).filter(|v| v.is_finite()) {
+                out.push(FleetValue {
+                    job: job.id.clone(),
+                    criterion: crate::expand::table::criterion_text(c),
+                    nodes: set.hosts.len() as u32,
+                    busbw,
+                });
+            }
+        }
+    }
+    out
+}
+
 /// Applies `outlier` criteria: for each criterion, each set job's busbw at the criterion's
-/// largest size against the sets of the same plan job and node count.
-pub fn apply_outliers(jobs: &[Job], verdicts: &mut [JobVerdict]) {
+/// largest size against the sets of the same plan job and node count — of this run, or of the
+/// earlier run's `fleet` when this is a rerun that recorded one.
+pub fn apply_outliers(jobs: &[Job], verdicts: &mut [JobVerdict], fleet: &[FleetValue]) {
     let mut groups: BTreeMap<(String, usize), Vec<Sample>> = BTreeMap::new();
     for (vi, (job, v)) in jobs.iter().zip(verdicts.iter()).enumerate() {
         let Some(set) = &job.node_set else { continue };
@@ -63,11 +101,7 @@ pub fn apply_outliers(jobs: &[Job], verdicts: &mut [JobVerdict]) {
             let value = v
                 .source
                 .as_ref()
-                .and_then(|s| {
-                    let size = *measure::sizes(job, c.at.as_ref()).last()?;
-                    let place = *measure::placements(job, Some(c)).first()?;
-                    measure::median_busbw(&s.result, size, place)
-                })
+                .and_then(|s| outlier_value(job, c, &s.result))
                 .unwrap_or(f64::NAN);
             groups
                 .entry((set.job.clone(), ci))
@@ -84,11 +118,27 @@ pub fn apply_outliers(jobs: &[Job], verdicts: &mut [JobVerdict]) {
             continue;
         };
         let samples: Vec<(usize, f64)> = members.iter().map(|m| (m.1, m.2)).collect();
-        let judged = attribution::outliers(&samples, t.value / 100.0, t.cmp == Cmp::Lt);
+        let text = crate::expand::table::criterion_text(c);
+        let set_job = job.node_set.as_ref().map_or("", |s| s.job.as_str());
+        let earlier: Vec<(usize, f64)> = fleet
+            .iter()
+            .filter(|f| f.job == set_job && f.criterion == text)
+            .map(|f| (f.nodes as usize, f.busbw))
+            .collect();
+        let (limit, strict) = (t.value / 100.0, t.cmp == Cmp::Lt);
+        let judged = if earlier.is_empty() {
+            attribution::outliers(&samples, limit, strict)
+        } else {
+            attribution::outliers_against(&earlier, &samples, limit, strict)
+        };
+        let of = if earlier.is_empty() {
+            ""
+        } else {
+            "the earlier run's "
+        };
         for ((vi, _, value), o) in members.iter().zip(judged) {
             let v = &mut verdicts[*vi];
             // Criteria come after the implicit ones, in plan order: find this one by its text.
-            let text = crate::expand::table::criterion_text(c);
             let Some(cv) = v
                 .criteria
                 .iter_mut()
@@ -100,7 +150,7 @@ pub fn apply_outliers(jobs: &[Job], verdicts: &mut [JobVerdict]) {
                 Outlier::Within { median, deficit, z } => (
                     Status::Pass,
                     format!(
-                        "busbw {} GB/s is {} below the median {} GB/s of its shape (robust z {z:.1})",
+                        "busbw {} GB/s is {} below the median {} GB/s of {of}sets of its shape (robust z {z:.1})",
                         measure::num(*value),
                         measure::pct(deficit.max(0.0) * 100.0),
                         measure::num(median)
@@ -109,7 +159,7 @@ pub fn apply_outliers(jobs: &[Job], verdicts: &mut [JobVerdict]) {
                 Outlier::Below { median, deficit, z } => (
                     Status::Fail,
                     format!(
-                        "busbw {} GB/s is {} below the median {} GB/s of the {}-node sets (robust z {z:.1})",
+                        "busbw {} GB/s is {} below the median {} GB/s of {of}{}-node sets (robust z {z:.1})",
                         measure::num(*value),
                         measure::pct(deficit * 100.0),
                         measure::num(median),
@@ -119,7 +169,12 @@ pub fn apply_outliers(jobs: &[Job], verdicts: &mut [JobVerdict]) {
                 Outlier::TooFew { peers } => (
                     Status::Skipped,
                     format!(
-                        "{peers} set(s) of this shape measured: `outlier` needs at least {} to compare",
+                        "{peers} set(s) of this shape measured{}: `outlier` needs at least {} to compare",
+                        if of.is_empty() {
+                            ""
+                        } else {
+                            " in the earlier run"
+                        },
                         attribution::MIN_PEERS
                     ),
                 ),
@@ -136,6 +191,37 @@ pub fn apply_outliers(jobs: &[Job], verdicts: &mut [JobVerdict]) {
     }
     for v in verdicts.iter_mut() {
         v.status = super::worst(v.criteria.iter().map(|c| c.status));
+    }
+}
+
+/// Fails the node sets of tests between nodes (`pairs`, `isolate`) that ran on fewer than
+/// two nodes: nothing crossed between nodes, so whatever they measured proves no link.
+pub fn fail_lone_sets(plan: &Plan, jobs: &[Job], verdicts: &mut [JobVerdict]) {
+    for (job, v) in jobs.iter().zip(verdicts.iter_mut()) {
+        let Some(set) = &job.node_set else { continue };
+        let over = plan
+            .tests
+            .iter()
+            .find(|t| t.name == job.test)
+            .map(|t| t.over);
+        let Some(over) = over.filter(|o| matches!(o, Over::Pairs(_) | Over::Isolate)) else {
+            continue;
+        };
+        if set.hosts.len() >= 2 {
+            continue;
+        }
+        let message = format!(
+            "`over: {}` ran this set on {} node(s): a pair needs two nodes, so nothing between \
+             nodes was measured",
+            over.name(),
+            set.hosts.len()
+        );
+        v.criteria.push(failed(
+            "node_set",
+            "a node set of two or more nodes",
+            message,
+        ));
+        v.status = Status::Fail;
     }
 }
 
@@ -207,8 +293,14 @@ pub fn attribute_tests(
             })
             .collect();
         sets.sort_by_key(|s| (s.round, s.index));
+        // A set the launcher refused tested nothing: no evidence for or against its nodes.
+        let refused = |s: &SetVerdict| {
+            runs.iter()
+                .any(|r| r.round == s.round && r.index == s.index && r.refused.is_some())
+        };
         let outcomes: Vec<SetOutcome> = sets
             .iter()
+            .filter(|s| !refused(s))
             .map(|s| SetOutcome {
                 round: s.round,
                 nodes: s.hosts.iter().filter_map(index).collect(),
@@ -222,12 +314,20 @@ pub fn attribute_tests(
             })
             .collect();
         let n = hosts.len();
-        let a = if test.over == Over::Isolate {
-            isolate_attribution(plan, hosts, &outcomes).unwrap_or_else(|| attribute(n, &outcomes))
+        let good: Vec<usize> = run
+            .rerun
+            .iter()
+            .flat_map(|r| r.known_good.iter().filter_map(index))
+            .collect();
+        let generic = || attribute_known(n, &outcomes, &good);
+        // A rerun's `isolate` confirms against known-good nodes; it replays no isolation.
+        let a = if test.over == Over::Isolate && run.rerun.is_none() {
+            isolate_attribution(plan, hosts, &outcomes).unwrap_or_else(generic)
         } else {
-            attribute(n, &outcomes)
+            generic()
         };
-        let file = export::nodes_file(hosts, &a, &outcomes);
+        let mut file = export::nodes_file(hosts, &a, &outcomes);
+        explain_refused(&mut file, &runs);
         out.push(TestNodes {
             test: test.name.clone(),
             over: test.over.name(),
@@ -238,6 +338,144 @@ pub fn attribute_tests(
         });
     }
     out
+}
+
+/// The node-set run among `results` (the one with a node list).
+fn node_set_run(results: &[(String, Results)]) -> Option<&Results> {
+    results
+        .iter()
+        .map(|r| &r.1)
+        .find(|r| !r.node_list.is_empty())
+}
+
+/// How many node sets of `test` the run recorded, and how many its schedule holds (`None`:
+/// `isolate`, whose rounds had not run out), when it recorded fewer: the run stopped before
+/// the rest (a signal, a crash, a launcher refusal), so the test is not done.
+fn unfinished(test: &Test, run: &Results) -> Option<(usize, Option<usize>)> {
+    let hosts = &run.node_list;
+    let n = hosts.len();
+    // A set ran when it left a job, or a node of it was dead (it ran, or was skipped for it);
+    // a set a signal stopped before its step started left neither.
+    let recorded: Vec<&SetRun> = run
+        .node_sets
+        .iter()
+        .filter(|s| s.test == test.name)
+        .filter(|s| {
+            !s.dead.is_empty()
+                || run.jobs.iter().any(|j| {
+                    j.node_set.as_ref().is_some_and(|n| {
+                        (n.round, n.index, &n.hosts) == (s.round, s.index, &s.hosts)
+                    })
+                })
+        })
+        .collect();
+    let good: Vec<usize> = run
+        .rerun
+        .iter()
+        .flat_map(|r| r.known_good.iter())
+        .filter_map(|h| hosts.iter().position(|x| x == h))
+        .collect();
+    let expected = if !good.is_empty() {
+        Some(rerun_rounds(test.over, n, &good).iter().map(Vec::len).sum())
+    } else if test.over == Over::Isolate {
+        let cut = run.interrupted.is_some() || run.finished.is_none();
+        // Whether isolation would go on cannot be told from the sets alone: a run that
+        // stopped before it finished is not done; one that finished is.
+        return (cut || recorded.is_empty()).then_some((recorded.len(), None));
+    } else if test.over == Over::All || is_one_job(test.over, n) {
+        Some(1)
+    } else {
+        test.over.set_count(n).map(|c| c as usize)
+    };
+    let expected = expected?;
+    (recorded.len() < expected).then_some((recorded.len(), Some(expected)))
+}
+
+/// The plan jobs of node-set tests whose schedule the run did not finish, beside the set jobs
+/// it did run: they stand for the sets that never ran, and fail closed.
+pub fn keep_unfinished(
+    plan: &Plan,
+    plan_jobs: &[Job],
+    jobs: &mut Vec<Job>,
+    results: &[(String, Results)],
+) {
+    let Some(run) = node_set_run(results) else {
+        return;
+    };
+    for test in &plan.tests {
+        if unfinished(test, run).is_none() {
+            continue;
+        }
+        for pj in plan_jobs.iter().filter(|j| j.test == test.name) {
+            if !jobs.iter().any(|j| j.id == pj.id) {
+                jobs.push(pj.clone());
+            }
+        }
+    }
+}
+
+/// Says why the plan job of a node-set test has no results: its sets never ran, or not all
+/// of them did before the run stopped.
+pub fn explain_unrun(
+    plan: &Plan,
+    jobs: &[Job],
+    verdicts: &mut [JobVerdict],
+    results: &[(String, Results)],
+) {
+    let Some(run) = node_set_run(results) else {
+        return;
+    };
+    let by = run
+        .interrupted
+        .as_deref()
+        .map_or(String::new(), |s| format!(" (stopped by {s})"));
+    for (job, v) in jobs.iter().zip(verdicts.iter_mut()) {
+        if job.node_set.is_some() || v.source.is_some() {
+            continue;
+        }
+        let Some(test) = plan.tests.iter().find(|t| t.name == job.test) else {
+            continue;
+        };
+        let message = match unfinished(test, run) {
+            Some((0, _)) | None => format!("no node set of this test ran{by}"),
+            Some((k, Some(e))) => {
+                format!("cut short{by}: {k} of its {e} node set(s) ran, the rest never started")
+            }
+            Some((k, None)) => {
+                format!("cut short{by}: {k} node set(s) ran before isolation could finish")
+            }
+        };
+        v.criteria = vec![failed("results", "results present and complete", message)];
+        v.status = Status::Fail;
+    }
+}
+
+/// A check baton makes of node sets, failed with `message`.
+fn failed(key: &'static str, text: &str, message: String) -> super::verdict::CriterionVerdict {
+    super::verdict::CriterionVerdict::from_cases(
+        key,
+        text.into(),
+        None,
+        vec![Case::whole(Status::Fail, message.clone())],
+        message,
+    )
+}
+
+/// Nodes left untested because the launcher refused their set's step say so: they are
+/// suspect only in that nothing was measured on them, which a rerun after the fix does.
+fn explain_refused(file: &mut NodesFile, runs: &[&SetRun]) {
+    for e in &mut file.nodes {
+        if !(e.failed_rounds.is_empty() && e.passed_rounds.is_empty()) {
+            continue;
+        }
+        let why = runs
+            .iter()
+            .find(|r| r.hosts.contains(&e.host))
+            .and_then(|r| r.refused.as_deref());
+        if let Some(why) = why {
+            e.reason = format!("never tested: the launcher refused its set's step ({why})");
+        }
+    }
 }
 
 /// `isolate`'s own attribution (boundaries, confirmed candidates), replayed from the recorded
@@ -291,12 +529,18 @@ pub fn merged(tests: &[TestNodes]) -> Option<NodesFile> {
             .map(|(t, e)| format!("{t}: {}", e.reason))
             .collect::<Vec<_>>()
             .join("; ");
+        let rounds = |of: fn(&NodeEntry) -> &Vec<u32>| {
+            let mut r: Vec<u32> = entries.iter().flat_map(|(_, e)| of(e)).copied().collect();
+            r.sort_unstable();
+            r.dedup();
+            r
+        };
         nodes.push(NodeEntry {
             host: h.clone(),
             verdict,
             reason,
-            failed_rounds: Vec::new(),
-            passed_rounds: Vec::new(),
+            failed_rounds: rounds(|e| &e.failed_rounds),
+            passed_rounds: rounds(|e| &e.passed_rounds),
         });
     }
     let with = |v: Verdict| {

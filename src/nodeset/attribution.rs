@@ -57,6 +57,8 @@ pub struct NodeReport {
     pub isolated_by: Vec<usize>,
     /// The set in which it did not start.
     pub dead_in: Option<usize>,
+    /// It passed in the earlier run a rerun confirms against: sound before this run's sets.
+    pub known_good: bool,
 }
 
 /// A fault that no single node explains.
@@ -112,7 +114,18 @@ impl Attribution {
 /// when it did not start; otherwise `suspect`. A node that passed once but failed in pairs with
 /// two or more known-good partners is `suspect`: the evidence disagrees with itself.
 pub fn attribute(n: usize, outcomes: &[SetOutcome]) -> Attribution {
+    attribute_known(n, outcomes, &[])
+}
+
+/// [`attribute`] for a rerun: the nodes of `known_good` passed in the earlier run, so they
+/// count as having passed before any of these sets, and a pair of a suspect with one of them
+/// isolates the suspect.
+pub fn attribute_known(n: usize, outcomes: &[SetOutcome], known_good: &[usize]) -> Attribution {
     let mut good = vec![false; n];
+    for &i in known_good {
+        good[i] = true;
+    }
+    let known = good.clone();
     for o in outcomes {
         if o.result == SetResult::Pass {
             for &i in &o.nodes {
@@ -128,6 +141,7 @@ pub fn attribute(n: usize, outcomes: &[SetOutcome]) -> Attribution {
             passed_in: Vec::new(),
             isolated_by: Vec::new(),
             dead_in: None,
+            known_good: known[node],
         })
         .collect();
     let mut faults = Vec::new();
@@ -199,7 +213,7 @@ pub fn attribute(n: usize, outcomes: &[SetOutcome]) -> Attribution {
     for r in &mut reports {
         r.verdict = if r.dead_in.is_some() {
             Verdict::Failed
-        } else if !r.passed_in.is_empty() {
+        } else if !r.passed_in.is_empty() || r.known_good {
             if failing_good_partners(outcomes, &good, r) >= 2 {
                 Verdict::Suspect
             } else {
@@ -262,10 +276,21 @@ fn median(sorted: &[f64]) -> f64 {
 /// `z` is the robust z-score against the median absolute deviation (scaled to σ), reported as
 /// evidence of how unusual the set is; it is 0 when the fleet has no spread.
 pub fn outliers<K: PartialEq>(samples: &[(K, f64)], limit: f64, strict: bool) -> Vec<Outlier> {
+    outliers_against(samples, samples, limit, strict)
+}
+
+/// [`outliers`] of `samples` against another `fleet`: a rerun's few sets against the earlier
+/// run's, whose median a handful of reruns could not give.
+pub fn outliers_against<K: PartialEq>(
+    fleet: &[(K, f64)],
+    samples: &[(K, f64)],
+    limit: f64,
+    strict: bool,
+) -> Vec<Outlier> {
     samples
         .iter()
         .map(|(shape, v)| {
-            let mut peers: Vec<f64> = samples
+            let mut peers: Vec<f64> = fleet
                 .iter()
                 .filter(|(s, x)| s == shape && x.is_finite())
                 .map(|(_, x)| *x)
@@ -378,6 +403,25 @@ mod tests {
     }
 
     #[test]
+    fn a_rerun_pair_with_known_good_nodes_isolates_the_suspect() {
+        // Node 2 (the earlier run's suspect) fails with 0 and with 1, both known good: failed,
+        // and its partners stay passed though they passed no set of this run.
+        let o = vec![out(1, &[0, 2], false), out(2, &[1, 2], false)];
+        let a = attribute_known(3, &o, &[0, 1]);
+        assert_eq!(a.with(Verdict::Failed), [2]);
+        assert_eq!(a.with(Verdict::Passed), [0, 1]);
+        assert!(a.faults.is_empty());
+        // Without the earlier run's word, the same sets single out no one.
+        assert_eq!(attribute(3, &o).with(Verdict::Suspect), [0, 1, 2]);
+        // A suspect that passes with both is cleared.
+        let o = vec![out(1, &[0, 2], true), out(2, &[1, 2], true)];
+        assert_eq!(
+            attribute_known(3, &o, &[0, 1]).with(Verdict::Passed),
+            [0, 1, 2]
+        );
+    }
+
+    #[test]
     fn inconsistent_evidence_is_suspect_and_flaky_sets_are_intermittent() {
         // 2 fails with 0 and with 1 (both good), yet passes with 3.
         let o = vec![
@@ -425,5 +469,10 @@ mod tests {
             Outlier::Within { .. }
         ));
         assert!(matches!(outliers(&s, 0.10, true)[2], Outlier::Below { .. }));
+        // A rerun's one set against the earlier run's fleet of its shape.
+        let fleet = [(2, 100.0), (2, 98.0), (2, 40.0), (1, 10.0)];
+        let o = outliers_against(&fleet, &[(2, 41.0), (2, 99.0)], 0.10, false);
+        assert!(matches!(o[0], Outlier::Below { median, .. } if median == 98.0));
+        assert!(matches!(o[1], Outlier::Within { .. }));
     }
 }

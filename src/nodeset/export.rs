@@ -108,7 +108,12 @@ pub fn reason(hosts: &[String], r: &NodeReport, outcomes: &[SetOutcome]) -> Stri
                     r.failed_in.len()
                 )
             };
-            format!("passed in {n} set{}{also}", if n == 1 { "" } else { "s" })
+            let passed = format!("passed in {n} set{}", if n == 1 { "" } else { "s" });
+            match (r.known_good, n) {
+                (true, 0) => format!("known good: passed in the earlier run{also}"),
+                (true, _) => format!("known good: passed in the earlier run, {passed}{also}"),
+                (false, _) => format!("{passed}{also}"),
+            }
         }
         Verdict::Suspect if r.failed_in.is_empty() && r.passed_in.is_empty() => {
             "never tested".into()
@@ -133,6 +138,7 @@ pub fn reason(hosts: &[String], r: &NodeReport, outcomes: &[SetOutcome]) -> Stri
 pub fn nodes_file(hosts: &[String], a: &Attribution, outcomes: &[SetOutcome]) -> NodesFile {
     let rounds = |sets: &[usize]| {
         let mut r: Vec<u32> = sets.iter().map(|&k| outcomes[k].round).collect();
+        r.sort_unstable();
         r.dedup();
         r
     };
@@ -143,7 +149,7 @@ pub fn nodes_file(hosts: &[String], a: &Attribution, outcomes: &[SetOutcome]) ->
             host: hosts[r.node].clone(),
             verdict: r.verdict,
             reason: reason(hosts, r, outcomes),
-            failed_rounds: rounds(&r.failed_in),
+            failed_rounds: rounds(&[&r.failed_in[..], r.dead_in.as_slice()].concat()),
             passed_rounds: rounds(&r.passed_in),
         })
         .collect();

@@ -2,8 +2,9 @@
 //! node names (`SLURM_JOB_NODELIST`) and takes them back (`-w`, `scontrol`). Results and drain
 //! lists name nodes this way so that a site engineer can paste them straight into Slurm.
 //!
-//! Host names are restricted to letters, digits, `.`, `_` and `-`: a hostlist from a plan or
-//! from the environment ends up on a command line, so anything else is refused, not escaped.
+//! Host names are restricted to letters, digits, `.`, `_` and `-`, not starting with `-` or
+//! `.` and without `..`: a hostlist from a plan or from the environment ends up on a command
+//! line and in file names, so anything else is refused, not escaped.
 
 use thiserror::Error;
 
@@ -42,6 +43,12 @@ pub enum HostlistError {
     TooMany { column: usize },
     #[error("host `{host}` is listed twice (again at column {column})")]
     Duplicate { host: String, column: usize },
+    #[error(
+        "a host name starts with `{ch}` at column {column}: it would read as an option or a path"
+    )]
+    BadStart { ch: char, column: usize },
+    #[error("`..` at column {column} cannot be part of a host name")]
+    DotDot { column: usize },
 }
 
 fn name_char(c: char) -> bool {
@@ -129,6 +136,15 @@ fn parse_item(chars: &[char], mut i: usize) -> Result<(Vec<Piece>, usize), Hostl
             }
             ']' => return Err(HostlistError::UnmatchedClose { column: i + 1 }),
             c if name_char(c) => {
+                if i == start && matches!(c, '-' | '.') {
+                    return Err(HostlistError::BadStart {
+                        ch: c,
+                        column: i + 1,
+                    });
+                }
+                if c == '.' && text.ends_with('.') {
+                    return Err(HostlistError::DotDot { column: i });
+                }
                 text.push(c);
                 i += 1;
             }
@@ -363,6 +379,11 @@ mod tests {
         assert_eq!(expand("a,"), Err(EmptyName { column: 3 }));
         assert_eq!(expand("n 1"), Err(BadChar { ch: ' ', column: 2 }));
         assert_eq!(expand("n;rm"), Err(BadChar { ch: ';', column: 2 }));
+        // Names that read as options or paths on a command line.
+        assert_eq!(expand("-n1"), Err(BadStart { ch: '-', column: 1 }));
+        assert_eq!(expand("n1,.n2"), Err(BadStart { ch: '.', column: 4 }));
+        assert_eq!(expand("a..b"), Err(DotDot { column: 2 }));
+        assert_eq!(ex("a.b-c_d"), ["a.b-c_d"]);
         assert!(matches!(
             expand("n[1-2,5-3]"),
             Err(BadRange { column: 7, .. })

@@ -2,11 +2,12 @@
 //! pairs of nodes, or adaptively to isolate a fault; results then name nodes, not rank indices.
 //!
 //! Data flows one way: a node list ([`hostlist`]) → rounds of disjoint node sets ([`schedule`],
-//! or [`isolate`] round by round) → per-set outcomes → per-node verdicts ([`attribution`]) →
-//! `nodes.json` and `drain.sh` ([`export`]). Everything here is pure: it runs nothing, so the
+//! [`isolate`] round by round, or a rerun's [`confirm`] pairs) → per-set outcomes → per-node
+//! verdicts ([`attribution`]) → `nodes.json` and `drain.sh` ([`export`]). Everything here is pure: it runs nothing, so the
 //! runner, `check`/`expand` and the tests share it.
 
 pub mod attribution;
+pub mod confirm;
 pub mod export;
 pub mod hostlist;
 pub mod isolate;

@@ -71,6 +71,9 @@ pub enum Record {
         #[serde(default)]
         dead: Vec<String>,
         seconds: f64,
+        /// The launcher refused the step (see [`super::SetRun::refused`]).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        refused: Option<String>,
     },
 }
 
@@ -404,6 +407,7 @@ pub fn apply(results: &mut Results, record: Record) {
             ended,
             dead,
             seconds,
+            refused,
         } => {
             if let Some(s) = results
                 .node_sets
@@ -413,6 +417,7 @@ pub fn apply(results: &mut Results, record: Record) {
                 s.ended = Some(ended);
                 s.dead = dead;
                 s.seconds = Some(seconds);
+                s.refused = refused;
             }
         }
     }

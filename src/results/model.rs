@@ -32,6 +32,37 @@ pub struct Results {
     /// attribution needs beyond the verdicts of its jobs (nodes that never started).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub node_sets: Vec<SetRun>,
+    /// What a `--rerun-failed` run carries over from the run it reruns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rerun: Option<Rerun>,
+}
+
+/// What a rerun takes from the earlier run: a rerun of a few nodes has no fleet of its own and
+/// no sound node to pair a suspect with, so it brings both along.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Rerun {
+    /// The `nodes.json` it reruns.
+    pub of: String,
+    /// Nodes that run passed: each failed or suspect node is paired with some of them.
+    #[serde(default)]
+    pub known_good: Vec<String>,
+    /// The earlier run's sets' values for `outlier` criteria, the fleet a rerun's sets are
+    /// judged against.
+    #[serde(default)]
+    pub fleet: Vec<FleetValue>,
+}
+
+/// One earlier node set's value for one `outlier` criterion.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct FleetValue {
+    /// The plan job it was a node set of.
+    pub job: String,
+    /// The criterion as the report writes it (`outlier <= 10% at 1M`).
+    pub criterion: String,
+    /// Nodes in the set: its shape.
+    pub nodes: u32,
+    /// Its median busbw at the criterion's size, GB/s.
+    pub busbw: f64,
 }
 
 /// The node set a job ran on: its hosts, and the round of its test's schedule.
@@ -68,6 +99,10 @@ pub struct SetRun {
     /// Wall time of the step, in seconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seconds: Option<f64>,
+    /// The launcher's own refusal of the step (Slurm could not create it, PMI did not start,
+    /// the program was not found): a fault of the launch, not of the set's nodes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refused: Option<String>,
 }
 
 impl Results {
@@ -84,6 +119,7 @@ impl Results {
             jobs: Vec::new(),
             node_list: Vec::new(),
             node_sets: Vec::new(),
+            rerun: None,
         }
     }
 

@@ -20,6 +20,7 @@ pub mod nodesets;
 pub mod orchestrate;
 pub mod outdir;
 pub mod progress;
+pub mod refusal;
 pub mod stalled;
 pub mod telemetry;
 pub mod transport;

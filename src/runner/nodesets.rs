@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 use super::launch;
 use super::orchestrate::{self, RunError, RunOptions, RunOutcome};
 use super::outdir::{self, OutDir, OutDirError};
+use super::refusal::{self, Refusal};
 use crate::exit::Exit;
 use crate::expand::Job;
 use crate::expand::nodesets::{is_one_job, set_job};
@@ -45,6 +46,37 @@ pub struct Nodes {
     pub hosts: Vec<String>,
     /// Domains as indices into `hosts` (racks, NVLink domains), for `isolate`'s screening.
     pub domains: Vec<Vec<usize>>,
+    /// A `--rerun-failed` run: the hosts of `rerun.known_good` are among `hosts` as partners
+    /// (they passed the earlier run); the others are the nodes it runs again.
+    pub rerun: Option<crate::results::Rerun>,
+}
+
+impl Nodes {
+    /// Indices of the known-good partners of a rerun.
+    fn known_good(&self) -> Vec<usize> {
+        let good = self.rerun.as_ref().map_or(&[][..], |r| &r.known_good[..]);
+        (0..self.hosts.len())
+            .filter(|&i| good.contains(&self.hosts[i]))
+            .collect()
+    }
+}
+
+/// Why the launcher used outside Slurm (`mpirun -H`) cannot take these host names, if it
+/// cannot: Open MPI refuses `_` in a node name (and then crashes), which would make every
+/// node look dead.
+pub fn launcher_refuses(hosts: &[String]) -> Option<String> {
+    if std::env::var_os("SLURM_JOB_ID").is_some() {
+        return None;
+    }
+    let bad: Vec<&String> = hosts.iter().filter(|h| h.contains('_')).collect();
+    (!bad.is_empty()).then(|| {
+        format!(
+            "outside a Slurm allocation node sets are started with `mpirun -H`, and Open MPI refuses \
+             host names with `_`: {}; name the nodes without `_` (e.g. by their addresses) or \
+             run inside an allocation",
+            compress(&bad)
+        )
+    })
 }
 
 /// How a set's ranks are started.
@@ -131,6 +163,7 @@ pub fn run(
     let out = OutDir::claim(&opts.out_dir)?;
     let mut fresh = orchestrate::run_results(plan, &opts.plan_path, "run", &opts.plan_hash);
     fresh.node_list = nodes.hosts.clone();
+    fresh.rerun = nodes.rerun.clone();
     let base = fresh.clone();
     let start = out.start(fresh, opts.resume)?;
     if let Some(p) = &start.kept_aside {
@@ -189,19 +222,27 @@ pub fn run(
         compress(&nodes.hosts)
     );
     let mut not_reached = Vec::new();
+    let mut refused: Option<Refusal> = None;
     for (t, test) in plan.tests.iter().enumerate() {
         let tjobs: Vec<&Job> = jobs.iter().filter(|j| j.test == test.name).collect();
         if tjobs.is_empty() {
             continue;
         }
-        if super::interrupt::requested() {
+        if super::interrupt::requested() || refused.is_some() {
             not_reached.extend(tjobs.iter().map(|j| j.id.clone()));
             continue;
         }
-        run_test(&ctx, t, test.over, &tjobs, &mut dead, &mut journal, &done)?;
+        refused = run_test(&ctx, t, test.over, &tjobs, &mut dead, &mut journal, &done)?;
         if super::interrupt::requested() {
             not_reached.extend(tjobs.iter().map(|j| j.id.clone()));
         }
+    }
+    if let Some(r) = &refused {
+        eprintln!(
+            "baton: the launcher refused a node set's step, so the run stops and no node is \
+             blamed: {}\nbaton: fix: {}",
+            r.message, r.fix
+        );
     }
     let interrupted = super::interrupt::requested()
         .then(|| super::interrupt::signal_name().unwrap_or("a signal"));
@@ -219,6 +260,8 @@ pub fn run(
     out.finish(&results)?;
     let exit = if interrupted.is_some() {
         Exit::Interrupted
+    } else if refused.is_some() {
+        Exit::Runtime
     } else {
         orchestrate::exit_for(&results)
     };
@@ -249,11 +292,24 @@ impl Schedule {
 fn schedule(over: Over, nodes: &Nodes) -> Result<Schedule, RunError> {
     let n = nodes.hosts.len();
     let bad = |e: String| RunError::Unavailable(format!("over: {}: {e}", over.name()));
-    if over == Over::Isolate && n >= 2 {
+    let good = nodes.known_good();
+    if !good.is_empty() {
+        return Ok(Schedule::Fixed(
+            crate::nodeset::confirm::rerun_rounds(over, n, &good).into_iter(),
+        ));
+    }
+    if n < over.min_nodes() {
+        // One node is no pair: it would pass having sent nothing between nodes.
+        return Err(bad(format!(
+            "needs at least {} nodes; the node list has {n}",
+            over.min_nodes()
+        )));
+    }
+    if over == Over::Isolate {
         let iso = Isolator::new(n, &nodes.domains).map_err(|e| bad(e.to_string()))?;
         return Ok(Schedule::Adaptive(Box::new(iso)));
     }
-    let sets: Vec<Vec<Vec<usize>>> = if over == Over::All || is_one_job(over, n) || n < 2 {
+    let sets: Vec<Vec<Vec<usize>>> = if over == Over::All || is_one_job(over, n) {
         vec![vec![(0..n).collect()]]
     } else {
         rounds(&over, n)
@@ -265,7 +321,7 @@ fn schedule(over: Over, nodes: &Nodes) -> Result<Schedule, RunError> {
     Ok(Schedule::Fixed(sets.into_iter()))
 }
 
-/// Runs one test's rounds.
+/// Runs one test's rounds; the launcher's refusal when a step was refused (the run stops).
 fn run_test(
     ctx: &Ctx<'_>,
     t: usize,
@@ -274,17 +330,18 @@ fn run_test(
     dead: &mut [bool],
     journal: &mut Journal,
     done: &HashSet<String>,
-) -> Result<(), RunError> {
+) -> Result<Option<Refusal>, RunError> {
     let hosts = &ctx.nodes.hosts;
     let test = &tjobs[0].test;
     let mut sched = schedule(over, ctx.nodes)?;
     let dir = format!("sets/{t:02}-{}", slug(test));
     crate::output::ensure_dir(&ctx.opts.out_dir.join(&dir)).map_err(OutDirError::from)?;
     let mut round = 0u32;
+    let mut refused: Option<Refusal> = None;
     while let Some(sets) = sched.next() {
         round += 1;
         if super::interrupt::requested() {
-            return Ok(());
+            return Ok(None);
         }
         let t0 = Instant::now();
         // A set with a node proven dead earlier is not run: the node fails it without a step.
@@ -323,6 +380,7 @@ fn run_test(
                 ended: None,
                 dead: Vec::new(),
                 seconds: None,
+                refused: None,
             };
             runs.push((k, run, sjobs));
         }
@@ -342,6 +400,7 @@ fn run_test(
                         ended: None,
                         dead: Vec::new(),
                         seconds: None,
+                        refused: None,
                     }),
                 })?;
                 let ended = format!("not run: {} was proven dead earlier", compress(&names));
@@ -352,6 +411,7 @@ fn run_test(
                     ended: ended.clone(),
                     dead: names,
                     seconds: 0.0,
+                    refused: None,
                 })?;
                 eprintln!(
                     "baton: {test} round {round} {}: {ended}",
@@ -387,16 +447,25 @@ fn run_test(
             }
             let end = &end;
             let mut set_dead = Vec::new();
+            let mut refusal = None;
             let failed = !(end.ok && complete);
             if failed && !super::interrupt::requested() {
                 set_dead = probe(ctx, &run.hosts);
+                // A signal during the probe stops it too: a probe cut short proves nothing.
+                if super::interrupt::requested() {
+                    set_dead.clear();
+                }
                 for h in &set_dead {
                     if let Some(i) = hosts.iter().position(|x| x == h) {
                         dead[i] = true;
                     }
                 }
+                // Every node answered: the launcher's own refusal, if it printed one.
+                if set_dead.is_empty() {
+                    refusal = refused_step(ctx, run);
+                }
             }
-            close_jobs(ctx, run, sjobs, end, &set_dead, &statuses)?;
+            close_jobs(ctx, run, sjobs, end, &set_dead, refusal.as_ref(), &statuses)?;
             journal.append(&Record::SetEnded {
                 test: run.test.clone(),
                 round,
@@ -404,7 +473,12 @@ fn run_test(
                 ended: end.ended.clone(),
                 dead: set_dead.clone(),
                 seconds: end.seconds,
+                refused: refusal.as_ref().map(|r| r.message.clone()),
             })?;
+            let was_refused = refusal.is_some();
+            if refused.is_none() {
+                refused = refusal;
+            }
             if !set_dead.is_empty() {
                 let idx: Vec<usize> = set_dead
                     .iter()
@@ -412,20 +486,25 @@ fn run_test(
                     .collect();
                 outcomes[*k] = Some(SetResult::Dead(idx));
             }
+            let after = if !set_dead.is_empty() {
+                format!("; dead: {}", compress(&set_dead))
+            } else if was_refused {
+                "; the launcher refused the step".to_string()
+            } else {
+                String::new()
+            };
             eprintln!(
-                "baton: {test} round {round} {}: {} ({:.1} s){}",
+                "baton: {test} round {round} {}: {} ({:.1} s){after}",
                 compress(&run.hosts),
                 end.ended,
                 end.seconds,
-                if set_dead.is_empty() {
-                    String::new()
-                } else {
-                    format!("; dead: {}", compress(&set_dead))
-                }
             );
         }
         if super::interrupt::requested() {
-            return Ok(());
+            return Ok(None);
+        }
+        if refused.is_some() {
+            return Ok(refused);
         }
         if let Schedule::Adaptive(iso) = &mut sched {
             let results = ctx.out.fold()?;
@@ -458,7 +537,19 @@ fn run_test(
                 .map_err(|e| RunError::Unavailable(format!("isolate: {e}")))?;
         }
     }
-    Ok(())
+    Ok(None)
+}
+
+/// The launcher's refusal in a failed step's log (its last [`refusal::TAIL_BYTES`]).
+fn refused_step(ctx: &Ctx<'_>, run: &SetRun) -> Option<Refusal> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = std::fs::File::open(ctx.opts.out_dir.join(&run.log)).ok()?;
+    let len = f.metadata().ok()?.len();
+    f.seek(SeekFrom::Start(len.saturating_sub(refusal::TAIL_BYTES)))
+        .ok()?;
+    let mut tail = Vec::new();
+    f.take(refusal::TAIL_BYTES).read_to_end(&mut tail).ok()?;
+    refusal::find(&String::from_utf8_lossy(&tail), ctx.per_node)
 }
 
 /// Most steps in flight at once: each is an `srun` process on the batch node and a step
@@ -826,10 +917,16 @@ fn close_jobs(
     sjobs: &[Job],
     end: &StepEnd,
     dead: &[String],
+    refused: Option<&Refusal>,
     started: &std::collections::HashMap<String, JobStatus>,
 ) -> Result<(), RunError> {
     let path = ctx.opts.out_dir.join(&run.journal);
-    let why = if dead.is_empty() {
+    let why = if let Some(r) = refused {
+        format!(
+            "the launcher refused the set's step ({}); fix: {}",
+            r.message, r.fix
+        )
+    } else if dead.is_empty() {
         format!("the set's step ended: {}", end.ended)
     } else {
         format!(
@@ -878,6 +975,7 @@ mod tests {
         let nodes = Nodes {
             hosts: (1..=4).map(|i| format!("n{i}")).collect(),
             domains: Vec::new(),
+            rerun: None,
         };
         let Schedule::Fixed(it) = schedule(Over::EachNode, &nodes).unwrap() else {
             panic!("each-node is fixed")

@@ -9,6 +9,7 @@ use std::process::{Command, Output};
 pub mod cluster;
 pub mod procs;
 pub mod render;
+pub mod verdicts;
 
 use baton::collective::{Collective, Dtype};
 
