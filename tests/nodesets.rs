@@ -249,6 +249,56 @@ fn expand_lists_rounds_with_hosts() {
     assert_eq!(sets[1]["adaptive"], true);
 }
 
+/// `expand` shows the ranks a job of a node-set test runs on — its set's nodes times the
+/// plan's ranks per node — not `launch.nodes` × ranks per node (`ranks=2` for a test over all
+/// 8 nodes).
+#[test]
+fn expand_shows_the_ranks_of_each_tests_sets() {
+    let text = "version: 1\nname: t\nbackend: mpi\nlaunch: { ranks_per_node: 2 }\nnodes: { hostlist: \"n[1-8]\" }\ntests:\n  - { name: whole, collective: all_reduce, sizes: [1M] }\n  - { name: pairs, over: pairs, collective: all_reduce, sizes: [1M] }\n  - { name: each, over: each-node, collective: all_reduce, sizes: [1M] }\n  - { name: iso, over: isolate, collective: all_reduce, sizes: [1M] }\n";
+    let (_, plan, _) = plan_dir("nodesets-expand-ranks", text);
+    let o = baton_env(&["expand", p(&plan)], &[]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    let out = stdout(&o);
+    let line = |test: &str| {
+        out.lines()
+            .skip_while(|l| *l != test)
+            .nth(1)
+            .unwrap_or_else(|| panic!("no job {test}: {out}"))
+            .to_string()
+    };
+    assert!(
+        line("whole").contains(" ranks=16 (8 nodes × 2) ")
+            && line("whole").contains("48.0 MiB total"),
+        "{}",
+        line("whole")
+    );
+    assert!(
+        line("pairs").contains(" ranks=4 per set (2 nodes × 2) "),
+        "{}",
+        line("pairs")
+    );
+    assert!(
+        line("each").contains(" ranks=2 per set (1 node × 2) "),
+        "{}",
+        line("each")
+    );
+    assert!(
+        line("iso").contains(" ranks=2 per node × each set's nodes "),
+        "{}",
+        line("iso")
+    );
+    // Without a node list the count is the allocation's, known only at run time.
+    let bare = text.replace("nodes: { hostlist: \"n[1-8]\" }\n", "");
+    let (_, plan, _) = plan_dir("nodesets-expand-ranks-alloc", &bare);
+    if std::env::var("SLURM_JOB_NODELIST").is_err() {
+        let out = stdout(&baton_env(&["expand", p(&plan)], &[]));
+        assert!(
+            out.contains(" ranks=2 per node × the allocation's nodes "),
+            "{out}"
+        );
+    }
+}
+
 #[test]
 fn without_a_node_list_sets_come_from_the_allocation() {
     let text = "version: 1\nname: t\ntests:\n  - name: a\n    collective: all_reduce\n    sizes: [1G]\n    over: each-node\n";
