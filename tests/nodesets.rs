@@ -655,6 +655,41 @@ fn a_hung_pair_is_named_in_the_summary_and_passing_sets_carry_numbers() {
         html.contains("<th>Lowest</th>") && html.contains("<td>5 of 6</td>"),
         "the HTML has the same table"
     );
+    // The verdict JSON carries the same figures and still meets the committed schema.
+    let plan = out.parent().unwrap().join("p.yaml");
+    let g = baton_env(
+        &[
+            "grade",
+            "--format",
+            "json",
+            p(&plan),
+            p(&out.join("results.json")),
+        ],
+        &[],
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&g.stdout).unwrap();
+    let figures = doc["node_set_figures"]
+        .as_array()
+        .expect("node_set_figures");
+    let pairs = figures
+        .iter()
+        .find(|f| f["test"] == "pairs")
+        .expect("a pairs entry");
+    assert_eq!(
+        (
+            &pairs["nodes"],
+            &pairs["size_bytes"],
+            &pairs["sets"],
+            &pairs["measured"]
+        ),
+        (&2.into(), &65536.into(), &6.into(), &5.into())
+    );
+    assert_eq!(pairs["lowest"].as_array().unwrap().len(), 3);
+    let schema: serde_json::Value =
+        serde_json::from_str(&read(std::path::Path::new("schemas/verdict.schema.json"))).unwrap();
+    let v = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = v.iter_errors(&doc).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:?}");
 }
 
 /// A dead node (found dead in `each`, the first test): its pairs never run, and are grey
