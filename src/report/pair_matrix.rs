@@ -54,7 +54,8 @@ fn colour(ratio: f64) -> String {
 fn legend(s: &mut String, y: usize, median: f64, unit: &str) {
     let _ = write!(
         s,
-        "<text x=\"8\" y=\"{y}\">pairs: busbw against the median pair ({median:.1} {}):</text>",
+        "<text x=\"8\" y=\"{y}\">pairs: busbw against the median pair ({} {}):</text>",
+        crate::grade::num(median),
         esc(unit)
     );
     let top = y - 9;
@@ -160,7 +161,8 @@ pub fn pair_matrix_svg(hosts: &[String], cells: &[PairCell], unit: &str) -> Opti
             (Outcome::Passed, _) => "rgb(120,200,120)".to_string(),
         };
         let what = match c.value {
-            Some(v) => format!("{v:.1} {}", esc(unit)),
+            // Two decimals, or two significant digits: a host-memory pair's 0.005 is not 0.0.
+            Some(v) => format!("{} {}", crate::grade::num(v), esc(unit)),
             None => "no value".into(),
         };
         let verdict = match c.outcome {
@@ -230,8 +232,8 @@ mod tests {
             10,
             "5 pairs, both halves"
         );
-        assert!(svg.contains("<title>n3 × n4: 20.0 GB/s (FAIL)</title>"));
-        assert!(svg.contains("median pair (45.0 GB/s)"));
+        assert!(svg.contains("<title>n3 × n4: 20 GB/s (FAIL)</title>"));
+        assert!(svg.contains("median pair (45 GB/s)"));
     }
 
     /// Pairs that never ran are grey, those of a dead node grey with a cross, never red; the
@@ -283,6 +285,23 @@ mod tests {
         let svg = pair_matrix_svg(&big, &[], "GB/s").unwrap();
         assert!(!svg.contains("<text x=\"4\""), "no labels at 3 px a cell");
         assert!(svg.starts_with("<svg") && svg.ends_with("</svg>\n"));
+    }
+
+    #[test]
+    fn small_values_keep_their_digits() {
+        let hosts: Vec<String> = (1..=2).map(|i| format!("n{i}")).collect();
+        let c = PairCell {
+            a: 0,
+            b: 1,
+            value: Some(0.0052),
+            outcome: Outcome::Passed,
+        };
+        let svg = pair_matrix_svg(&hosts, &[c], "GB/s").unwrap();
+        assert!(
+            svg.contains("median pair (0.0052 GB/s)")
+                && svg.contains("n1 × n2: 0.0052 GB/s (pass)"),
+            "{svg}"
+        );
     }
 
     #[test]
