@@ -51,17 +51,21 @@ impl ShapeRow {
     }
 }
 
-/// A set job's result and the sizes its criteria judged.
+/// One set's job of a shape: its hosts and result.
 struct Measured<'a> {
     hosts: &'a [String],
     result: &'a JobResult,
 }
 
+/// The sets of one (plan job, node count), `None` for a set that never ran, and the sizes
+/// judged in any of them.
+type Group<'a> = (Vec<Option<Measured<'a>>>, Vec<u64>);
+
 /// The rows of one test, in plan-job, shape, size order.
 pub fn rows(g: &Grade, t: &TestNodes) -> Vec<ShapeRow> {
     let by_id: HashMap<&str, &JobVerdict> = g.jobs.iter().map(|j| (j.id.as_str(), j)).collect();
     // (plan job, nodes) → the sets' jobs, and the sizes judged in any of them.
-    let mut groups: BTreeMap<(String, usize), (Vec<Option<Measured>>, Vec<u64>)> = BTreeMap::new();
+    let mut groups: BTreeMap<(String, usize), Group> = BTreeMap::new();
     for s in &t.sets {
         let jobs: Vec<&JobVerdict> = s
             .jobs
@@ -253,12 +257,7 @@ fn judged_sizes(v: &JobVerdict, r: &JobResult) -> Vec<u64> {
     for c in judging {
         if c.key == "outlier" {
             let at = c.criterion.as_ref().and_then(|k| k.at.as_ref());
-            out.extend(
-                measured
-                    .iter()
-                    .filter(|&&s| at.is_none_or(|a| a.matches(s)))
-                    .last(),
-            );
+            out.extend(measured.iter().rfind(|&&s| at.is_none_or(|a| a.matches(s))));
         } else {
             out.extend(c.cases.iter().filter_map(|k| k.requested));
         }
