@@ -213,8 +213,13 @@ fn a_run_whose_criteria_failed_is_not_saved_as_a_baseline_without_force() {
     let run = common::run_plan("evidence-baseline-criteria", plan, &[]);
     assert_eq!(code(&run.output), 1, "{}", show(&run.output));
     let results = run.out.join("results.json");
-    let b = run.dir.join("b.json");
-    let o = baton(&["baseline", "save", p(&results), "-o", p(&b)]);
+    let save = |name: &str, extra: &[&str]| {
+        let out = run.dir.join(name);
+        let mut args = vec!["baseline", "save", p(&results), "-o", p(&out)];
+        args.extend_from_slice(extra);
+        (baton(&args), out)
+    };
+    let (o, b) = save("b.json", &[]);
     assert_eq!(code(&o), 2, "{}", show(&o));
     let err = stderr(&o);
     assert!(
@@ -226,35 +231,21 @@ fn a_run_whose_criteria_failed_is_not_saved_as_a_baseline_without_force() {
         "a baseline's own regression is not held against it: {err}"
     );
     assert!(!b.exists());
-    let o = baton(&["baseline", "save", p(&results), "-o", p(&b), "--force"]);
+    let (o, b) = save("b.json", &["--force"]);
     assert_eq!(code(&o), 0, "{}", show(&o));
+    let err = stderr(&o);
     assert!(
-        stderr(&o).contains("warning:") && stderr(&o).contains("busbw >= 5000 GB/s"),
-        "{}",
-        show(&o)
+        err.contains("warning:") && err.contains("busbw >= 5000 GB/s"),
+        "{err}"
     );
     assert!(b.exists());
     // The same results against a plan they meet, named with --plan: saved.
     let met = write(&run.dir, "met.yaml", &plan.replace("5000 GB/s", "0 GB/s"));
     std::fs::remove_file(run.out.join("parts/plan.yaml")).unwrap();
-    let o = baton(&[
-        "baseline",
-        "save",
-        p(&results),
-        "-o",
-        p(&run.dir.join("c.json")),
-        "--plan",
-        p(&met),
-    ]);
+    let (o, _) = save("c.json", &["--plan", p(&met)]);
     assert_eq!(code(&o), 0, "{}", show(&o));
     // Without a plan to judge by, it says the criteria were not checked.
-    let o = baton(&[
-        "baseline",
-        "save",
-        p(&results),
-        "-o",
-        p(&run.dir.join("d.json")),
-    ]);
+    let (o, _) = save("d.json", &[]);
     assert_eq!(code(&o), 0, "{}", show(&o));
     assert!(
         stderr(&o).contains("not checked against the plan's criteria"),

@@ -266,26 +266,18 @@ fn expand_shows_the_ranks_of_each_tests_sets() {
             .unwrap_or_else(|| panic!("no job {test}: {out}"))
             .to_string()
     };
+    for (test, ranks) in [
+        ("whole", " ranks=16 (8 nodes × 2) "),
+        ("pairs", " ranks=4 per set (2 nodes × 2) "),
+        ("each", " ranks=2 per set (1 node × 2) "),
+        ("iso", " ranks=2 per node × each set's nodes "),
+    ] {
+        assert!(line(test).contains(ranks), "{}", line(test));
+    }
     assert!(
-        line("whole").contains(" ranks=16 (8 nodes × 2) ")
-            && line("whole").contains("48.0 MiB total"),
+        line("whole").contains("48.0 MiB total"),
         "{}",
         line("whole")
-    );
-    assert!(
-        line("pairs").contains(" ranks=4 per set (2 nodes × 2) "),
-        "{}",
-        line("pairs")
-    );
-    assert!(
-        line("each").contains(" ranks=2 per set (1 node × 2) "),
-        "{}",
-        line("each")
-    );
-    assert!(
-        line("iso").contains(" ranks=2 per node × each set's nodes "),
-        "{}",
-        line("iso")
     );
     // Without a node list the count is the allocation's, known only at run time.
     let bare = text.replace("nodes: { hostlist: \"n[1-8]\" }\n", "");
