@@ -201,3 +201,55 @@ fn the_p2p_downgrade_incident_names_its_cause_in_every_verdict() {
     );
     assert!(out.contains("the plan expects P2P"), "{out}");
 }
+
+/// A run whose criteria failed is not a good run either: `baseline save` grades it against the
+/// plan `baton run` kept beside it (or `--plan`), refuses it without `--force` naming the
+/// criterion, and with `--force` saves it saying so. Criteria that compare with a baseline or
+/// the history are left out: the first baseline is what they are waiting for.
+#[cfg(feature = "mpi")]
+#[test]
+fn a_run_whose_criteria_failed_is_not_saved_as_a_baseline_without_force() {
+    let plan = "version: 1\nname: floor\nbackend: mpi\nlaunch: { ranks_per_node: 2 }\ndefaults: { iters: 2, warmup: 1 }\ntests:\n  - name: t\n    collective: all_reduce\n    sizes: [1K]\n    expect:\n      - wrong: 0\n      - regression: \"<= 5%\"\n      - busbw: \">= 5000 GB/s\"\n";
+    let run = common::run_plan("evidence-baseline-criteria", plan, &[]);
+    assert_eq!(code(&run.output), 1, "{}", show(&run.output));
+    let results = run.out.join("results.json");
+    let save = |name: &str, extra: &[&str]| {
+        let out = run.dir.join(name);
+        let mut args = vec!["baseline", "save", p(&results), "-o", p(&out)];
+        args.extend_from_slice(extra);
+        (baton(&args), out)
+    };
+    let (o, b) = save("b.json", &[]);
+    assert_eq!(code(&o), 2, "{}", show(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("error:") && err.contains("job `t`") && err.contains("busbw >= 5000 GB/s"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("regression"),
+        "a baseline's own regression is not held against it: {err}"
+    );
+    assert!(!b.exists());
+    let (o, b) = save("b.json", &["--force"]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("warning:") && err.contains("busbw >= 5000 GB/s"),
+        "{err}"
+    );
+    assert!(b.exists());
+    // The same results against a plan they meet, named with --plan: saved.
+    let met = write(&run.dir, "met.yaml", &plan.replace("5000 GB/s", "0 GB/s"));
+    std::fs::remove_file(run.out.join("parts/plan.yaml")).unwrap();
+    let (o, _) = save("c.json", &["--plan", p(&met)]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    // Without a plan to judge by, it says the criteria were not checked.
+    let (o, _) = save("d.json", &[]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    assert!(
+        stderr(&o).contains("not checked against the plan's criteria"),
+        "{}",
+        show(&o)
+    );
+}

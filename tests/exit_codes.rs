@@ -22,17 +22,10 @@ fn run_into_a_file_is_invalid_input_and_leaves_it() {
     assert_eq!(read(&file), "keep");
 }
 
-/// `ssh HOST CMD` for mpirun that runs CMD here: every `-H` host is this machine.
-fn fake_ssh(dir: &std::path::Path) -> std::path::PathBuf {
-    let agent = write(dir, "fakessh", "#!/bin/bash\nshift\nexec bash -c \"$*\"\n");
-    std::fs::set_permissions(&agent, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    agent
-}
-
 #[test]
 fn resume_onto_another_node_list_is_invalid_input_and_keeps_the_results() {
     let d = tmp("exit-resume-nodes");
-    let agent = fake_ssh(&d);
+    let agent = common::localsets::agent(&d, &[], None);
     let plan = write(
         &d,
         "p.yaml",

@@ -1,5 +1,6 @@
 //! Node sets in the plan language (`nodes:`, `over:`, `outlier`) and what `baton check` and
-//! `baton expand` show of them.
+//! `baton expand` show of them, and what the report and the run summary say of node sets run
+//! over named hosts on this machine (`common::localsets`).
 
 mod common;
 
@@ -246,6 +247,48 @@ fn expand_lists_rounds_with_hosts() {
     assert_eq!(sets[0]["total_sets"], 10);
     assert_eq!(sets[0]["rounds"].as_array().unwrap().len(), 5);
     assert_eq!(sets[1]["adaptive"], true);
+}
+
+/// `expand` shows the ranks a job of a node-set test runs on — its set's nodes times the
+/// plan's ranks per node — not `launch.nodes` × ranks per node (`ranks=2` for a test over all
+/// 8 nodes).
+#[test]
+fn expand_shows_the_ranks_of_each_tests_sets() {
+    let text = "version: 1\nname: t\nbackend: mpi\nlaunch: { ranks_per_node: 2 }\nnodes: { hostlist: \"n[1-8]\" }\ntests:\n  - { name: whole, collective: all_reduce, sizes: [1M] }\n  - { name: pairs, over: pairs, collective: all_reduce, sizes: [1M] }\n  - { name: each, over: each-node, collective: all_reduce, sizes: [1M] }\n  - { name: iso, over: isolate, collective: all_reduce, sizes: [1M] }\n";
+    let (_, plan, _) = plan_dir("nodesets-expand-ranks", text);
+    let o = baton_env(&["expand", p(&plan)], &[]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    let out = stdout(&o);
+    let line = |test: &str| {
+        out.lines()
+            .skip_while(|l| *l != test)
+            .nth(1)
+            .unwrap_or_else(|| panic!("no job {test}: {out}"))
+            .to_string()
+    };
+    for (test, ranks) in [
+        ("whole", " ranks=16 (8 nodes × 2) "),
+        ("pairs", " ranks=4 per set (2 nodes × 2) "),
+        ("each", " ranks=2 per set (1 node × 2) "),
+        ("iso", " ranks=2 per node × each set's nodes "),
+    ] {
+        assert!(line(test).contains(ranks), "{}", line(test));
+    }
+    assert!(
+        line("whole").contains("48.0 MiB total"),
+        "{}",
+        line("whole")
+    );
+    // Without a node list the count is the allocation's, known only at run time.
+    let bare = text.replace("nodes: { hostlist: \"n[1-8]\" }\n", "");
+    let (_, plan, _) = plan_dir("nodesets-expand-ranks-alloc", &bare);
+    if std::env::var("SLURM_JOB_NODELIST").is_err() {
+        let out = stdout(&baton_env(&["expand", p(&plan)], &[]));
+        assert!(
+            out.contains(" ranks=2 per node × the allocation's nodes "),
+            "{out}"
+        );
+    }
 }
 
 #[test]
@@ -510,6 +553,170 @@ fn node_set_batch_script_runs_setup_before_baton_run() {
     let setup = s.find("\nmodule load baton\n").expect("the setup line");
     let run = s.find("\"$baton\" run \"$plan\"").unwrap();
     assert!(setup < run, "{s}");
+}
+
+/// Four named hosts over this machine (`common::localsets`), one rank each (so a rank per
+/// orted: shared memory between orteds of one machine is not what a node has): every node
+/// alone, every pair (busbw judged at 64K), then the whole list as one job. `broadcast`: its
+/// busbw on one rank is not zero.
+#[cfg(feature = "mpi")]
+const LOCAL_SETS: &str = "version: 1
+name: local-sets
+backend: mpi
+launch: { ranks_per_node: 1 }
+nodes: { hostlist: \"n[1-4]\" }
+defaults: { iters: 2, warmup: 1, timeout: 5s }
+tests:
+  - name: each
+    over: each-node
+    collective: broadcast
+    sizes: [8, 256K]
+    expect: [ { wrong: 0 } ]
+  - name: pairs
+    over: pairs
+    collective: broadcast
+    sizes: [8, 64K, 256K]
+    expect:
+      - wrong: 0
+      - busbw: \">= 0.000001 GB/s\"
+        at: 64K
+  - name: whole
+    collective: broadcast
+    sizes: [64K]
+    expect: [ { wrong: 0 } ]
+";
+
+/// `baton run` of [`LOCAL_SETS`] through the agent, in its own directory: (output dir, output).
+#[cfg(feature = "mpi")]
+fn run_local_sets(
+    name: &str,
+    dead: &[&str],
+    hung: Option<&str>,
+) -> (std::path::PathBuf, std::process::Output) {
+    let d = common::tmp(name);
+    let agent = common::localsets::agent(&d, dead, hung);
+    let plan = write(&d, "p.yaml", LOCAL_SETS);
+    let out = d.join("out");
+    let o = common::localsets::baton_over(&agent, &["run", p(&plan), "-o", p(&out)]);
+    (out, o)
+}
+
+/// A pair whose set hangs (a rank stops joining collectives): the run's summary names the
+/// fault no node explains and says it hung, instead of "passed n[1-4]; failed none"; and the
+/// report gives the sets that passed their numbers: per test and shape, at the size a criterion
+/// judged, how many sets measured, median, min, percentiles and max, and the lowest sets by host.
+#[cfg(feature = "mpi")]
+#[test]
+fn a_hung_pair_is_named_in_the_summary_and_passing_sets_carry_numbers() {
+    let (out, o) = run_local_sets("nodesets-hung-pair", &[], Some("n2:1,n3:1"));
+    let err = stderr(&o);
+    assert_eq!(code(&o), 4, "a set timed out: {}", show(&o));
+    let fault = err
+        .lines()
+        .find(|l| l.starts_with("baton: fault"))
+        .unwrap_or_else(|| panic!("no fault in the summary: {err}"));
+    assert!(
+        fault.contains("link n2–n3") && fault.contains("hung") && fault.contains("round 1"),
+        "{fault}"
+    );
+    let md = read(&out.join("report/report.md"));
+    let pairs = &md[md.find("### pairs").expect("a pairs section")..];
+    assert!(
+        pairs.contains(
+            "| Shape | Size | Sets measured | Median GB/s | Min | p10 | p90 | Max | Lowest |"
+        ),
+        "{pairs}"
+    );
+    let row = pairs
+        .lines()
+        .find(|l| l.starts_with("| 2 nodes | 64K | 5 of 6 |"))
+        .unwrap_or_else(|| panic!("no row of the 5 pairs measured at the judged 64K: {pairs}"));
+    assert!(
+        row.contains("n[") && row.contains(" GB/s"),
+        "lowest sets named: {row}"
+    );
+    let each = &md[md.find("### each").expect("an each section")..];
+    assert!(
+        each.lines()
+            .any(|l| l.starts_with("| 1 node | 256K | 4 of 4 |")),
+        "each-node is judged at its largest size without a bandwidth criterion: {each}"
+    );
+    assert!(md.contains("hung"), "the report's fault says hung too");
+    let html = read(&out.join("report/report.html"));
+    assert!(
+        html.contains("<th>Lowest</th>") && html.contains("<td>5 of 6</td>"),
+        "the HTML has the same table"
+    );
+    // The verdict JSON carries the same figures and still meets the committed schema.
+    let plan = out.parent().unwrap().join("p.yaml");
+    let g = baton_env(
+        &[
+            "grade",
+            "--format",
+            "json",
+            p(&plan),
+            p(&out.join("results.json")),
+        ],
+        &[],
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&g.stdout).unwrap();
+    let figures = doc["node_set_figures"]
+        .as_array()
+        .expect("node_set_figures");
+    let pairs = figures
+        .iter()
+        .find(|f| f["test"] == "pairs")
+        .expect("a pairs entry");
+    assert_eq!(
+        (
+            &pairs["nodes"],
+            &pairs["size_bytes"],
+            &pairs["sets"],
+            &pairs["measured"]
+        ),
+        (&2.into(), &65536.into(), &6.into(), &5.into())
+    );
+    assert_eq!(pairs["lowest"].as_array().unwrap().len(), 3);
+    let schema: serde_json::Value =
+        serde_json::from_str(&read(std::path::Path::new("schemas/verdict.schema.json"))).unwrap();
+    let v = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = v.iter_errors(&doc).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:?}");
+}
+
+/// A dead node (found dead in `each`, the first test): its pairs never run, and are grey
+/// with a cross in the pair matrix, as its legend says — not red as if its links had failed;
+/// and a test not run because of it says so rather than "no results for this job".
+#[cfg(feature = "mpi")]
+#[test]
+fn a_dead_nodes_sets_read_not_run() {
+    let (out, o) = run_local_sets("nodesets-dead-node", &["n3"], None);
+    let svg = read(&out.join("report/charts/pairs-01.svg"));
+    let title = |a: &str, b: &str| {
+        svg.lines()
+            .find(|l| l.contains(&format!("<title>{a} × {b}:")))
+            .unwrap_or_else(|| panic!("no cell {a} × {b}: {svg}"))
+            .to_string()
+    };
+    for (a, b) in [("n2", "n3"), ("n3", "n4"), ("n1", "n3")] {
+        let cell = title(a, b);
+        assert!(cell.contains("(not run: node dead)"), "{cell}");
+    }
+    assert!(
+        !svg.contains("rgb(170,20,20)\"><title>"),
+        "no pair failed: {svg}"
+    );
+    assert!(svg.contains(">not run: node dead<") && !svg.contains("grey did not run"));
+    let out_text = stdout(&o);
+    let whole = out_text
+        .lines()
+        .skip_while(|l| !l.contains(" whole "))
+        .nth(1)
+        .unwrap_or_else(|| panic!("no verdict of `whole`: {}", show(&o)));
+    assert!(
+        whole.contains("not run: n3 was proven dead earlier") && !whole.contains("no results"),
+        "{whole}"
+    );
 }
 
 /// Node sets over `mpirun -H` on this machine: Open MPI reaches each "host" through a fake ssh

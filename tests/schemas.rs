@@ -60,7 +60,15 @@ fn nodes_schema_matches_types() {
 #[test]
 fn verdict_schema_matches_types() {
     let s = baton::report::verdict_schema();
-    for key in ["plan", "status", "exit_code", "jobs", "node_sets", "nodes"] {
+    for key in [
+        "plan",
+        "status",
+        "exit_code",
+        "jobs",
+        "node_sets",
+        "nodes",
+        "node_set_figures",
+    ] {
         assert!(s["properties"][key].is_object(), "{key}");
     }
     let req: Vec<&str> = s["required"]
@@ -69,7 +77,10 @@ fn verdict_schema_matches_types() {
         .iter()
         .map(|v| v.as_str().unwrap())
         .collect();
-    assert!(!req.contains(&"node_sets") && !req.contains(&"nodes"));
+    // Node-set fields were added within version 1: a document without them is still valid.
+    for key in ["node_sets", "nodes", "node_set_figures"] {
+        assert!(!req.contains(&key), "{key}");
+    }
     check("verdict.schema.json", s);
 }
 

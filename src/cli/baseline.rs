@@ -4,8 +4,14 @@ use baton::exit::Exit;
 
 /// Saves one or more results files as one baseline (any results file already is one). A
 /// baseline is what later runs are judged against: a bad run saved as one makes regressions
-/// pass (zero times) or fail (a broken job), so bad runs need `--force`.
-pub fn save(results: &[PathBuf], out: &Path, force: bool) -> anyhow::Result<Exit> {
+/// pass (zero times) or fail (a broken job), so bad runs — including runs whose criteria failed
+/// — need `--force`.
+pub fn save(
+    results: &[PathBuf],
+    out: &Path,
+    force: bool,
+    plan: Option<&Path>,
+) -> anyhow::Result<Exit> {
     if let Err(e) = baton::output::refuse_inputs(out, results.iter().map(PathBuf::as_path)) {
         eprintln!("error: -o {e}");
         return Ok(Exit::Invalid);
@@ -14,7 +20,7 @@ pub fn save(results: &[PathBuf], out: &Path, force: bool) -> anyhow::Result<Exit
         Ok(f) => f,
         Err(e) => return Ok(e),
     };
-    let bad: Vec<String> = files
+    let mut bad: Vec<String> = files
         .iter()
         .flat_map(|(name, r)| {
             baton::results::unfit_for_baseline(r)
@@ -22,6 +28,12 @@ pub fn save(results: &[PathBuf], out: &Path, force: bool) -> anyhow::Result<Exit
                 .map(move |p| format!("{name}: {p}"))
         })
         .collect();
+    for (path, (name, r)) in results.iter().zip(&files) {
+        match failed_criteria(path, r, plan) {
+            Ok(failed) => bad.extend(failed.into_iter().map(|p| format!("{name}: {p}"))),
+            Err(e) => return Ok(e),
+        }
+    }
     if !bad.is_empty() {
         for b in bad.iter().take(20) {
             eprintln!("{} {b}", if force { "warning:" } else { "error:" });
@@ -95,6 +107,82 @@ pub fn save(results: &[PathBuf], out: &Path, force: bool) -> anyhow::Result<Exit
         merged.jobs.len()
     ))?;
     Ok(Exit::Ok)
+}
+
+/// The plan a run is judged by: `--plan`, else the copy `baton run` kept beside its results.
+fn plan_of(results: &Path, given: Option<&Path>) -> Option<PathBuf> {
+    if let Some(p) = given {
+        return Some(p.to_path_buf());
+    }
+    let kept = results.parent()?.join("parts").join("plan.yaml");
+    kept.is_file().then_some(kept)
+}
+
+/// Criteria of its plan that the run `r` failed, one line each. Those comparing with a
+/// baseline or the history (`regression`, `trend`, `relative` to another results file) are left
+/// out: they judge against what is being saved, or against files this command does not check.
+/// A run with no plan to judge by is said on stderr and passes; `Err` when `--plan` is unusable.
+fn failed_criteria(
+    path: &Path,
+    r: &baton::results::Results,
+    given: Option<&Path>,
+) -> Result<Vec<String>, Exit> {
+    let Some(plan_path) = plan_of(path, given) else {
+        if r.plan.is_some() {
+            eprintln!(
+                "warning: {}: not checked against the plan's criteria: no parts/plan.yaml beside it; pass --plan PLAN",
+                path.display()
+            );
+        }
+        return Ok(Vec::new());
+    };
+    // Grading runs nothing from the plan; its warnings were said when it ran, so only an
+    // invalid plan is reported.
+    let trusted = baton::plan::Trust::Trusted;
+    let Ok(loaded) = baton::plan::load_file_with(&plan_path, trusted) else {
+        super::load_plan(&plan_path, false, super::CheckFormat::Human, trusted);
+        return Err(Exit::Invalid);
+    };
+    // Only the jobs this run measured: a run of `--only` some jobs is a baseline of those.
+    let ran: Vec<String> = r
+        .jobs
+        .iter()
+        .map(|j| j.node_set.as_ref().map_or(&j.id, |s| &s.job).clone())
+        .collect();
+    let files = [(path.display().to_string(), r.clone())];
+    let g = super::grade::grade_keyed(
+        &loaded.plan,
+        &plan_path.display().to_string(),
+        &files,
+        baton::grade::Baseline::None,
+        Some(&ran),
+        &baton::grade::History::None,
+    );
+    Ok(g.jobs
+        .iter()
+        .flat_map(|j| j.criteria.iter().map(move |c| (j, c)))
+        .filter(|(_, c)| c.status == baton::grade::Status::Fail && judges_the_run(c))
+        .map(|(j, c)| {
+            format!(
+                "job `{}`: criterion `{}` of {} failed: {}",
+                j.id,
+                c.text,
+                plan_path.display(),
+                c.message
+            )
+        })
+        .collect())
+}
+
+/// Whether a criterion judges the run on its own, not against a baseline, the history or
+/// another run's file.
+fn judges_the_run(c: &baton::grade::CriterionVerdict) -> bool {
+    use baton::plan::Check;
+    match c.criterion.as_ref().map(|k| &k.check) {
+        Some(Check::Regression(_) | Check::Trend(_)) => false,
+        Some(Check::Relative(r)) => r.results.is_none(),
+        _ => true,
+    }
 }
 
 pub fn compare(

@@ -1,6 +1,7 @@
 use std::path::Path;
 
 use baton::exit::Exit;
+use baton::expand::table::SetRanks;
 
 use super::{CheckFormat, ExpandFormat, load_plan, node_sets};
 
@@ -18,10 +19,21 @@ pub fn run(
         return Ok(Exit::Invalid);
     };
     let mut expansion = baton::expand::expand(&loaded.plan);
+    // A plan with node sets (or a --nodes list) runs every test over node sets.
+    let set_ranks = if sets.is_empty() && nodes.is_none() {
+        SetRanks::default()
+    } else {
+        let count = sets.iter().find_map(|s| s.node_count).or_else(|| {
+            nodes
+                .and_then(|n| baton::nodeset::expand(n).ok())
+                .map(|h| h.len())
+        });
+        SetRanks::of(&loaded.plan, count)
+    };
     expansion.node_sets = sets;
     match format {
         ExpandFormat::Table => {
-            let mut text = baton::expand::table::render(&expansion, max_listed);
+            let mut text = baton::expand::table::render(&expansion, max_listed, &set_ranks);
             if !expansion.node_sets.is_empty() {
                 text.push_str("node sets\n");
                 for s in &expansion.node_sets {

@@ -227,10 +227,15 @@ enum BaselineAction {
         /// Baseline file to write.
         #[arg(short, long)]
         output: PathBuf,
-        /// Save even a run with errors, timeouts, cut-short jobs, #wrong > 0 or impossible
-        /// times (it would make later regressions pass or fail for the wrong reason).
+        /// Save even a run with errors, timeouts, cut-short jobs, #wrong > 0, impossible
+        /// times or failed criteria (it would make later regressions pass or fail for the wrong
+        /// reason).
         #[arg(long)]
         force: bool,
+        /// The plan whose criteria the run must meet. Default: the copy `baton run` keeps
+        /// beside its results (`parts/plan.yaml`).
+        #[arg(long, value_name = "PLAN")]
+        plan: Option<PathBuf>,
     },
     /// Per job and size: old and new time and busbw, their ratio, and the shape of any drop.
     Compare {
@@ -443,7 +448,8 @@ pub fn main(mpi: Option<MpiEntry>) -> i32 {
                 results,
                 output,
                 force,
-            } => baseline::save(&results, &output, force),
+                plan,
+            } => baseline::save(&results, &output, force, plan.as_deref()),
             BaselineAction::Compare {
                 old,
                 new,

@@ -99,6 +99,9 @@ fn selected_tests<'p>(plan: &'p Plan, only: Option<&str>) -> Vec<&'p baton::plan
         .collect()
 }
 
+/// Faults printed after the node verdicts; the rest are in `nodes.json` and the report.
+const MAX_FAULTS_SHOWN: usize = 20;
+
 /// `nodes.json` and `drain.sh` beside the results, when tests ran over node sets.
 pub fn write(dir: &Path, g: &baton::grade::Grade, plan: &str) -> anyhow::Result<()> {
     let Some(nodes) = &g.nodes else {
@@ -112,6 +115,17 @@ pub fn write(dir: &Path, g: &baton::grade::Grade, plan: &str) -> anyhow::Result<
         or_none(&nodes.suspect),
         dir.join("nodes.json").display()
     );
+    let faults = baton::report::fault_lines(g);
+    for f in faults.iter().take(MAX_FAULTS_SHOWN) {
+        eprintln!("baton: fault: {}", baton::stdout::visible(f));
+    }
+    if faults.len() > MAX_FAULTS_SHOWN {
+        eprintln!(
+            "baton: … and {} more fault(s) in {}",
+            faults.len() - MAX_FAULTS_SHOWN,
+            dir.join("nodes.json").display()
+        );
+    }
     if !nodes.failed.is_empty() {
         eprintln!(
             "baton: to drain the failed nodes, review and run {}",

@@ -96,14 +96,104 @@ fn group_line(g: &Group) -> String {
     )
 }
 
-fn job_line(j: &Job) -> String {
-    let ranks = j.ranks.map_or("auto".to_string(), |r| r.to_string());
+/// How many nodes each set of a test holds, for what `ranks=` says of its jobs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SetNodes {
+    /// Every set has this many (`each-node` 1, `pairs` 2).
+    Fixed(usize),
+    /// One set of the whole node list (`over: all` in a run over node sets); `None` while the
+    /// list is the allocation's, known at run time.
+    List(Option<usize>),
+    /// Sets of every size (`isolate`).
+    Varies,
+}
+
+/// The sets' nodes of each test of a run over node sets, and the plan's ranks per node: a job
+/// of such a test runs on its set's nodes, never on `launch.nodes` (one set's size), so its
+/// plan job's rank count is not what it runs on. Empty for a plan that runs as one job set.
+#[derive(Debug, Clone, Default)]
+pub struct SetRanks {
+    pub per_node: Option<u64>,
+    pub tests: std::collections::HashMap<String, SetNodes>,
+}
+
+impl SetRanks {
+    /// For `plan` run over node sets on `nodes` nodes (`None`: the allocation's).
+    pub fn of(plan: &crate::plan::Plan, nodes: Option<usize>) -> SetRanks {
+        use crate::plan::Over;
+        let tests = plan
+            .tests
+            .iter()
+            .map(|t| {
+                let n = match t.over {
+                    Over::All => SetNodes::List(nodes),
+                    Over::EachNode => SetNodes::Fixed(1),
+                    Over::Pairs(_) => SetNodes::Fixed(2),
+                    Over::Isolate => SetNodes::Varies,
+                };
+                (t.name.clone(), n)
+            })
+            .collect();
+        SetRanks {
+            per_node: plan.ranks_per_node(),
+            tests,
+        }
+    }
+
+    /// `ranks=…` of a job and the rank count its memory total is of; `None` for a job that
+    /// runs as the plan says.
+    fn of_job(&self, j: &Job) -> Option<(String, Option<u64>)> {
+        let nodes = *self.tests.get(&j.test)?;
+        let per = self.per_node.map_or("auto".to_string(), |p| p.to_string());
+        let node = |n: usize| if n == 1 { "node" } else { "nodes" };
+        Some(match nodes {
+            SetNodes::Fixed(n) => (
+                format!("{} per set ({n} {} × {per})", self.times(n), node(n)),
+                self.per_node.map(|p| p * n as u64),
+            ),
+            SetNodes::List(Some(n)) => (
+                format!("{} ({n} {} × {per})", self.times(n), node(n)),
+                self.per_node.map(|p| p * n as u64),
+            ),
+            SetNodes::List(None) => (format!("{per} per node × the allocation's nodes"), None),
+            SetNodes::Varies => (format!("{per} per node × each set's nodes"), None),
+        })
+    }
+
+    /// The split groups of a job over node sets, for its set's ranks; `None` for a job that
+    /// runs as the plan says. Empty when the set's ranks are known only at run time.
+    fn groups_of(&self, j: &Job) -> Option<Vec<Group>> {
+        let (_, total) = self.of_job(j)?;
+        let (Some(n), Some(per_node)) = (total, self.per_node) else {
+            return Some(Vec::new());
+        };
+        let split = j
+            .split
+            .as_deref()
+            .and_then(|s| crate::split::Split::parse(s).ok());
+        Some(super::groups(split.as_ref(), n, per_node).to_vec())
+    }
+
+    fn times(&self, n: usize) -> String {
+        self.per_node
+            .map_or("auto".to_string(), |p| (p * n as u64).to_string())
+    }
+}
+
+fn job_line(j: &Job, sets: &SetRanks) -> String {
+    let (ranks, total) = match sets.of_job(j) {
+        Some((text, total)) => (text, total),
+        None => (
+            j.ranks.map_or("auto".to_string(), |r| r.to_string()),
+            j.ranks,
+        ),
+    };
     let repeat = match j.repeat {
         Repeat::Times(1) => String::new(),
         Repeat::Times(n) => format!(" ×{n}"),
         Repeat::For(d) => format!(" for {}", humantime::format_duration(d)),
     };
-    let mem = match j.ranks {
+    let mem = match total {
         Some(n) => format!(
             "{} /rank, {} total",
             human_bytes(j.memory_per_rank),
@@ -126,8 +216,9 @@ fn job_line(j: &Job) -> String {
     )
 }
 
-/// Renders the expansion as text. `max_jobs` caps the listed jobs (totals always count all).
-pub fn render(e: &Expansion, max_jobs: usize) -> String {
+/// Renders the expansion as text. `max_jobs` caps the listed jobs (totals always count all);
+/// `sets` says what the jobs of tests over node sets run on.
+pub fn render(e: &Expansion, max_jobs: usize, sets: &SetRanks) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -139,13 +230,14 @@ pub fn render(e: &Expansion, max_jobs: usize) -> String {
         }
     );
     for j in e.jobs.iter().take(max_jobs) {
-        let _ = writeln!(out, "{}", job_line(j));
+        let _ = writeln!(out, "{}", job_line(j, sets));
         if !j.expect.is_empty() {
             let crit: Vec<String> = j.expect.iter().map(criterion_text).collect();
             let _ = writeln!(out, "    expect: {}", crit.join("; "));
         }
         if let (Some(groups), Some(_)) = (&j.groups, &j.split) {
-            for g in groups.iter() {
+            let groups = sets.groups_of(j).unwrap_or_else(|| groups.to_vec());
+            for g in &groups {
                 let _ = writeln!(out, "{}", group_line(g));
             }
         }

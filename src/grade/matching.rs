@@ -79,7 +79,7 @@ pub fn assign(
                     job.id
                 ))
             }
-            [] => Found::None(missing(job, &all)),
+            [] => Found::None(not_run(job, files).unwrap_or_else(|| missing(job, &all))),
             many => Found::None(format!(
                 "{} results match this job ({}); keep one, or label each log with `baton ingest --job`",
                 many.len(),
@@ -201,6 +201,30 @@ fn source_name(r: &JobResult) -> String {
         format!("job `{}`", r.id)
     } else {
         r.sources.join(", ")
+    }
+}
+
+/// Why a job of a test over node sets has no results when none of its sets ran: the runner
+/// records such a set with why (`not run: node02 was proven dead earlier`), and that is the
+/// reason, not a missing log.
+fn not_run(job: &Job, files: &[(String, Results)]) -> Option<String> {
+    let sets: Vec<String> = files
+        .iter()
+        .flat_map(|(_, r)| &r.node_sets)
+        .filter(|s| s.test == job.test)
+        .filter_map(|s| {
+            let why = s.ended.as_deref().filter(|e| e.starts_with("not run"))?;
+            Some(format!(
+                "{why} (set {}, round {})",
+                crate::nodeset::compress(&s.hosts),
+                s.round
+            ))
+        })
+        .collect();
+    match sets.as_slice() {
+        [] => None,
+        [one] => Some(one.clone()),
+        [first, rest @ ..] => Some(format!("{first}, and {} more set(s) not run", rest.len())),
     }
 }
 

@@ -436,8 +436,17 @@ pub fn explain_unrun(
         let Some(test) = plan.tests.iter().find(|t| t.name == job.test) else {
             continue;
         };
+        // The sets' own reason (`not run: n3 was proven dead earlier`) says more than "none ran".
+        let said = v
+            .criteria
+            .iter()
+            .find(|c| c.key == "results" && c.message.starts_with("not run"))
+            .map(|c| c.message.clone());
         let message = match unfinished(test, run) {
-            Some((0, _)) | None => format!("no node set of this test ran{by}"),
+            Some((0, _)) | None => match said {
+                Some(why) => format!("{why}{by}"),
+                None => format!("no node set of this test ran{by}"),
+            },
             Some((k, Some(e))) => {
                 format!("cut short{by}: {k} of its {e} node set(s) ran, the rest never started")
             }

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use super::pair_matrix::{PairCell, pair_matrix_svg};
+use super::pair_matrix::{Outcome, PairCell, pair_matrix_svg};
 use crate::grade::{Grade, JobVerdict};
 use crate::results::{JobResult, Placement};
 use crate::split::{Split, SplitOp};
@@ -128,7 +128,11 @@ pub fn matrices(g: &Grade) -> Vec<GpuMatrix> {
                         a: at(a),
                         b: at(b),
                         value,
-                        failed,
+                        outcome: if failed {
+                            Outcome::Failed
+                        } else {
+                            Outcome::Passed
+                        },
                     })
                     .collect(),
                 size: *size,

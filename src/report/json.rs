@@ -62,6 +62,10 @@ pub struct Verdict {
     /// Node-set runs only: the verdict per host.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub nodes: Option<NodesEntry>,
+    /// Node-set runs only: the figures of each test's sets, passed ones included, per plan
+    /// job, set shape and judged size (the report's table under each test).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node_set_figures: Option<Vec<SetFiguresEntry>>,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -176,6 +180,37 @@ pub struct NodeSetEntry {
     pub status: VerdictStatus,
 }
 
+/// The busbw of one test's sets of one shape at one size, across the sets that measured it.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct SetFiguresEntry {
+    pub test: String,
+    /// The plan job (entries of `jobs` are its sets' jobs).
+    pub job: String,
+    /// Nodes in each set of this shape.
+    pub nodes: usize,
+    /// The requested size judged (a bandwidth criterion's, else the largest measured).
+    pub size_bytes: u64,
+    /// Sets of this shape, and how many of them have a busbw at the size.
+    pub sets: usize,
+    pub measured: usize,
+    /// Out-of-place busbw in GB/s (decimal), median over repeats per set, then across sets.
+    pub median_busbw_gbps: f64,
+    pub min_busbw_gbps: f64,
+    /// Nearest-rank 10th and 90th percentiles across sets.
+    pub p10_busbw_gbps: f64,
+    pub p90_busbw_gbps: f64,
+    pub max_busbw_gbps: f64,
+    /// The lowest sets, lowest first.
+    pub lowest: Vec<LowSetEntry>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct LowSetEntry {
+    /// The set's hosts as a Slurm hostlist.
+    pub hosts: String,
+    pub busbw_gbps: f64,
+}
+
 /// The verdict per host of a node-set run: what a drain list is made from.
 #[derive(Debug, Clone, Default, Serialize, JsonSchema)]
 pub struct NodesEntry {
@@ -211,8 +246,37 @@ impl Verdict {
             jobs: g.jobs.iter().map(job).collect(),
             node_sets: (!g.node_sets.is_empty()).then(|| node_sets(g)),
             nodes: g.nodes.as_ref().map(nodes),
+            node_set_figures: (!g.node_sets.is_empty()).then(|| figures(g)),
         }
     }
+}
+
+fn figures(g: &Grade) -> Vec<SetFiguresEntry> {
+    g.node_sets
+        .iter()
+        .flat_map(|t| {
+            super::set_summary::rows(g, t)
+                .into_iter()
+                .map(|r| SetFiguresEntry {
+                    test: t.test.clone(),
+                    job: r.job,
+                    nodes: r.nodes,
+                    size_bytes: r.size,
+                    sets: r.sets,
+                    measured: r.measured,
+                    median_busbw_gbps: r.median,
+                    min_busbw_gbps: r.min,
+                    p10_busbw_gbps: r.p10,
+                    p90_busbw_gbps: r.p90,
+                    max_busbw_gbps: r.max,
+                    lowest: r
+                        .lowest
+                        .into_iter()
+                        .map(|(hosts, busbw_gbps)| LowSetEntry { hosts, busbw_gbps })
+                        .collect(),
+                })
+        })
+        .collect()
 }
 
 fn node_sets(g: &Grade) -> Vec<NodeSetEntry> {

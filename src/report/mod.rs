@@ -4,6 +4,7 @@
 pub(crate) mod chart;
 mod compare;
 mod escape;
+mod faults;
 pub mod gpu_pairs;
 mod html;
 mod json;
@@ -13,6 +14,7 @@ mod meta;
 mod nodes;
 pub mod pair_matrix;
 mod paths;
+mod set_summary;
 mod tables;
 mod text;
 pub(crate) mod xml;
@@ -21,6 +23,7 @@ use std::path::{Path, PathBuf};
 
 pub use chart::ChartExporter;
 pub use compare::render_comparison;
+pub use faults::fault_lines;
 pub use html::HtmlExporter;
 pub use json::{JsonExporter, Verdict, verdict_schema};
 pub use junit::{JunitExporter, failed_before_measuring};

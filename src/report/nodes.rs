@@ -4,8 +4,9 @@
 
 use std::fmt::Write;
 
-use super::pair_matrix::{PairCell, pair_matrix_svg};
-use crate::grade::{Grade, Status, TestNodes};
+use super::pair_matrix::{Outcome, PairCell, pair_matrix_svg};
+use super::set_summary;
+use crate::grade::{Grade, SetVerdict, Status, TestNodes};
 
 /// The pair matrix of a `pairs` test, when it has one.
 pub fn matrix(t: &TestNodes) -> Option<String> {
@@ -21,12 +22,26 @@ pub fn matrix(t: &TestNodes) -> Option<String> {
                 a: index(a)?,
                 b: index(b)?,
                 value: s.busbw,
-                failed: s.status == Status::Fail,
+                outcome: outcome(s),
             }),
             _ => None,
         })
         .collect();
     pair_matrix_svg(&t.hosts, &cells, "GB/s")
+}
+
+/// How a set ended, for the matrix. A set recorded without jobs never started: the runner
+/// records those of a node proven dead earlier with the dead node (`not run: …`), so every round
+/// reads whole; a set that started and lost a node ran, and failed.
+fn outcome(s: &SetVerdict) -> Outcome {
+    let never_ran =
+        s.jobs.is_empty() || s.ended.as_deref().is_some_and(|e| e.starts_with("not run"));
+    match (never_ran, s.dead.is_empty(), s.status) {
+        (true, false, _) => Outcome::NodeDead,
+        (true, true, _) => Outcome::NotRun,
+        (false, _, Status::Fail) => Outcome::Failed,
+        (false, _, _) => Outcome::Passed,
+    }
 }
 
 /// Whether a job gets its own section (and chart) in the report: a node set that passed is
@@ -77,14 +92,16 @@ pub fn markdown(g: &Grade) -> String {
             cell(&n.reason)
         );
     }
-    if !nodes.faults.is_empty() {
+    let faults = super::fault_lines(g);
+    if !faults.is_empty() {
         o.push_str("\nFaults no single node explains:\n\n");
-        for f in &nodes.faults {
-            let _ = writeln!(o, "- {} {} {}: {}", f.kind, f.a, f.b, f.reason);
+        for f in &faults {
+            let _ = writeln!(o, "- {}", cell(f));
         }
     }
     for (k, t) in g.node_sets.iter().enumerate() {
         let _ = writeln!(o, "\n### {}\n\n{}", cell(&t.test), sets_line(t));
+        o.push_str(&set_summary::markdown(&set_summary::rows(g, t), cell));
         if matrix(t).is_some() {
             let _ = writeln!(
                 o,
@@ -127,22 +144,17 @@ pub fn html(g: &Grade) -> String {
         );
     }
     o.push_str("</table>");
-    if !nodes.faults.is_empty() {
+    let faults = super::fault_lines(g);
+    if !faults.is_empty() {
         o.push_str("<p>Faults no single node explains:</p><ul>");
-        for f in &nodes.faults {
-            let _ = write!(
-                o,
-                "<li>{} {} {}: {}</li>",
-                e(f.kind),
-                e(&f.a),
-                e(&f.b),
-                e(&f.reason)
-            );
+        for f in &faults {
+            let _ = write!(o, "<li>{}</li>", e(f));
         }
         o.push_str("</ul>");
     }
     for t in &g.node_sets {
         let _ = write!(o, "<h3>{}</h3><p>{}</p>", e(&t.test), e(&sets_line(t)));
+        o.push_str(&set_summary::html(&set_summary::rows(g, t)));
         if let Some(svg) = matrix(t) {
             let _ = write!(
                 o,

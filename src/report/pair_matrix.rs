@@ -11,6 +11,19 @@ use super::xml::escape as esc;
 /// table and `nodes.json` say more than a picture can.
 pub const MAX_NODES: usize = 1024;
 
+/// How a pair ended, as the matrix draws it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Passed,
+    /// Its verdict failed (a criterion, a hang, a crash): red.
+    Failed,
+    /// Never started (the run stopped first): grey, like a pair not scheduled.
+    NotRun,
+    /// Never started because a node of it was proven dead earlier: grey with a cross, so a dead
+    /// node's row reads as "not measured", not as a row of bad links.
+    NodeDead,
+}
+
 /// One pair's outcome.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PairCell {
@@ -18,9 +31,12 @@ pub struct PairCell {
     pub b: usize,
     /// The graded busbw, when the pair ran far enough to have one.
     pub value: Option<f64>,
-    /// The pair's verdict failed (a criterion, a hang, a crash).
-    pub failed: bool,
+    pub outcome: Outcome,
 }
+
+const FAILED: &str = "rgb(170,20,20)";
+const NOT_RUN: &str = "#ddd";
+const DEAD: &str = "#aaa";
 
 /// Red (≤ half the median) through yellow to green (≥ the median).
 fn colour(ratio: f64) -> String {
@@ -31,6 +47,44 @@ fn colour(ratio: f64) -> String {
         (220.0 - 340.0 * (t - 0.5), 230.0)
     };
     format!("rgb({},{},70)", r.round() as u8, g.round() as u8)
+}
+
+/// The caption under the grid, with a swatch per kind of cell, so the colours read alike on
+/// screen and on paper.
+fn legend(s: &mut String, y: usize, median: f64, unit: &str) {
+    let _ = write!(
+        s,
+        "<text x=\"8\" y=\"{y}\">pairs: busbw against the median pair ({} {}):</text>",
+        crate::grade::num(median),
+        esc(unit)
+    );
+    let top = y - 9;
+    let mut x = 300;
+    for (fill, dead, text) in [
+        (FAILED, false, "failed"),
+        (NOT_RUN, false, "not run"),
+        (DEAD, true, "not run: node dead"),
+    ] {
+        let _ = write!(
+            s,
+            "<rect x=\"{x}\" y=\"{top}\" width=\"10\" height=\"10\" fill=\"{fill}\" stroke=\"#555\" stroke-width=\"0.5\"/>"
+        );
+        if dead {
+            cross(s, x, top, 10);
+        }
+        let _ = write!(s, "<text x=\"{}\" y=\"{y}\">{text}</text>", x + 13);
+        x += 13 + 7 * text.len() + 12;
+    }
+    s.push('\n');
+}
+
+/// The mark of a pair not run for a dead node: a cross over the cell.
+fn cross(s: &mut String, x: usize, y: usize, cell: usize) {
+    let (x1, y1) = (x + cell, y + cell);
+    let _ = writeln!(
+        s,
+        "<path d=\"M{x} {y}L{x1} {y1}M{x1} {y}L{x} {y1}\" stroke=\"#555\" stroke-width=\"1\"/>"
+    );
 }
 
 /// The heat map of `cells` over `hosts` (indices into `hosts`), `unit` naming the value (e.g.
@@ -56,20 +110,14 @@ pub fn pair_matrix_svg(hosts: &[String], cells: &[PairCell], unit: &str) -> Opti
     };
     let size = margin + cell * n + 8;
     // Wide enough for the caption below the grid.
-    let width = size.max(520);
+    let width = size.max(600);
     let mut s = String::new();
     let _ = writeln!(
         s,
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{}\" font-family=\"sans-serif\" font-size=\"11\">",
         size + 20
     );
-    let _ = writeln!(
-        s,
-        "<text x=\"8\" y=\"{}\">pairs: busbw against the median pair ({:.1} {}); red cells failed; grey did not run</text>",
-        size + 14,
-        median,
-        esc(unit)
-    );
+    legend(&mut s, size + 14, median, unit);
     if labels {
         for (i, h) in hosts.iter().enumerate() {
             let y = margin + i * cell + cell * 3 / 4;
@@ -92,7 +140,7 @@ pub fn pair_matrix_svg(hosts: &[String], cells: &[PairCell], unit: &str) -> Opti
     // Every cell starts grey (not run); the diagonal is a node with itself.
     let _ = writeln!(
         s,
-        "<rect x=\"{margin}\" y=\"{margin}\" width=\"{}\" height=\"{}\" fill=\"#ddd\"/>",
+        "<rect x=\"{margin}\" y=\"{margin}\" width=\"{}\" height=\"{}\" fill=\"{NOT_RUN}\"/>",
         cell * n,
         cell * n
     );
@@ -105,28 +153,38 @@ pub fn pair_matrix_svg(hosts: &[String], cells: &[PairCell], unit: &str) -> Opti
         );
     }
     for c in cells.iter().filter(|c| c.a < n && c.b < n && c.a != c.b) {
-        let fill = match (c.failed, c.value) {
-            (true, _) => "rgb(170,20,20)".to_string(),
-            (false, Some(v)) if median > 0.0 => colour(v / median),
-            (false, _) => "rgb(120,200,120)".to_string(),
+        let fill = match (c.outcome, c.value) {
+            (Outcome::Failed, _) => FAILED.to_string(),
+            (Outcome::NotRun, _) => NOT_RUN.to_string(),
+            (Outcome::NodeDead, _) => DEAD.to_string(),
+            (Outcome::Passed, Some(v)) if median > 0.0 => colour(v / median),
+            (Outcome::Passed, _) => "rgb(120,200,120)".to_string(),
         };
         let what = match c.value {
-            Some(v) => format!("{v:.1} {}", esc(unit)),
+            // Two decimals, or two significant digits: a host-memory pair's 0.005 is not 0.0.
+            Some(v) => format!("{} {}", crate::grade::num(v), esc(unit)),
             None => "no value".into(),
         };
-        let verdict = if c.failed { "FAIL" } else { "pass" };
+        let verdict = match c.outcome {
+            Outcome::Passed => "pass",
+            Outcome::Failed => "FAIL",
+            Outcome::NotRun => "not run",
+            Outcome::NodeDead => "not run: node dead",
+        };
         let title = format!(
             "{} × {}: {what} ({verdict})",
             esc(&hosts[c.a]),
             esc(&hosts[c.b])
         );
         for (r, col) in [(c.a, c.b), (c.b, c.a)] {
+            let (x, y) = (margin + col * cell, margin + r * cell);
             let _ = writeln!(
                 s,
-                "<rect x=\"{}\" y=\"{}\" width=\"{cell}\" height=\"{cell}\" fill=\"{fill}\"><title>{title}</title></rect>",
-                margin + col * cell,
-                margin + r * cell
+                "<rect x=\"{x}\" y=\"{y}\" width=\"{cell}\" height=\"{cell}\" fill=\"{fill}\"><title>{title}</title></rect>",
             );
+            if c.outcome == Outcome::NodeDead {
+                cross(&mut s, x, y, cell);
+            }
         }
     }
     s.push_str("</svg>\n");
@@ -146,7 +204,11 @@ mod tests {
                     a,
                     b,
                     value: Some(if failed { 20.0 } else { 45.0 }),
-                    failed,
+                    outcome: if failed {
+                        Outcome::Failed
+                    } else {
+                        Outcome::Passed
+                    },
                 });
             }
         }
@@ -166,12 +228,46 @@ mod tests {
             .count();
         assert_eq!(red_in_row, 5, "{svg}");
         assert_eq!(
-            svg.matches("rgb(170,20,20)").count(),
+            svg.matches("rgb(170,20,20)\"><title>").count(),
             10,
             "5 pairs, both halves"
         );
-        assert!(svg.contains("<title>n3 × n4: 20.0 GB/s (FAIL)</title>"));
-        assert!(svg.contains("median pair (45.0 GB/s)"));
+        assert!(svg.contains("<title>n3 × n4: 20 GB/s (FAIL)</title>"));
+        assert!(svg.contains("median pair (45 GB/s)"));
+    }
+
+    /// Pairs that never ran are grey, those of a dead node grey with a cross, never red; the
+    /// legend names all three.
+    #[test]
+    fn pairs_not_run_are_grey_and_a_dead_nodes_are_crossed() {
+        let hosts: Vec<String> = (1..=4).map(|i| format!("n{i}")).collect();
+        let cell = |a, b, outcome| PairCell {
+            a,
+            b,
+            value: None,
+            outcome,
+        };
+        let svg = pair_matrix_svg(
+            &hosts,
+            &[
+                cell(0, 1, Outcome::Failed),
+                cell(2, 3, Outcome::NodeDead),
+                cell(0, 2, Outcome::NotRun),
+            ],
+            "GB/s",
+        )
+        .unwrap();
+        assert_eq!(svg.matches("rgb(170,20,20)\"><title>").count(), 2);
+        assert!(
+            svg.contains("fill=\"#aaa\"><title>n3 × n4: no value (not run: node dead)</title>")
+        );
+        assert!(svg.contains("fill=\"#ddd\"><title>n1 × n3: no value (not run)</title>"));
+        // Two crosses over the dead pair's cells, one on its swatch.
+        assert_eq!(svg.matches("<path d=").count(), 3, "{svg}");
+        for word in [">failed<", ">not run<", ">not run: node dead<"] {
+            assert!(svg.contains(word), "legend lacks {word}: {svg}");
+        }
+        assert!(!svg.contains("grey did not run"));
     }
 
     #[test]
@@ -189,6 +285,23 @@ mod tests {
         let svg = pair_matrix_svg(&big, &[], "GB/s").unwrap();
         assert!(!svg.contains("<text x=\"4\""), "no labels at 3 px a cell");
         assert!(svg.starts_with("<svg") && svg.ends_with("</svg>\n"));
+    }
+
+    #[test]
+    fn small_values_keep_their_digits() {
+        let hosts: Vec<String> = (1..=2).map(|i| format!("n{i}")).collect();
+        let c = PairCell {
+            a: 0,
+            b: 1,
+            value: Some(0.0052),
+            outcome: Outcome::Passed,
+        };
+        let svg = pair_matrix_svg(&hosts, &[c], "GB/s").unwrap();
+        assert!(
+            svg.contains("median pair (0.0052 GB/s)")
+                && svg.contains("n1 × n2: 0.0052 GB/s (pass)"),
+            "{svg}"
+        );
     }
 
     #[test]

@@ -7,6 +7,8 @@ use std::process::{Command, Output};
 
 #[cfg(feature = "mpi")]
 pub mod cluster;
+#[cfg(feature = "mpi")]
+pub mod localsets;
 pub mod procs;
 pub mod render;
 pub mod verdicts;

@@ -1,0 +1,44 @@
+//! Node sets without a cluster: an rsh agent for mpirun (`OMPI_MCA_plm_rsh_agent`) that starts
+//! every `-H` host on this machine, so `baton run` drives real node sets — real mpirun, real
+//! workers, real journals — over named hosts. A host in `dead` refuses the connection as an
+//! unreachable node does (its set fails, the probe finds it dead); the set whose mpirun has
+//! `-H hung` gets a rank that stops joining collectives, as a frozen process does (its set
+//! times out).
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use super::{baton_env, p, write};
+
+/// The agent, written into `dir`.
+pub fn agent(dir: &Path, dead: &[&str], hung: Option<&str>) -> PathBuf {
+    let script = format!(
+        r#"#!/bin/bash
+for a in "$@"; do case "$a" in -*) shift;; *) break;; esac; done
+host=$1; shift
+case " {dead} " in *" $host "*) echo "ssh: connect to host $host: No route to host" >&2; exit 255;; esac
+hung='{hung}'
+if [ -n "$hung" ] && tr '\0' ' ' </proc/$PPID/cmdline | grep -qF -- "-H $hung "; then
+  export BATON_FAULT=stall:rank=1
+fi
+exec bash -c "$*"
+"#,
+        dead = dead.join(" "),
+        hung = hung.unwrap_or("")
+    );
+    let path = write(dir, "fakessh", &script);
+    std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    path
+}
+
+/// `baton ARGS` with mpirun starting its hosts through `agent`.
+pub fn baton_over(agent: &Path, args: &[&str]) -> Output {
+    baton_env(
+        args,
+        &[
+            ("OMPI_MCA_plm_rsh_agent", p(agent)),
+            ("OMPI_ALLOW_RUN_AS_ROOT", "1"),
+            ("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1"),
+        ],
+    )
+}
