@@ -7,7 +7,7 @@ use super::{CheckFormat, load_plan, node_sets};
 pub fn run(
     plans: &[PathBuf],
     format: CheckFormat,
-    nodes: Option<&str>,
+    nodes: Option<super::GivenNodes<'_>>,
     color: bool,
 ) -> anyhow::Result<Exit> {
     let mut exit = Exit::Ok;
@@ -29,7 +29,7 @@ pub fn run(
                     out.push_str(&format!("  {}: {}\n", s.test, s.summary()));
                 }
                 mpirun_names(p, &sets);
-                match baton::profile::check_plan(&loaded.plan, p) {
+                match baton::profile::check_plan(&loaded.plan, &super::plan_files(p)) {
                     Ok(line) => out.extend(line.map(|l| format!("  {l}\n"))),
                     Err(problems) => {
                         for m in problems {
