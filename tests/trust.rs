@@ -664,6 +664,11 @@ fn plan_files_stay_inside_the_plan_directory() {
              - relative: {{ to: allreduce, busbw: \">= 90%\", results: ../r.json }}\n"
         ),
     );
+    // `check` says so before any grading.
+    let o = baton(&["check", p(&graded)]);
+    assert_eq!(code(&o), 2, "{}", show(&o));
+    assert_eq!(stderr(&o).matches("is outside").count(), 3, "{}", show(&o));
+    assert_eq!(code(&baton(&["--trust-plan", "check", p(&graded)])), 0);
     let o = baton(&["grade", p(&graded), p(&r)]);
     assert_eq!(code(&o), 1, "{}", show(&o));
     let out = stdout(&o);

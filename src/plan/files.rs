@@ -9,7 +9,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use super::Trust;
+use super::{Check, Plan, Trust};
 
 /// Trees that are never a plan's file: the kernel's and the devices'.
 const SYSTEM_TREES: &[&str] = &["/proc", "/sys", "/dev"];
@@ -113,6 +113,34 @@ impl PlanFiles {
             dir: root.display().to_string(),
             instead: instead(key),
         })
+    }
+
+    /// Why the results files the plan names (`baseline:`, `history:`, `relative.results`) may
+    /// not be read: what `check` reports before `grade` would fail the criteria that need them.
+    /// The hostfile and profiles are checked where they are read.
+    pub fn refused(&self, plan: &Plan) -> Vec<PlanFileError> {
+        let relative = plan
+            .tests
+            .iter()
+            .flat_map(|t| &t.expect)
+            .filter_map(|c| match &c.check {
+                Check::Relative(r) => r.results.as_deref(),
+                _ => None,
+            })
+            .map(|f| ("relative.results", f));
+        let mut named: Vec<(&str, &str)> = [
+            ("baseline", plan.baseline.as_deref()),
+            ("history", plan.history.as_deref()),
+        ]
+        .into_iter()
+        .filter_map(|(k, f)| Some((k, f?)))
+        .chain(relative)
+        .collect();
+        named.dedup();
+        named
+            .into_iter()
+            .filter_map(|(key, name)| self.resolve(key, name).err())
+            .collect()
     }
 
     /// Whether `real` (a path [`resolve`](Self::resolve) returned) lies inside the plan's
