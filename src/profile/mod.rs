@@ -337,6 +337,32 @@ mod tests {
     }
 
     #[test]
+    fn a_file_that_is_not_a_profile_is_placed_never_quoted() {
+        for (text, secret) in [
+            ("root:$6$s3cr3t$x:19000:0:99999:7:::\n", "s3cr3t"),
+            ("CI_JOB_TOKEN=glpat-s3cr3t\0SHELL=/bin/sh\0", "s3cr3t"),
+            (
+                "name: x\nversion: 1\ndescription: d\ns3cr3t_key: 1\nfigures: []\n",
+                "s3cr3t",
+            ),
+            (
+                "name: x\nversion: 1\ndescription: d\nfigures:\n  - { collective: s3cr3t, at: 8G, busbw: 1, source: s }\n",
+                "s3cr3t",
+            ),
+            (
+                "name: x\nversion: 1\ndescription: d\nfigures:\n  - { collective: all_reduce, at: s3cr3t, busbw: 1, source: s }\n",
+                "s3cr3t",
+            ),
+        ] {
+            let e = parse("p.yaml", text).unwrap_err().to_string();
+            assert!(!e.contains(secret), "{e}");
+            assert!(e.starts_with("p.yaml: not a profile: "), "{e}");
+        }
+        let e = parse("p.yaml", "a: 1\nb: [\n").unwrap_err().to_string();
+        assert!(e.contains("at line "), "{e}");
+    }
+
+    #[test]
     fn the_measured_2xh200_row_matches_its_fixture() {
         let p = named("h200-sxm-2", None).unwrap();
         let f = p.figure(Collective::AllReduce, 8 << 30).unwrap();
