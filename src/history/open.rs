@@ -9,7 +9,7 @@
 use std::ffi::CString;
 use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, OpenFlags};
@@ -53,23 +53,7 @@ fn existing(path: &Path) -> Result<bool, HistoryError> {
         }
         Ok(m) => m,
     };
-    let t = meta.file_type();
-    let kind = if t.is_file() {
-        None
-    } else if t.is_symlink() {
-        Some("a symbolic link")
-    } else if t.is_dir() {
-        Some("a directory")
-    } else if t.is_fifo() {
-        Some("a FIFO")
-    } else if t.is_char_device() {
-        Some("a character device")
-    } else if t.is_block_device() {
-        Some("a block device")
-    } else {
-        Some("a socket")
-    };
-    if let Some(kind) = kind {
+    if let Some(kind) = crate::input::not_regular(meta.file_type()) {
         return Err(not(kind));
     }
     let mut head = Vec::new();
