@@ -110,9 +110,22 @@ pub fn open_regular(path: &Path, what: &'static str) -> Result<File, ReadError> 
         .open(path)
         .map_err(io)?;
     let meta = file.metadata().map_err(io)?;
-    let t = meta.file_type();
-    let kind = if t.is_file() {
+    match not_regular(meta.file_type()) {
+        Some(kind) => Err(ReadError::NotAFile {
+            what,
+            path: name,
+            kind,
+        }),
+        None => Ok(file),
+    }
+}
+
+/// What a file of type `t` is, for a message, when it is not a regular file.
+pub fn not_regular(t: std::fs::FileType) -> Option<&'static str> {
+    if t.is_file() {
         None
+    } else if t.is_symlink() {
+        Some("a symbolic link")
     } else if t.is_dir() {
         Some("a directory")
     } else if t.is_fifo() {
@@ -125,14 +138,6 @@ pub fn open_regular(path: &Path, what: &'static str) -> Result<File, ReadError> 
         Some("a socket")
     } else {
         Some("not a file")
-    };
-    match kind {
-        Some(kind) => Err(ReadError::NotAFile {
-            what,
-            path: name,
-            kind,
-        }),
-        None => Ok(file),
     }
 }
 

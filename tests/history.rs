@@ -273,3 +273,202 @@ fn trend_fails_a_run_below_the_median_of_its_last_runs() {
         show(&o)
     );
 }
+
+/// Issue #20 F7: grading and `show` read a store, never make one. An empty file the plan's
+/// `history:` names (an `__init__.py`, a `.gitkeep`) is refused, not turned into SQLite; `add`
+/// initialises only a file it created itself.
+#[test]
+fn reading_never_writes_a_store_into_a_file_that_is_not_one() {
+    let d = tmp("history_f7");
+    let nights = runs(&d, 1);
+    let keep = write(&d, "__init__.py", "");
+    let planned = trend_plan(&d, "p.yaml", "history: __init__.py\n");
+    let o = baton(&["grade", p(&planned), p(&nights[0])]);
+    assert_eq!(code(&o), 1, "{}", show(&o));
+    assert!(
+        stdout(&o).contains("is not a baton history store"),
+        "{}",
+        show(&o)
+    );
+    assert_eq!(std::fs::metadata(&keep).unwrap().len(), 0, "left empty");
+    let o = baton(&["history", "show", "--store", p(&keep)]);
+    assert_eq!(code(&o), 2, "{}", show(&o));
+    assert!(
+        stderr(&o).contains("is not a baton history store"),
+        "{}",
+        show(&o)
+    );
+    let o = baton(&["history", "add", p(&nights[0]), "--store", p(&keep)]);
+    assert_eq!(
+        code(&o),
+        2,
+        "an empty file baton did not create: {}",
+        show(&o)
+    );
+    assert_eq!(std::fs::metadata(&keep).unwrap().len(), 0, "left empty");
+    // An SQLite database of another program, even one with our tables but no application id.
+    let other = d.join("other.sqlite");
+    rusqlite::Connection::open(&other)
+        .unwrap()
+        .execute_batch("CREATE TABLE runs (id INTEGER); PRAGMA user_version = 1;")
+        .unwrap();
+    let before = std::fs::read(&other).unwrap();
+    for args in [
+        vec!["history", "show", "--store", p(&other)],
+        vec!["history", "add", p(&nights[0]), "--store", p(&other)],
+    ] {
+        let o = baton(&args);
+        assert_eq!(code(&o), 2, "{}", show(&o));
+        assert!(
+            stderr(&o).contains("not a baton history store"),
+            "{}",
+            show(&o)
+        );
+    }
+    assert_eq!(std::fs::read(&other).unwrap(), before, "not written");
+}
+
+/// Issue #20 F15/F20: a store name that is not a file to keep runs in is invalid input (exit 2),
+/// said plainly, never an SQLite error (exit 3) or an "added" that kept nothing.
+#[test]
+fn store_names_that_are_not_files_are_invalid_input() {
+    let d = tmp("history_f15");
+    let nights = runs(&d, 1);
+    let fifo = d.join("fifo");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let dir = d.join("dir");
+    std::fs::create_dir(&dir).unwrap();
+    for store in [p(&dir), p(&fifo), "/dev/null", ":memory:", "file:h.sqlite"] {
+        for args in [
+            vec!["history", "add", p(&nights[0]), "--store", store],
+            vec!["history", "show", "--store", store],
+        ] {
+            let o = baton(&args);
+            assert_eq!(code(&o), 2, "{args:?}: {}", show(&o));
+            let err = stderr(&o);
+            assert!(
+                !err.contains("disk I/O error") && !err.contains("unable to open"),
+                "{err}"
+            );
+            assert!(!stdout(&o).contains("added"), "{}", show(&o));
+        }
+    }
+    assert!(!d.join("file:h.sqlite").exists() && !Path::new("file:h.sqlite").exists());
+    let store = d.join("h.sqlite");
+    assert_eq!(
+        code(&baton(&[
+            "history",
+            "add",
+            p(&nights[0]),
+            "--store",
+            p(&store)
+        ])),
+        0
+    );
+    for last in ["9223372036854775808", "18446744073709551615", "0"] {
+        let o = baton(&["history", "show", "--store", p(&store), "--last", last]);
+        assert_eq!(code(&o), 2, "--last {last}: {}", show(&o));
+        assert!(stderr(&o).contains("--last"), "{}", show(&o));
+    }
+    let o = baton(&["history", "show", "--store", p(&store), "--last", "1000"]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    assert_eq!(rows(&stdout(&o)).len(), 4, "{}", show(&o));
+}
+
+/// Issue #20 F10: `show` and `trend` read a store they cannot write — a directory of mode 555
+/// as a user who does not own it (run as `nobody` through setpriv), and a read-only mount (a
+/// read-only bind mount in a mount namespace of its own, through `unshare -m`, as root).
+#[test]
+fn a_store_that_cannot_be_written_can_still_be_read() {
+    let d = tmp("history_f10");
+    let nights = runs(&d, 2);
+    let ro = d.join("ro");
+    let store = ro.join("h.sqlite");
+    let o = baton(&["history", "add", p(&nights[0]), "--store", p(&store)]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    let plan = trend_plan(&d, "p.yaml", "");
+    let is_root = unsafe { libc::geteuid() } == 0;
+    let baton_bin = env!("CARGO_BIN_EXE_baton");
+    let show_args = ["history", "show", "--store", p(&store)];
+    let grade_args = ["grade", p(&plan), p(&nights[1]), "--history", p(&store)];
+    let ok = |o: &std::process::Output, what: &str| {
+        assert!(
+            !stderr(o).contains("readonly") && !stderr(o).contains("unable to open"),
+            "{what}: {}",
+            show(o)
+        );
+    };
+    // As a non-root user that does not own the directory.
+    if is_root && Path::new("/usr/bin/setpriv").exists() {
+        // The scratch tree must be traversable by nobody.
+        let mut up = ro.clone();
+        while let Some(parent) = up.parent() {
+            if parent.as_os_str().is_empty() || parent == Path::new("/") {
+                break;
+            }
+            let _ = Command::new("chmod").arg("o+rx").arg(parent).status();
+            up = parent.to_path_buf();
+        }
+        std::fs::set_permissions(&store, std::os::unix::fs::PermissionsExt::from_mode(0o644))
+            .unwrap();
+        std::fs::set_permissions(&ro, std::os::unix::fs::PermissionsExt::from_mode(0o555)).unwrap();
+        std::fs::set_permissions(&d, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        for f in [&nights[1], &plan] {
+            std::fs::set_permissions(f, std::os::unix::fs::PermissionsExt::from_mode(0o644))
+                .unwrap();
+        }
+        let as_nobody = |args: &[&str]| {
+            Command::new("setpriv")
+                .args([
+                    "--reuid=65534",
+                    "--regid=65534",
+                    "--clear-groups",
+                    baton_bin,
+                ])
+                .args(args)
+                .env("NO_COLOR", "1")
+                .output()
+                .unwrap()
+        };
+        let o = as_nobody(&show_args);
+        assert_eq!(code(&o), 0, "as nobody: {}", show(&o));
+        assert_eq!(rows(&stdout(&o)).len(), 4, "{}", show(&o));
+        let o = as_nobody(&grade_args);
+        ok(&o, "trend as nobody");
+        assert_eq!(code(&o), 0, "the trend read the store: {}", show(&o));
+        assert!(!ro.join("h.sqlite-wal").exists() && !ro.join("h.sqlite-shm").exists());
+        std::fs::set_permissions(&ro, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    }
+    // On a read-only mount, even as root.
+    let on_ro_mount = |args: &[&str]| {
+        Command::new("unshare")
+            .args([
+                "-m",
+                "sh",
+                "-c",
+                "mount --bind -o ro \"$1\" \"$1\" && shift && exec \"$@\"",
+            ])
+            .arg("sh")
+            .arg(&ro)
+            .arg(baton_bin)
+            .args(args)
+            .env("NO_COLOR", "1")
+            .output()
+    };
+    match on_ro_mount(&show_args) {
+        Ok(o) if !stderr(&o).contains("mount:") && !stderr(&o).contains("unshare:") => {
+            assert_eq!(code(&o), 0, "read-only mount: {}", show(&o));
+            assert_eq!(rows(&stdout(&o)).len(), 4, "{}", show(&o));
+            let o = on_ro_mount(&grade_args).unwrap();
+            ok(&o, "trend on a read-only mount");
+            assert_eq!(code(&o), 0, "the trend read the store: {}", show(&o));
+        }
+        other => eprintln!("skipped the read-only mount (no mount namespace here): {other:?}"),
+    }
+}

@@ -382,7 +382,15 @@ fn the_report_opens_with_when_what_and_which_plan_version() {
     git(&["commit", "-q", "-m", "plan"]);
     let head = git(&["rev-parse", "HEAD"]);
     let out = d.join("out");
-    let o = baton(&["report", p(&planf), p(&healthy), "-o", p(&out)]);
+    // The baseline is outside the plan's directory: only a trusted plan reads it (docs/trust.md).
+    let o = baton(&[
+        "--trust-plan",
+        "report",
+        p(&planf),
+        p(&healthy),
+        "-o",
+        p(&out),
+    ]);
     assert_eq!(code(&o), 0, "{}", show(&o));
     let md = read(&out.join("report.md"));
     let top = &md[..md.find("## Verdict summary").expect("summary")];

@@ -475,3 +475,228 @@ fn vetted_launch_options_and_variables_need_no_trust() {
         assert_eq!(code(&o), 2, "{extra}: {}", show(&o));
     }
 }
+
+/// What a CI job's environment holds, as the secret a plan must never print.
+const CI_TOKEN: (&str, &str) = ("CI_JOB_TOKEN", "glpat-S3CR3T-f1");
+
+/// Every output of a command and every file it wrote, asserted free of `secret`.
+fn nothing_shows(o: &std::process::Output, files: &[&Path], secret: &str) {
+    assert!(!show(o).contains(secret), "{secret} printed: {}", show(o));
+    fn walk(f: &Path, secret: &str) {
+        if f.is_dir() {
+            for e in std::fs::read_dir(f).unwrap() {
+                walk(&e.unwrap().path(), secret);
+            }
+        } else if f.exists() {
+            let t = String::from_utf8_lossy(&std::fs::read(f).unwrap()).into_owned();
+            assert!(!t.contains(secret), "{secret} in {}", f.display());
+        }
+    }
+    for f in files {
+        walk(f, secret);
+    }
+}
+
+/// Issue #20 F1: a plan's `profile:` pointing at a file that is not a profile — the CI job's
+/// environment, a password file, a link in `profiles/` — never prints what the file holds:
+/// not in `check`, not in the criterion message of `grade`, its junit.xml, report or verdict
+/// JSON. A profile that does not parse is named by path, line and column only.
+#[test]
+fn a_profile_that_is_not_one_shows_none_of_its_text() {
+    let d = tmp("trust_f1");
+    let r = ingest(
+        &d,
+        "r.json",
+        &[&fixture("all_reduce.txt")],
+        Some("allreduce"),
+    );
+    let plan = |name: &str, profile: &str| {
+        write(
+            &d,
+            name,
+            &format!(
+                "version: 1\nname: leak\nbackend: nccl\nprofile: {profile}\nlaunch: {{ nodes: 1, ranks_per_node: 2 }}\n\
+                 tests:\n{ALLREDUCE_SWEEP}    expect: [ {{ busbw: \">= 90% of profile\" }} ]\n"
+            ),
+        )
+    };
+    let grade_all = |pl: &Path, secret: &str| {
+        let (junit, report) = (d.join("j.xml"), d.join("report"));
+        let _ = std::fs::remove_dir_all(&report);
+        let o = baton_env(
+            &[
+                "grade",
+                p(pl),
+                p(&r),
+                "--junit",
+                p(&junit),
+                "--report",
+                p(&report),
+                "--format",
+                "json",
+            ],
+            &[CI_TOKEN],
+        );
+        assert_eq!(code(&o), 1, "the criterion fails closed: {}", show(&o));
+        nothing_shows(&o, &[&junit, &report], secret);
+        o
+    };
+    // The job's environment, by absolute path and through a link beside the plan; trusted or not.
+    std::os::unix::fs::symlink("/proc/self/environ", d.join("env.yaml")).unwrap();
+    for profile in ["/proc/self/environ", "env.yaml"] {
+        let pl = plan("environ.yaml", profile);
+        for trust in [&[][..], &["--trust-plan"][..]] {
+            let mut args = trust.to_vec();
+            args.extend(["check", p(&pl)]);
+            let o = baton_env(&args, &[CI_TOKEN]);
+            assert_eq!(code(&o), 2, "{}", show(&o));
+            nothing_shows(&o, &[], CI_TOKEN.1);
+            assert!(stderr(&o).contains("/proc"), "{}", show(&o));
+        }
+        grade_all(&pl, CI_TOKEN.1);
+    }
+    // A file beside the plan that is YAML but no profile (a password file, say): its position
+    // only, never the unknown key the parser would quote.
+    write(
+        &d,
+        "shadow.yaml",
+        "root:$6$s3cr3t-hash$x:19000:0:99999:7:::\nname: x\n",
+    );
+    let pl = plan("shadow-plan.yaml", "shadow.yaml");
+    let o = baton(&["check", p(&pl)]);
+    assert_eq!(code(&o), 2, "{}", show(&o));
+    nothing_shows(&o, &[], "s3cr3t-hash");
+    assert!(
+        stderr(&o).contains("shadow.yaml") && stderr(&o).contains("line 1"),
+        "{}",
+        show(&o)
+    );
+    let o = grade_all(&pl, "s3cr3t-hash");
+    assert!(stdout(&o).contains("line 1"), "{}", show(&o));
+    // Outside the plan's directory, or not `.yaml`: refused before reading.
+    let outside = tmp("trust_f1_outside");
+    write(&outside, "p.yaml", "root:s3cr3t-out:0\n");
+    write(&d, "notes.txt", "s3cr3t-txt\n");
+    for profile in [
+        p(&outside.join("p.yaml")),
+        "../trust_f1_outside/p.yaml",
+        "notes.txt",
+    ] {
+        let pl = plan("out.yaml", profile);
+        let o = baton(&["check", p(&pl)]);
+        assert_eq!(code(&o), 2, "{profile}: {}", show(&o));
+        nothing_shows(&o, &[], "s3cr3t");
+    }
+    // A link in the plan's profiles/ that leaves it.
+    std::fs::create_dir_all(d.join("profiles")).unwrap();
+    std::os::unix::fs::symlink(outside.join("p.yaml"), d.join("profiles/evil.yaml")).unwrap();
+    let pl = plan("evil.yaml", "evil");
+    let o = baton(&["check", p(&pl)]);
+    assert_eq!(code(&o), 2, "{}", show(&o));
+    nothing_shows(&o, &[], "s3cr3t");
+    assert!(stderr(&o).contains("evil.yaml"), "{}", show(&o));
+}
+
+/// Issue #20 F5: files a plan names stay beside it. A hostfile outside the plan's directory
+/// (a token file, the job's environment) is refused before it is read, so no token-shaped word
+/// is printed as a host; the user may name it (`--hostfile`) or trust the plan; `/proc`, `/sys`
+/// and `/dev` never. Baselines, history stores and `relative` results follow the same rule.
+#[test]
+fn plan_files_stay_inside_the_plan_directory() {
+    let d = tmp("trust_f5");
+    let token = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJjaSJ9.S3CR3T-sig";
+    let tok = write(&d, "tok", &format!("{token}\n"));
+    std::fs::create_dir_all(d.join("plan")).unwrap();
+    let plan = |hostfile: &str| {
+        write(
+            &d.join("plan"),
+            "p.yaml",
+            &format!(
+                "version: 1\nname: f5\nbackend: mpi\nlaunch: {{ ranks_per_node: 1 }}\nnodes: {{ hostfile: {hostfile} }}\n\
+                 tests:\n  - name: a\n    over: each-node\n    collective: all_reduce\n    sizes: [8]\n    expect: [ {{ wrong: 0 }} ]\n"
+            ),
+        )
+    };
+    for hostfile in [p(&tok), "../tok"] {
+        let pl = plan(hostfile);
+        for cmd in ["check", "expand"] {
+            let o = baton(&[cmd, p(&pl)]);
+            assert_eq!(code(&o), 2, "{cmd} {hostfile}: {}", show(&o));
+            nothing_shows(&o, &[], "S3CR3T");
+            assert!(stderr(&o).contains("--hostfile"), "{}", show(&o));
+        }
+        // The user's own choice, or a plan they vouch for.
+        let o = baton(&["check", p(&pl), "--hostfile", p(&tok)]);
+        assert_eq!(code(&o), 0, "{}", show(&o));
+        assert!(stdout(&o).contains("--hostfile"), "{}", show(&o));
+        let o = baton(&["--trust-plan", "check", p(&pl)]);
+        assert_eq!(code(&o), 0, "{}", show(&o));
+    }
+    let pl = plan("/proc/self/environ");
+    let o = baton_env(&["--trust-plan", "check", p(&pl)], &[CI_TOKEN]);
+    assert_eq!(code(&o), 2, "{}", show(&o));
+    nothing_shows(&o, &[], CI_TOKEN.1);
+    // A hostfile beside the plan that is not one: the line, not its words.
+    write(&d.join("plan"), "hosts", "n1\nS3CR3T[abc-xyz]\nn2\n");
+    let o = baton(&["check", p(&plan("hosts"))]);
+    assert_eq!(code(&o), 2, "{}", show(&o));
+    assert!(stderr(&o).contains("line 2"), "{}", show(&o));
+    nothing_shows(&o, &[], "abc-xyz");
+    // Baseline, history and relative results: outside the directory, refused with why.
+    let r = ingest(
+        &d,
+        "r.json",
+        &[&fixture("all_reduce.txt")],
+        Some("allreduce"),
+    );
+    std::fs::copy(&r, d.join("plan/r.json")).unwrap();
+    let store = d.join("h.sqlite");
+    assert_eq!(
+        code(&baton(&["history", "add", p(&r), "--store", p(&store)])),
+        0
+    );
+    let graded = write(
+        &d.join("plan"),
+        "g.yaml",
+        &format!(
+            "version: 1\nname: g\nbackend: nccl\nbaseline: ../r.json\nhistory: ../h.sqlite\nlaunch: {{ nodes: 1, ranks_per_node: 2 }}\n\
+             tests:\n{ALLREDUCE_SWEEP}    expect:\n      - regression: \"<= 5%\"\n      - trend: \"<= 5% below the median of the last 3 runs\"\n      \
+             - relative: {{ to: allreduce, busbw: \">= 90%\", results: ../r.json }}\n"
+        ),
+    );
+    // `check` says so before any grading.
+    let o = baton(&["check", p(&graded)]);
+    assert_eq!(code(&o), 2, "{}", show(&o));
+    assert_eq!(stderr(&o).matches("is outside").count(), 3, "{}", show(&o));
+    assert_eq!(code(&baton(&["--trust-plan", "check", p(&graded)])), 0);
+    let o = baton(&["grade", p(&graded), p(&r)]);
+    assert_eq!(code(&o), 1, "{}", show(&o));
+    let out = stdout(&o);
+    for key in [
+        "baseline: ../r.json",
+        "history: ../h.sqlite",
+        "relative.results: ../r.json",
+    ] {
+        assert!(out.contains(&format!("`{key}` is outside")), "{key}: {out}");
+    }
+    // Named by the user, the same files grade (relative results have no flag: trust the plan).
+    let o = baton(&[
+        "grade",
+        p(&graded),
+        p(&r),
+        "--baseline",
+        p(&r),
+        "--history",
+        p(&store),
+    ]);
+    let out = stdout(&o);
+    assert!(!out.contains("`baseline: ../r.json` is outside"), "{out}");
+    assert!(!out.contains("`history: ../h.sqlite` is outside"), "{out}");
+    let o = baton(&["--trust-plan", "grade", p(&graded), p(&r)]);
+    assert!(!stdout(&o).contains("is outside"), "{}", show(&o));
+    assert!(
+        stdout(&o).contains("no earlier completed run"),
+        "the store was read: {}",
+        show(&o)
+    );
+}

@@ -1,13 +1,14 @@
 use std::path::PathBuf;
 
 use baton::exit::Exit;
+use baton::stdout::visible;
 
 use super::{CheckFormat, load_plan, node_sets};
 
 pub fn run(
     plans: &[PathBuf],
     format: CheckFormat,
-    nodes: Option<&str>,
+    nodes: Option<super::GivenNodes<'_>>,
     color: bool,
 ) -> anyhow::Result<Exit> {
     let mut exit = Exit::Ok;
@@ -29,15 +30,22 @@ pub fn run(
                     out.push_str(&format!("  {}: {}\n", s.test, s.summary()));
                 }
                 mpirun_names(p, &sets);
-                match baton::profile::check_plan(&loaded.plan, p) {
+                let files = super::plan_files(p);
+                let mut problems: Vec<String> = files
+                    .refused(&loaded.plan)
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect();
+                match baton::profile::check_plan(&loaded.plan, &files) {
                     Ok(line) => out.extend(line.map(|l| format!("  {l}\n"))),
-                    Err(problems) => {
-                        for m in problems {
-                            eprintln!("error: {}: {m}", p.display());
-                        }
-                        exit = Exit::Invalid;
-                        continue;
+                    Err(p) => problems.extend(p),
+                }
+                if !problems.is_empty() {
+                    for m in problems {
+                        eprintln!("error: {}: {}", p.display(), visible(&m));
                     }
+                    exit = Exit::Invalid;
+                    continue;
                 }
                 baton::stdout::print(&out)?;
             }

@@ -9,7 +9,7 @@ pub fn run(
     plan: &Path,
     format: ExpandFormat,
     max_listed: usize,
-    nodes: Option<&str>,
+    nodes: Option<super::GivenNodes<'_>>,
     color: bool,
 ) -> anyhow::Result<Exit> {
     let Some(loaded) = load_plan(plan, color, CheckFormat::Human, super::plan_trust()) else {

@@ -8,11 +8,11 @@ use baton::report::{
 };
 use baton::results::Results;
 
-use super::{CheckFormat, load_plan};
+use super::{CheckFormat, load_plan, plan_files};
 
 /// The baseline to grade against: `--baseline`, else the plan's `baseline:` (relative to the
-/// plan file, so the pair moves together in git). `Err` after printing why when `--baseline` is
-/// unusable (invalid input).
+/// plan file, so the pair moves together in git, and inside the plan's directory unless the plan
+/// is trusted). `Err` after printing why when `--baseline` is unusable (invalid input).
 pub fn baseline_for(
     plan_path: &Path,
     plan: &Plan,
@@ -35,17 +35,22 @@ pub fn baseline_for(
         None => match &plan.baseline {
             None => Baseline::None,
             Some(rel) => {
-                let p = plan_path.parent().unwrap_or(Path::new("")).join(rel);
-                let name = p.display().to_string();
-                match baton::results::read(&p) {
+                let name = plan_path
+                    .parent()
+                    .unwrap_or(Path::new(""))
+                    .join(rel)
+                    .display()
+                    .to_string();
+                let read = plan_files(plan_path)
+                    .resolve("baseline", rel)
+                    .map_err(|e| e.to_string())
+                    .and_then(|p| baton::results::read(&p).map_err(|e| e.to_string()));
+                match read {
                     Ok(r) => Baseline::Loaded {
                         name,
                         results: Box::new(r),
                     },
-                    Err(e) => Baseline::Unreadable {
-                        name,
-                        why: e.to_string(),
-                    },
+                    Err(why) => Baseline::Unreadable { name, why },
                 }
             }
         },
@@ -77,23 +82,37 @@ impl OpenedHistory {
     }
 }
 
-/// The history store: `--history`, else the plan's `history:` (relative to the plan file, like
-/// `baseline:`). Opened only when a `trend` criterion reads it; one that cannot be opened makes
-/// those criteria fail with why, like an unreadable baseline.
+/// The history store: `--history`, else the plan's `history:` (relative to the plan file, and
+/// inside its directory, like `baseline:`). Opened, read-only, only when a `trend` criterion
+/// reads it; one that cannot be opened makes those criteria fail with why, like an unreadable
+/// baseline.
 pub fn history_for(plan_path: &Path, plan: &Plan, flag: Option<&Path>) -> OpenedHistory {
     let wanted = plan.tests.iter().any(|t| {
         t.expect
             .iter()
             .any(|c| matches!(c.check, baton::plan::Check::Trend(_)))
     });
-    let path = match (flag, &plan.history) {
-        (Some(p), _) => p.to_path_buf(),
-        (None, Some(rel)) => plan_path.parent().unwrap_or(Path::new("")).join(rel),
-        (None, None) => return OpenedHistory::None,
-    };
     if !wanted {
         return OpenedHistory::None;
     }
+    let path = match (flag, &plan.history) {
+        (Some(p), _) => p.to_path_buf(),
+        (None, Some(rel)) => match plan_files(plan_path).resolve("history", rel) {
+            Ok(p) => p,
+            Err(e) => {
+                return OpenedHistory::Unreadable {
+                    name: plan_path
+                        .parent()
+                        .unwrap_or(Path::new(""))
+                        .join(rel)
+                        .display()
+                        .to_string(),
+                    why: e.to_string(),
+                };
+            }
+        },
+        (None, None) => return OpenedHistory::None,
+    };
     match baton::history::Store::open(&path) {
         Ok(s) => OpenedHistory::Store(std::sync::Mutex::new(s)),
         Err(e) => OpenedHistory::Unreadable {
@@ -214,6 +233,7 @@ pub fn grade_keyed(
         }
         other => (other, None),
     };
+    let plan_files = plan_files(Path::new(plan_file));
     let mut g = grade(&GradeInput {
         plan,
         plan_file: Some(plan_file),
@@ -221,6 +241,7 @@ pub fn grade_keyed(
         baseline: &base,
         only,
         history,
+        files: Some(&plan_files),
     });
     if let Some((name, mismatches)) = mismatches {
         baton::baseline::explain(&mut g, &mismatches, &name);

@@ -26,8 +26,8 @@ pub enum Action {
         /// Only jobs that ran on this host.
         #[arg(long, value_name = "HOST")]
         node: Option<String>,
-        /// Only the last N runs of each job and host set.
-        #[arg(long, value_name = "N")]
+        /// Only the last N runs of each job and host set (1 to 1,000,000).
+        #[arg(long, value_name = "N", value_parser = last_runs)]
         last: Option<usize>,
         /// Also draw the trend chart (busbw at each job's largest size, run after run) as SVG.
         #[arg(long, value_name = "FILE.svg")]
@@ -62,7 +62,7 @@ impl StoreArg {
 /// anything else (a lock never released, a full disk) is the run failing.
 fn store_exit(e: &HistoryError) -> Exit {
     match e {
-        HistoryError::Sql { .. } => Exit::Runtime,
+        HistoryError::Sql { .. } | HistoryError::Io { .. } => Exit::Runtime,
         _ => Exit::Invalid,
     }
 }
@@ -120,6 +120,15 @@ fn add(results: &[PathBuf], store: &StoreArg) -> anyhow::Result<Exit> {
         }
     }
     Ok(exit)
+}
+
+/// `--last N`: a count of runs, at least one and at most [`baton::history::MAX_LAST`].
+fn last_runs(s: &str) -> Result<usize, String> {
+    let max = baton::history::MAX_LAST;
+    match s.parse::<usize>() {
+        Ok(n) if (1..=max).contains(&n) => Ok(n),
+        _ => Err(format!("a number of runs from 1 to {max}")),
+    }
 }
 
 fn short(key: &str) -> &str {

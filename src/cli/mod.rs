@@ -57,6 +57,10 @@ enum Command {
         /// Show node sets over this Slurm hostlist instead of the plan's or the allocation's.
         #[arg(long, value_name = "HOSTLIST")]
         nodes: Option<String>,
+        /// Show node sets over the hosts of this hostfile instead of the plan's or the
+        /// allocation's (a plan's own `nodes.hostfile` must be beside it: docs/trust.md).
+        #[arg(long, value_name = "FILE", conflicts_with = "nodes")]
+        hostfile: Option<PathBuf>,
     },
     /// Run a plan's jobs, print the nccl-tests table live and write results.
     Run(run::Args),
@@ -129,6 +133,9 @@ enum Command {
         /// Node sets over this Slurm hostlist instead of the plan's or the allocation's.
         #[arg(long, value_name = "HOSTLIST")]
         nodes: Option<String>,
+        /// Node sets over the hosts of this hostfile instead of the plan's or the allocation's.
+        #[arg(long, value_name = "FILE", conflicts_with = "nodes")]
+        hostfile: Option<PathBuf>,
     },
     /// Read nccl-tests logs (text, JSON -J, NCCL_DEBUG=INFO) into a results file.
     Ingest {
@@ -353,13 +360,26 @@ pub fn main(mpi: Option<MpiEntry>) -> i32 {
             plans,
             format,
             nodes,
-        } => check::run(&plans, format, nodes.as_deref(), color),
+            hostfile,
+        } => check::run(
+            &plans,
+            format,
+            GivenNodes::of(nodes.as_deref(), hostfile.as_deref()),
+            color,
+        ),
         Command::Expand {
             plan,
             format,
             max_listed,
             nodes,
-        } => expand::run(&plan, format, max_listed, nodes.as_deref(), color),
+            hostfile,
+        } => expand::run(
+            &plan,
+            format,
+            max_listed,
+            GivenNodes::of(nodes.as_deref(), hostfile.as_deref()),
+            color,
+        ),
         Command::Run(args) => run::run(&args, mpi, color),
         Command::Render {
             plan,
@@ -565,28 +585,62 @@ fn load_plan(
     }
 }
 
-/// The node sets of a plan's tests with `over:`, over `given` (`--nodes`), the node list the
-/// plan names (a hostfile relative to the plan) or the allocation this runs in; `None` after
-/// printing why the list cannot be read.
+/// The node list the user named on the command line, in place of the plan's or the
+/// allocation's.
+#[derive(Debug, Clone, Copy)]
+pub enum GivenNodes<'a> {
+    /// `--nodes HOSTLIST`.
+    Hostlist(&'a str),
+    /// `--hostfile FILE`: read wherever it is, since the user chose it.
+    Hostfile(&'a std::path::Path),
+}
+
+impl<'a> GivenNodes<'a> {
+    fn of(nodes: Option<&'a str>, hostfile: Option<&'a std::path::Path>) -> Option<Self> {
+        nodes
+            .map(GivenNodes::Hostlist)
+            .or(hostfile.map(GivenNodes::Hostfile))
+    }
+
+    /// The node list, with the plan's `exclude` and `domains` applied.
+    fn list(
+        self,
+        nodes: &baton::plan::Nodes,
+    ) -> Result<baton::expand::nodesets::NodeList, baton::expand::nodesets::NodeListError> {
+        use baton::expand::nodesets;
+        match self {
+            GivenNodes::Hostlist(h) => nodesets::given(nodes, h),
+            GivenNodes::Hostfile(f) => nodesets::given_hostfile(nodes, f),
+        }
+    }
+}
+
+/// The files beside the plan at `path` it may read, as `--trust-plan` allows.
+pub fn plan_files(path: &std::path::Path) -> baton::plan::PlanFiles {
+    baton::plan::PlanFiles::beside(path, plan_trust())
+}
+
+/// The node sets of a plan's tests with `over:`, over `given` (`--nodes`, `--hostfile`), the
+/// node list the plan names (a hostfile beside the plan) or the allocation this runs in; `None`
+/// after printing why the list cannot be read.
 fn node_sets(
     plan: &baton::plan::Plan,
     path: &std::path::Path,
-    given: Option<&str>,
+    given: Option<GivenNodes<'_>>,
 ) -> Option<Vec<baton::expand::nodesets::TestSets>> {
     use baton::expand::nodesets;
     if plan.tests.iter().all(|t| t.over == baton::plan::Over::All) {
-        // Nothing to show, but a --nodes that is not a hostlist is still an error.
-        if let Some(Err(e)) = given.map(baton::nodeset::expand) {
-            eprintln!("error: --nodes: {e}");
+        // Nothing to show, but a --nodes or --hostfile that is not a node list is still an error.
+        if let Some(Err(e)) = given.map(|g| g.list(&plan.nodes)) {
+            eprintln!("error: {}", baton::stdout::visible(&e.to_string()));
             return None;
         }
         return Some(Vec::new());
     }
-    let dir = path.parent().unwrap_or(std::path::Path::new("."));
     let allocation = std::env::var(nodesets::SLURM_NODELIST).ok();
     let resolved = match given {
-        Some(hosts) => nodesets::given(&plan.nodes, hosts),
-        None => nodesets::resolve(&plan.nodes, dir, allocation.as_deref()),
+        Some(g) => g.list(&plan.nodes),
+        None => nodesets::resolve(&plan.nodes, &plan_files(path), allocation.as_deref()),
     };
     match resolved {
         Ok(list) => {
@@ -605,7 +659,11 @@ fn node_sets(
             problems.is_empty().then_some(sets)
         }
         Err(e) => {
-            eprintln!("error: {}: node list: {e}", path.display());
+            eprintln!(
+                "error: {}: node list: {}",
+                path.display(),
+                baton::stdout::visible(&e.to_string())
+            );
             None
         }
     }
@@ -625,11 +683,11 @@ fn node_sets_not_runnable(
     if plan.tests.iter().all(|t| t.over == baton::plan::Over::All) {
         return false;
     }
-    let dir = path.parent().unwrap_or(std::path::Path::new("."));
     let allocation = in_allocation
         .then(|| std::env::var(nodesets::SLURM_NODELIST).ok())
         .flatten();
-    let (n, source) = match nodesets::resolve(&plan.nodes, dir, allocation.as_deref()) {
+    let (n, source) = match nodesets::resolve(&plan.nodes, &plan_files(path), allocation.as_deref())
+    {
         Ok(nodesets::NodeList {
             hosts: Some(h),
             source,

@@ -21,17 +21,16 @@ pub fn for_run(plan: &Plan, path: &Path, args: &super::run::Args) -> Result<Opti
     let given = match (&args.nodes, &rerun) {
         (Some(h), _) => Some(h.clone()),
         (None, Some(r)) => Some(r.hostlist()),
-        (None, None) => None,
+        (None, None) => args.hostfile.as_deref().map(hostfile_list).transpose()?,
     };
     if given.is_none() && plan.tests.iter().all(|t| t.over == Over::All) {
         return Ok(None);
     }
-    let dir = path.parent().unwrap_or(Path::new("."));
     let resolved = match &given {
         Some(h) => nodesets::given(&plan.nodes, h),
         None => nodesets::resolve(
             &plan.nodes,
-            dir,
+            &super::plan_files(path),
             std::env::var(nodesets::SLURM_NODELIST).ok().as_deref(),
         ),
     };
@@ -85,6 +84,21 @@ pub fn for_run(plan: &Plan, path: &Path, args: &super::run::Args) -> Result<Opti
         domains,
         rerun: rerun.map(|r| r.record),
     }))
+}
+
+/// The hosts of the hostfile the user named (`--hostfile`), as one hostlist.
+fn hostfile_list(f: &Path) -> Result<String, Exit> {
+    match nodesets::given_hostfile(&baton::plan::Nodes::default(), f) {
+        Ok(NodeList { hosts: Some(h), .. }) => Ok(baton::nodeset::compress(&h)),
+        Ok(_) => Ok(String::new()),
+        Err(e) => {
+            eprintln!(
+                "error: --hostfile: {}",
+                baton::stdout::visible(&e.to_string())
+            );
+            Err(Exit::Invalid)
+        }
+    }
 }
 
 /// The plan's tests that have a job `--only` selects.

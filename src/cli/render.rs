@@ -112,8 +112,8 @@ pub fn run(args: &Args, color: bool) -> anyhow::Result<Exit> {
 /// The node-set batch job, if the plan has node sets; `Err` after saying why it cannot render
 /// (or be submitted without a node count).
 fn sweep_of(args: &Args, plan: &baton::plan::Plan) -> Result<Option<Sweep>, Exit> {
-    let dir = args.plan.parent().unwrap_or(Path::new("."));
-    let sweep = sweep(plan, dir, args.nodes.as_deref(), &args.targets).map_err(|e| {
+    let files = super::plan_files(&args.plan);
+    let sweep = sweep(plan, &files, args.nodes.as_deref(), &args.targets).map_err(|e| {
         eprintln!("error: {}: {e}", args.plan.display());
         Exit::Invalid
     })?;

@@ -44,6 +44,10 @@ pub struct Args {
     /// the plan's node list or the allocation's.
     #[arg(long, value_name = "HOSTLIST", conflicts_with = "rerun_failed")]
     pub nodes: Option<String>,
+    /// Run the node sets over the hosts of this hostfile instead of the plan's node list or
+    /// the allocation's (a plan's own `nodes.hostfile` must be beside it: docs/trust.md).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["nodes", "rerun_failed"])]
+    pub hostfile: Option<PathBuf>,
     /// Run again over the nodes an earlier run failed or left suspect: its `nodes.json` (or
     /// the output directory holding it).
     #[arg(long, value_name = "NODES_JSON")]
@@ -165,6 +169,7 @@ pub fn run(args: &Args, mpi: Option<MpiEntry>, color: bool) -> anyhow::Result<Ex
             };
             let plan = &loaded.plan;
             let history = super::grade::history_for(&args.plan, plan, args.history.as_deref());
+            let plan_files = super::plan_files(&args.plan);
             let judge = |r: &baton::results::Results, ids: &[String]| -> bool {
                 let files = [("results.json".to_string(), r.clone())];
                 let g = baton::grade::grade(&baton::grade::GradeInput {
@@ -174,6 +179,7 @@ pub fn run(args: &Args, mpi: Option<MpiEntry>, color: bool) -> anyhow::Result<Ex
                     baseline: &base,
                     only: None,
                     history: &history.as_history(),
+                    files: Some(&plan_files),
                 });
                 ids.iter().all(|id| {
                     g.jobs

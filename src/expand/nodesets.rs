@@ -3,7 +3,6 @@
 //! Resolving reads a hostfile or the allocation's environment, so the CLI calls it beside
 //! [`expand`](super::expand), which stays a pure function of the plan.
 
-use std::io::Read;
 use std::path::Path;
 
 use serde::Serialize;
@@ -13,7 +12,7 @@ use super::Job;
 use crate::nodeset::hostlist::{self, HostlistError};
 use crate::nodeset::isolate::Isolator;
 use crate::nodeset::schedule::{self, Over, Pairing};
-use crate::plan::{NodeSource, Nodes, Plan};
+use crate::plan::{NodeSource, Nodes, Plan, PlanFiles};
 use crate::results::NodeSetRef;
 
 /// Slurm's default `MaxStepCount`: job steps one job may start. Every node set is one step.
@@ -24,22 +23,22 @@ pub const SLURM_NODELIST: &str = "SLURM_JOB_NODELIST";
 
 #[derive(Debug, Error)]
 pub enum NodeListError {
-    #[error("hostfile {path}: {source}")]
-    HostfileRead {
-        path: String,
-        source: std::io::Error,
-    },
+    #[error("hostfile {path}: {why}")]
+    HostfileRead { path: String, why: String },
     #[error(
         "hostfile {path} is larger than {} bytes",
         hostlist::MAX_HOSTLIST_BYTES
     )]
     HostfileTooBig { path: String },
-    #[error("hostfile {path}, line {line}: {source}")]
+    /// `why` quotes no text of the file: a word that is not a host name is not shown.
+    #[error("hostfile {path}, line {line}: {why}")]
     Hostfile {
         path: String,
         line: usize,
-        source: HostlistError,
+        why: String,
     },
+    #[error(transparent)]
+    Refused(#[from] crate::plan::PlanFileError),
     #[error("{SLURM_NODELIST}: {0}")]
     Allocation(HostlistError),
     #[error("`nodes.exclude` leaves no node of {0}")]
@@ -60,17 +59,17 @@ pub struct NodeList {
     pub domains: Vec<Vec<usize>>,
 }
 
-/// Resolves the plan's node list. `dir` is the plan's directory (hostfiles are relative to it);
-/// `allocation` is `SLURM_JOB_NODELIST` when set.
+/// Resolves the plan's node list. A hostfile is one of the plan's files (relative to it, and
+/// inside its directory unless trusted: `files`); `allocation` is `SLURM_JOB_NODELIST` when set.
 pub fn resolve(
     nodes: &Nodes,
-    dir: &Path,
+    files: &PlanFiles,
     allocation: Option<&str>,
 ) -> Result<NodeList, NodeListError> {
     let (hosts, source) = match &nodes.source {
         NodeSource::Hostlist(h) => (Some(h.clone()), "nodes.hostlist".to_string()),
         NodeSource::Hostfile(f) => (
-            Some(read_hostfile(&dir.join(f), f)?),
+            Some(read_hostfile(&files.resolve("nodes.hostfile", f)?, f)?),
             format!("hostfile {f}"),
         ),
         NodeSource::Allocation => match allocation {
@@ -127,30 +126,48 @@ pub fn given(nodes: &Nodes, hosts: &str) -> Result<NodeList, NodeListError> {
         source: NodeSource::Hostlist(list),
         ..nodes.clone()
     };
-    let mut l = resolve(&plan, Path::new("."), None)?;
+    let here = PlanFiles::in_dir(Path::new("."), crate::plan::Trust::Data);
+    let mut l = resolve(&plan, &here, None)?;
     l.source = "--nodes".into();
     Ok(l)
 }
 
-fn read_hostfile(path: &Path, shown: &str) -> Result<Vec<String>, NodeListError> {
-    let read_err = |source| NodeListError::HostfileRead {
-        path: shown.to_string(),
-        source,
+/// The node list of the hostfile the user named (`--hostfile FILE`), in place of the plan's or
+/// the allocation's; read wherever it is, since the user chose it.
+pub fn given_hostfile(nodes: &Nodes, path: &Path) -> Result<NodeList, NodeListError> {
+    let shown = path.display().to_string();
+    let plan = Nodes {
+        source: NodeSource::Hostlist(read_hostfile(path, &shown)?),
+        ..nodes.clone()
     };
-    let file = std::fs::File::open(path).map_err(read_err)?;
-    let mut text = String::new();
-    file.take(hostlist::MAX_HOSTLIST_BYTES as u64 + 1)
-        .read_to_string(&mut text)
-        .map_err(read_err)?;
-    if text.len() > hostlist::MAX_HOSTLIST_BYTES {
-        return Err(NodeListError::HostfileTooBig {
-            path: shown.to_string(),
-        });
-    }
-    hostlist::parse_hostfile(&text).map_err(|(line, source)| NodeListError::Hostfile {
+    let here = PlanFiles::in_dir(Path::new("."), crate::plan::Trust::Data);
+    let mut l = resolve(&plan, &here, None)?;
+    l.source = format!("--hostfile {shown}");
+    Ok(l)
+}
+
+/// The hosts of the hostfile at `path` (`shown` in messages): a regular file of at most
+/// [`hostlist::MAX_HOSTLIST_BYTES`], whose words are never quoted in an error.
+fn read_hostfile(path: &Path, shown: &str) -> Result<Vec<String>, NodeListError> {
+    use crate::input::{ReadError, read_bounded};
+    let bytes =
+        read_bounded(path, hostlist::MAX_HOSTLIST_BYTES, "hostfile").map_err(|e| match e {
+            ReadError::TooBig { .. } => NodeListError::HostfileTooBig {
+                path: shown.to_string(),
+            },
+            e => NodeListError::HostfileRead {
+                path: shown.to_string(),
+                why: e.into_io().to_string(),
+            },
+        })?;
+    let text = String::from_utf8(bytes).map_err(|_| NodeListError::HostfileRead {
+        path: shown.to_string(),
+        why: "not UTF-8 text".into(),
+    })?;
+    hostlist::parse_hostfile(&text).map_err(|(line, e)| NodeListError::Hostfile {
         path: shown.to_string(),
         line,
-        source,
+        why: e.unquoted(),
     })
 }
 
@@ -393,7 +410,7 @@ mod tests {
 
     #[test]
     fn resolves_hostlists_allocations_and_exclusions() {
-        let dir = Path::new(".");
+        let dir = &PlanFiles::in_dir(Path::new("."), crate::plan::Trust::Data);
         let l = resolve(
             &nodes(NodeSource::Hostlist(hostlist::expand("n[1-4]").unwrap())),
             dir,
@@ -423,12 +440,26 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("hosts"), "n1 slots=8\nn2\nn3\n").unwrap();
         std::fs::write(dir.join("bad"), "n1\nn[2\n").unwrap();
-        let l = resolve(&nodes(NodeSource::Hostfile("hosts".into())), &dir, None).unwrap();
+        std::fs::write(dir.join("words"), "n1\ntok[abc-xyz]\n").unwrap();
+        let files = PlanFiles::in_dir(&dir, crate::plan::Trust::Data);
+        let l = resolve(&nodes(NodeSource::Hostfile("hosts".into())), &files, None).unwrap();
         assert_eq!(l.hosts.unwrap(), ["n1", "n2"]);
-        let e = resolve(&nodes(NodeSource::Hostfile("bad".into())), &dir, None).unwrap_err();
+        let e = resolve(&nodes(NodeSource::Hostfile("bad".into())), &files, None).unwrap_err();
         assert!(e.to_string().starts_with("hostfile bad, line 2:"), "{e}");
-        let e = resolve(&nodes(NodeSource::Hostfile("none".into())), &dir, None).unwrap_err();
+        let e = resolve(&nodes(NodeSource::Hostfile("words".into())), &files, None).unwrap_err();
+        assert!(
+            !e.to_string().contains("abc"),
+            "the file's words are not quoted: {e}"
+        );
+        let e = resolve(&nodes(NodeSource::Hostfile("none".into())), &files, None).unwrap_err();
         assert!(e.to_string().starts_with("hostfile none: "), "{e}");
+        // A FIFO is refused at once, never waited on.
+        let fifo = dir.join("fifo");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if made.is_ok_and(|s| s.success()) {
+            let e = resolve(&nodes(NodeSource::Hostfile("fifo".into())), &files, None).unwrap_err();
+            assert!(e.to_string().contains("FIFO"), "{e}");
+        }
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

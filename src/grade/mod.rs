@@ -34,7 +34,7 @@ pub use trend::{History, TrendSource};
 pub use verdict::{Case, CriterionVerdict, Grade, JobVerdict, Source, Status};
 
 use crate::expand::{Job, expand, table::criterion_text};
-use crate::plan::{Check, Plan};
+use crate::plan::{Check, Plan, PlanFiles};
 use crate::results::{Environment, Results};
 use context::Ctx;
 use matching::{Found, assign};
@@ -67,6 +67,9 @@ pub struct GradeInput<'a> {
     pub only: Option<&'a [String]>,
     /// The history store `trend` criteria read.
     pub history: &'a History<'a>,
+    /// Where the plan's own files (profiles, `relative` results) may be read; `None`: only the
+    /// current directory's, as for an untrusted plan.
+    pub files: Option<&'a PlanFiles>,
 }
 
 /// Grades every job of the plan.
@@ -85,13 +88,9 @@ pub fn grade(input: &GradeInput<'_>) -> Grade {
     );
     nodesets::keep_unfinished(input.plan, &plan_jobs, &mut expansion.jobs, input.results);
     let (found, unmatched) = assign(&expansion.jobs, input.results, input.plan.backend);
-    let plan_dir = input.plan_file.map(|f| {
-        std::path::Path::new(f)
-            .parent()
-            .unwrap_or(std::path::Path::new("."))
-            .to_path_buf()
-    });
-    let others = relative_targets(&expansion.jobs, &found, plan_dir.as_deref());
+    let here = PlanFiles::in_dir(std::path::Path::new("."), crate::plan::Trust::Data);
+    let files = input.files.unwrap_or(&here);
+    let others = relative_targets(&expansion.jobs, &found, files);
     let base_found: Vec<Result<Found, String>> = match input.baseline {
         Baseline::Loaded { name, results } => {
             let files = [(name.clone(), (**results).clone())];
@@ -127,11 +126,7 @@ pub fn grade(input: &GradeInput<'_>) -> Grade {
     };
     let prof = profile::ProfileSource {
         name: input.plan.profile.as_deref(),
-        plan_dir: input.plan_file.map(|f| {
-            std::path::Path::new(f)
-                .parent()
-                .unwrap_or(std::path::Path::new("."))
-        }),
+        files: Some(files),
     };
     let mut jobs: Vec<JobVerdict> = expansion
         .jobs
@@ -179,7 +174,7 @@ pub fn grade(input: &GradeInput<'_>) -> Grade {
 /// Results of the jobs that `relative` criteria compare with, by job ID (or why there are none).
 type Others = std::collections::HashMap<String, Result<crate::results::JobResult, String>>;
 
-fn relative_targets(jobs: &[Job], found: &[Found], plan_dir: Option<&std::path::Path>) -> Others {
+fn relative_targets(jobs: &[Job], found: &[Found], files: &PlanFiles) -> Others {
     let mut out = Others::new();
     for c in jobs.iter().flat_map(|j| j.expect.iter()) {
         let Check::Relative(r) = &c.check else {
@@ -190,7 +185,7 @@ fn relative_targets(jobs: &[Job], found: &[Found], plan_dir: Option<&std::path::
             continue;
         }
         if let Some(file) = &r.results {
-            out.insert(key, relative::from_file(plan_dir, file, &r.to));
+            out.insert(key, relative::from_file(files, file, &r.to));
             continue;
         }
         let got = match jobs.iter().position(|j| j.id == r.to).map(|i| &found[i]) {

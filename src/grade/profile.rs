@@ -3,26 +3,24 @@
 //! has no figure for fails and says which bands it has: a criterion never passes on a figure
 //! that is not there.
 
-use std::path::Path;
-
 use super::context::Ctx;
 use super::measure::{num, placements, size, sizes};
 use super::threshold::{Metric, violated, worst};
 use super::verdict::{Case, CriterionVerdict, Status};
-use crate::plan::Criterion;
+use crate::plan::{Criterion, PlanFiles};
 use crate::profile::{Picked, for_job};
 use crate::units::{Quantity, Threshold};
 
-/// Where a job's profile comes from: the plan's `profile:` and the plan's directory.
+/// Where a job's profile comes from: the plan's `profile:` and the plan's files.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ProfileSource<'a> {
     pub name: Option<&'a str>,
-    pub plan_dir: Option<&'a Path>,
+    pub files: Option<&'a PlanFiles>,
 }
 
 impl ProfileSource<'_> {
     pub fn pick(&self, ctx: &Ctx<'_>) -> Picked {
-        for_job(self.name, self.plan_dir, ctx.env, ctx.result)
+        for_job(self.name, self.files, ctx.env, ctx.result)
     }
 }
 

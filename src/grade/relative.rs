@@ -5,7 +5,7 @@
 use super::context::Ctx;
 use super::measure::{median_busbw, num, pct, placements, printed_size, size, sizes};
 use super::verdict::{Case, CriterionVerdict, Status};
-use crate::plan::{Criterion, Relative};
+use crate::plan::{Criterion, PlanFiles, Relative};
 use crate::results::JobResult;
 
 /// Where a `relative` criterion's other job is looked up: its ID, and the results file when it
@@ -19,12 +19,10 @@ pub fn key(r: &Relative) -> String {
 
 /// The job `to` of another run's results (`file`, relative to the plan's directory): by job ID,
 /// else the one job of the test `to`.
-pub fn from_file(
-    plan_dir: Option<&std::path::Path>,
-    file: &str,
-    to: &str,
-) -> Result<JobResult, String> {
-    let path = plan_dir.unwrap_or(std::path::Path::new(".")).join(file);
+pub fn from_file(files: &PlanFiles, file: &str, to: &str) -> Result<JobResult, String> {
+    let path = files
+        .resolve("relative.results", file)
+        .map_err(|e| e.to_string())?;
     let r = crate::results::read(&path).map_err(|e| format!("cannot read {file}: {e}"))?;
     if let Some(j) = r.job(to) {
         return Ok(j.clone());

@@ -7,8 +7,11 @@
 //! by job name alone: a nightly on node X is not judged against node Y's numbers.
 
 pub mod chart;
+mod open;
 pub mod record;
 pub mod store;
 
 pub use record::{hosts_of, identity_of, key_of};
-pub use store::{AddError, Added, HistoryError, Query, Store, TrendRow, add_file, default_path};
+pub use store::{
+    AddError, Added, HistoryError, MAX_LAST, Query, Store, TrendRow, add_file, default_path,
+};

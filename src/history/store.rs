@@ -10,21 +10,25 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
+use super::open;
 use super::record::{RunRecord, record};
 use crate::results::Results;
 
 /// Stamped into the file (`PRAGMA application_id`) so another program's database is refused
 /// rather than written into: "batn".
-const APPLICATION_ID: i64 = 0x6261_746e;
+pub(super) const APPLICATION_ID: i64 = 0x6261_746e;
 /// Schema version (`PRAGMA user_version`).
-const SCHEMA_VERSION: i64 = 1;
+pub(super) const SCHEMA_VERSION: i64 = 1;
 /// How long a writer waits for the others: many CI jobs finishing at once each hold the lock
 /// for milliseconds.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
+/// Most runs per job `show --last` asks for: years of nightlies, and far below where the count
+/// would wrap.
+pub const MAX_LAST: usize = 1_000_000;
 
-const SCHEMA: &str = "
+pub(super) const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS runs (
     id        INTEGER PRIMARY KEY,
     key       TEXT NOT NULL UNIQUE,
@@ -61,6 +65,15 @@ pub enum HistoryError {
     Missing { path: String },
     #[error("{path}: is not a baton history store ({why})")]
     NotAStore { path: String, why: String },
+    #[error("{path}: cannot be a history store: {why}")]
+    BadName { path: String, why: &'static str },
+    #[error("--last {0}: at most {MAX_LAST} runs per job")]
+    TooMany(usize),
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
     #[error(
         "{path}: store format {found} is newer than this baton reads ({SCHEMA_VERSION}); use a newer baton"
     )]
@@ -126,135 +139,28 @@ pub fn default_path() -> Option<PathBuf> {
 }
 
 impl Store {
-    /// Opens the store for adding, creating it (and its directory) when absent.
+    /// Opens the store for adding: an existing baton store, or a new one made when nothing is
+    /// at `path` (its directory too). Any other file is refused and left as it was.
     pub fn create(path: &Path) -> Result<Store, HistoryError> {
-        if let Some(dir) = path.parent() {
-            crate::output::ensure_dir(dir)?;
-        }
-        crate::output::refuse_symlink(path)?;
-        Store::open_with(path, OpenFlags::SQLITE_OPEN_CREATE)
+        Store::with(open::read_write(path)?, path)
     }
 
-    /// Opens an existing store (for `show` and `trend`): a missing one is an error that says
-    /// how to make it, never an empty store created by a read.
+    /// Opens an existing store read-only (for `show` and `trend`): a missing one is an error
+    /// that says how to make it, and a file that is not a baton store is refused, never written.
     pub fn open(path: &Path) -> Result<Store, HistoryError> {
-        match std::fs::symlink_metadata(path) {
-            Err(_) => {
-                return Err(HistoryError::Missing {
-                    path: path.display().to_string(),
-                });
-            }
-            Ok(m) if !m.is_file() => {
-                return Err(HistoryError::NotAStore {
-                    path: path.display().to_string(),
-                    why: "not a regular file".into(),
-                });
-            }
-            Ok(_) => {}
-        }
-        Store::open_with(path, OpenFlags::empty())
+        Store::with(open::read_only(path)?, path)
     }
 
-    fn open_with(path: &Path, extra: OpenFlags) -> Result<Store, HistoryError> {
-        let name = path.display().to_string();
-        let sql = |source| HistoryError::Sql {
-            path: name.clone(),
-            source,
-        };
-        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX
-            | OpenFlags::SQLITE_OPEN_NOFOLLOW
-            | extra;
-        let conn = Connection::open_with_flags(path, flags).map_err(sql)?;
-        conn.busy_timeout(BUSY_TIMEOUT).map_err(sql)?;
-        let mut store = Store {
+    fn with(conn: Connection, path: &Path) -> Result<Store, HistoryError> {
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(open::sql(path))?;
+        Ok(Store {
             conn,
             path: path.to_path_buf(),
-        };
-        store.prepare()?;
-        Ok(store)
+        })
     }
 
     fn err(&self) -> impl Fn(rusqlite::Error) -> HistoryError + '_ {
-        move |source| match source {
-            rusqlite::Error::SqliteFailure(e, _) if e.code == rusqlite::ErrorCode::NotADatabase => {
-                HistoryError::NotAStore {
-                    path: self.path.display().to_string(),
-                    why: "not an SQLite database".into(),
-                }
-            }
-            source => HistoryError::Sql {
-                path: self.path.display().to_string(),
-                source,
-            },
-        }
-    }
-
-    /// Checks the file is ours (or empty) and creates the schema, in one writer transaction so
-    /// two first writers do not race.
-    fn prepare(&mut self) -> Result<(), HistoryError> {
-        let path = self.path.display().to_string();
-        let app: i64 = self
-            .conn
-            .query_row("PRAGMA application_id", [], |r| r.get(0))
-            .map_err(self.err())?;
-        let version: i64 = self
-            .conn
-            .query_row("PRAGMA user_version", [], |r| r.get(0))
-            .map_err(self.err())?;
-        if app == APPLICATION_ID && version == SCHEMA_VERSION {
-            return Ok(());
-        }
-        if app != 0 && app != APPLICATION_ID {
-            return Err(HistoryError::NotAStore {
-                path,
-                why: format!("application id {app:#x}"),
-            });
-        }
-        if version > SCHEMA_VERSION {
-            return Err(HistoryError::Newer {
-                path,
-                found: version,
-            });
-        }
-        // WAL is a property of the file, set once; waiting writers retry through busy_timeout.
-        let _: String = self
-            .conn
-            .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
-            .map_err(self.err())?;
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(|source| HistoryError::Sql {
-                path: path.clone(),
-                source,
-            })?;
-        let tables: i64 = tx
-            .query_row(
-                "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name NOT IN ('runs', 'jobs', 'sizes')",
-                [],
-                |r| r.get(0),
-            )
-            .map_err(|source| HistoryError::Sql {
-                path: path.clone(),
-                source,
-            })?;
-        if app == 0 && tables > 0 {
-            return Err(HistoryError::NotAStore {
-                path,
-                why: "an SQLite database with other tables".into(),
-            });
-        }
-        let sql = |source| HistoryError::Sql {
-            path: path.clone(),
-            source,
-        };
-        tx.execute_batch(SCHEMA).map_err(sql)?;
-        tx.execute_batch(&format!(
-            "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = {SCHEMA_VERSION};"
-        ))
-        .map_err(sql)?;
-        tx.commit().map_err(sql)
+        open::sql(&self.path)
     }
 
     /// Adds one run, whole, in one transaction; the same results again add nothing.
@@ -304,7 +210,11 @@ impl Store {
 
     /// The trend table: one row per job and run, newest last.
     pub fn rows(&self, q: &Query) -> Result<Vec<TrendRow>, HistoryError> {
-        let last = q.last.map_or(i64::MAX, |n| n as i64);
+        let last = match q.last {
+            None => i64::MAX,
+            Some(n) if n <= MAX_LAST => n as i64,
+            Some(n) => return Err(HistoryError::TooMany(n)),
+        };
         let mut st = self
             .conn
             .prepare(

@@ -51,6 +51,22 @@ pub enum HostlistError {
     DotDot { column: usize },
 }
 
+impl HostlistError {
+    /// The message without the input's own text, for a hostfile whose words are shown only when
+    /// they are host names (a token file must not be echoed by its error).
+    pub fn unquoted(&self) -> String {
+        match self {
+            HostlistError::BadChar { column, .. } => {
+                format!("a character at column {column} cannot be part of a host name")
+            }
+            HostlistError::BadRange { column, why, .. } => {
+                format!("bad range at column {column}: {why}")
+            }
+            e => e.to_string(),
+        }
+    }
+}
+
 fn name_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')
 }

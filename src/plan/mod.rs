@@ -3,6 +3,7 @@
 
 mod check;
 mod diag;
+pub mod files;
 mod hints;
 mod load;
 mod loc;
@@ -16,6 +17,7 @@ mod trust;
 
 pub use check::{MAX_JOBS, MAX_RANKS, MAX_SIZES_PER_TEST};
 pub use diag::{Diagnostic, Level, MAX_SHOWN, Report};
+pub use files::{PlanFileError, PlanFiles};
 pub use load::{
     LoadError, Loaded, MAX_PLAN_BYTES, load_file, load_file_with, parse_bytes, parse_bytes_with,
     parse_str, parse_str_with, read_file,

@@ -1,15 +1,13 @@
 //! What `baton check` says about profiles: which one applies, and every `… of profile`
 //! criterion whose collective and sizes the named profile has no figure for.
 
-use std::path::Path;
-
 use super::named;
-use crate::plan::{Check, Plan};
+use crate::plan::{Check, Plan, PlanFiles};
 use crate::units::Size;
 
 /// The line `check` prints about the plan's profile, `None` when no criterion reads one; `Err`
 /// with every problem when the named profile is missing or lacks a figure a criterion needs.
-pub fn check_plan(plan: &Plan, plan_file: &Path) -> Result<Option<String>, Vec<String>> {
+pub fn check_plan(plan: &Plan, files: &PlanFiles) -> Result<Option<String>, Vec<String>> {
     let uses: Vec<_> = plan
         .tests
         .iter()
@@ -25,7 +23,7 @@ pub fn check_plan(plan: &Plan, plan_file: &Path) -> Result<Option<String>, Vec<S
                 .into(),
         ));
     };
-    let profile = named(name, plan_file.parent()).map_err(|e| vec![e.to_string()])?;
+    let profile = named(name, Some(files)).map_err(|e| vec![e.to_string()])?;
     let mut problems = Vec::new();
     for (t, c) in uses {
         let sizes: Vec<u64> = t

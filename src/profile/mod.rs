@@ -5,6 +5,11 @@
 //! Profiles ship inside the binary (`profiles/*.yaml`, versioned with the code); a plan may
 //! bring its own in a `profiles/` directory beside it, or name a file. A plan names one
 //! (`profile: h200-sxm-8`) or lets grading pick one from the recorded GPUs (model × count).
+//!
+//! A plan's profile file is one of its plan-relative files ([`PlanFiles`]), and what goes wrong
+//! with it reaches `check`'s output and the criterion message that JUnit, the report and the
+//! verdict JSON publish. So a file that is not a profile is named by path and position only,
+//! never quoted: a plan pointing `profile:` at a secret learns nothing from the error.
 
 mod check;
 mod pick;
@@ -14,6 +19,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::collective::Collective;
+use crate::plan::{PlanFileError, PlanFiles};
 use crate::units::{SizeSelector, parse_selector};
 
 pub use check::check_plan;
@@ -102,7 +108,16 @@ pub enum ProfileError {
     Read { path: String, why: String },
     #[error("{path}: not a profile: {why}")]
     Invalid { path: String, why: String },
+    #[error("`{key}: {name}`: a profile file ends in .yaml")]
+    NotYaml { key: &'static str, name: String },
+    #[error(transparent)]
+    Refused(#[from] PlanFileError),
 }
+
+/// The keys a profile has, for the message about one that does not parse (whose own text is
+/// never shown).
+const PROFILE_KEYS: &str =
+    "name, version, description, gpu, gpus, nic, per, figures: [{ collective, at, busbw, source }]";
 
 impl Profile {
     /// The figure for a collective at a size, if the profile has one.
@@ -134,13 +149,20 @@ impl Profile {
     }
 }
 
-/// Parses profile text; `path` names it in errors.
+/// Parses profile text; `path` names it in errors, which never quote the text.
 pub fn parse(path: &str, text: &str) -> Result<Profile, ProfileError> {
     let invalid = |why: String| ProfileError::Invalid {
         path: path.to_string(),
         why,
     };
-    let raw: RawProfile = serde_saphyr::from_str(text).map_err(|e| invalid(e.to_string()))?;
+    let raw: RawProfile = serde_saphyr::from_str(text).map_err(|e| {
+        let at = e.location().map_or_else(String::new, |l| {
+            format!(" at line {}, column {}", l.line(), l.column())
+        });
+        invalid(format!(
+            "the YAML{at} does not parse as one (its text is not shown; a profile has {PROFILE_KEYS})"
+        ))
+    })?;
     if raw.version != 1 {
         return Err(invalid(format!(
             "profile version {} (this baton reads 1)",
@@ -151,14 +173,23 @@ pub fn parse(path: &str, text: &str) -> Result<Profile, ProfileError> {
         return Err(invalid("`per` can only be `rail`".into()));
     }
     let mut figures = Vec::new();
-    for f in raw.figures {
-        let collective: Collective = f
-            .collective
-            .parse()
-            .map_err(|_| invalid(format!("unknown collective `{}`", f.collective)))?;
-        let at = parse_selector(&f.at).map_err(|e| invalid(format!("`at: {}`: {e}", f.at)))?;
+    for (i, f) in raw.figures.into_iter().enumerate() {
+        let n = i + 1;
+        let collective: Collective = f.collective.parse().map_err(|_| {
+            invalid(format!(
+                "figure {n}: `collective` is not one baton knows (all_reduce, all_gather, …)"
+            ))
+        })?;
+        let at = parse_selector(&f.at).map_err(|_| {
+            invalid(format!(
+                "figure {n}: `at` is not a size or band (`8G`, `>= 4G`, `1G..2G`)"
+            ))
+        })?;
         if !(f.busbw.is_finite() && f.busbw > 0.0) {
-            return Err(invalid(format!("busbw {} is not a bandwidth", f.busbw)));
+            return Err(invalid(format!(
+                "figure {n}: busbw {} is not a bandwidth",
+                f.busbw
+            )));
         }
         if f.source.trim().is_empty() {
             return Err(invalid(format!(
@@ -193,21 +224,22 @@ pub fn embedded() -> Vec<Profile> {
         .collect()
 }
 
-/// The profiles a plan in `plan_dir` sees: its own `profiles/*.yaml` first, then the built-in
-/// ones it does not replace.
-pub fn available(plan_dir: Option<&Path>) -> Result<Vec<Profile>, ProfileError> {
+/// The profiles a plan sees: its own `profiles/*.yaml` first (each inside that directory, links
+/// included, unless the plan is trusted), then the built-in ones it does not replace.
+pub fn available(files: Option<&PlanFiles>) -> Result<Vec<Profile>, ProfileError> {
     let mut out = Vec::new();
-    if let Some(dir) = plan_dir.map(|d| d.join("profiles"))
-        && let Ok(entries) = std::fs::read_dir(&dir)
+    if let Some(files) = files
+        && let Ok(entries) = std::fs::read_dir(files.dir().join("profiles"))
     {
-        let mut paths: Vec<PathBuf> = entries
+        let mut names: Vec<String> = entries
             .filter_map(Result::ok)
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
+            .filter_map(|e| e.file_name().into_string().ok())
+            .filter(|n| n.ends_with(".yaml"))
             .collect();
-        paths.sort();
-        for p in paths {
-            out.push(read(&p)?);
+        names.sort();
+        for n in names {
+            let real = checked(files, "profiles", &n, Path::new("profiles"))?;
+            out.push(read(&real, &files.dir().join("profiles").join(&n))?);
         }
     }
     for e in embedded() {
@@ -218,9 +250,30 @@ pub fn available(plan_dir: Option<&Path>) -> Result<Vec<Profile>, ProfileError> 
     Ok(out)
 }
 
-fn read(path: &Path) -> Result<Profile, ProfileError> {
-    let shown = path.display().to_string();
-    let bytes = crate::input::read_bounded(path, MAX_PROFILE_BYTES, "profile").map_err(|e| {
+/// The path to read for the profile file `name` the plan names at `key`: beside the plan
+/// (under `sub`), or for a trusted plan anywhere but `/proc`, `/sys` and `/dev` — and outside
+/// the plan's directory only a `.yaml` file, whatever the link pointing at it is called.
+fn checked(
+    files: &PlanFiles,
+    key: &'static str,
+    name: &str,
+    sub: &Path,
+) -> Result<PathBuf, ProfileError> {
+    let real = files.resolve_in(key, name, sub)?;
+    let yaml = real.extension().is_some_and(|x| x == "yaml");
+    if !name.ends_with(".yaml") || (!yaml && !files.holds(&real)) {
+        return Err(ProfileError::NotYaml {
+            key,
+            name: name.to_string(),
+        });
+    }
+    Ok(real)
+}
+
+/// Reads the profile at `real`; `shown` names it in errors.
+fn read(real: &Path, shown: &Path) -> Result<Profile, ProfileError> {
+    let shown = shown.display().to_string();
+    let bytes = crate::input::read_bounded(real, MAX_PROFILE_BYTES, "profile").map_err(|e| {
         ProfileError::Read {
             path: shown.clone(),
             why: e.to_string(),
@@ -233,18 +286,16 @@ fn read(path: &Path) -> Result<Profile, ProfileError> {
     parse(&shown, &text)
 }
 
-/// The profile a plan names: a name (the plan's `profiles/NAME.yaml`, else built in) or a path
-/// to a file (relative to the plan).
-pub fn named(name: &str, plan_dir: Option<&Path>) -> Result<Profile, ProfileError> {
+/// The profile a plan names: a name (the plan's `profiles/NAME.yaml`, else built in) or a
+/// `.yaml` file beside the plan. `None`: no plan, only the built-in profiles.
+pub fn named(name: &str, files: Option<&PlanFiles>) -> Result<Profile, ProfileError> {
     if name.ends_with(".yaml") || name.contains('/') {
-        let p = Path::new(name);
-        let path = match plan_dir {
-            Some(d) if p.is_relative() => d.join(p),
-            _ => p.to_path_buf(),
-        };
-        return read(&path);
+        let here = PlanFiles::in_dir(Path::new("."), crate::plan::Trust::Data);
+        let files = files.unwrap_or(&here);
+        let real = checked(files, "profile", name, Path::new(""))?;
+        return read(&real, &files.dir().join(name));
     }
-    let all = available(plan_dir)?;
+    let all = available(files)?;
     if let Some(p) = all.iter().find(|p| p.name == name) {
         return Ok(p.clone());
     }
@@ -283,6 +334,32 @@ mod tests {
                 .count();
             assert!(comments >= p.figures.len().min(2), "{n}");
         }
+    }
+
+    #[test]
+    fn a_file_that_is_not_a_profile_is_placed_never_quoted() {
+        for (text, secret) in [
+            ("root:$6$s3cr3t$x:19000:0:99999:7:::\n", "s3cr3t"),
+            ("CI_JOB_TOKEN=glpat-s3cr3t\0SHELL=/bin/sh\0", "s3cr3t"),
+            (
+                "name: x\nversion: 1\ndescription: d\ns3cr3t_key: 1\nfigures: []\n",
+                "s3cr3t",
+            ),
+            (
+                "name: x\nversion: 1\ndescription: d\nfigures:\n  - { collective: s3cr3t, at: 8G, busbw: 1, source: s }\n",
+                "s3cr3t",
+            ),
+            (
+                "name: x\nversion: 1\ndescription: d\nfigures:\n  - { collective: all_reduce, at: s3cr3t, busbw: 1, source: s }\n",
+                "s3cr3t",
+            ),
+        ] {
+            let e = parse("p.yaml", text).unwrap_err().to_string();
+            assert!(!e.contains(secret), "{e}");
+            assert!(e.starts_with("p.yaml: not a profile: "), "{e}");
+        }
+        let e = parse("p.yaml", "a: 1\nb: [\n").unwrap_err().to_string();
+        assert!(e.contains("at line "), "{e}");
     }
 
     #[test]

@@ -1,9 +1,8 @@
 //! Which profile a job is graded against: the one its plan names, else the one whose GPU model
 //! and count match what the results recorded.
 
-use std::path::Path;
-
 use super::{Profile, ProfileError, available, named};
+use crate::plan::PlanFiles;
 use crate::results::{Environment, JobResult};
 
 /// The profile of one job, or why there is none.
@@ -18,14 +17,14 @@ pub fn pick<'p>(profiles: &'p [Profile], gpu: &str, count: u64) -> Option<&'p Pr
 /// of the hosts the job ran on and its rank count.
 pub fn for_job(
     plan_profile: Option<&str>,
-    plan_dir: Option<&Path>,
+    files: Option<&PlanFiles>,
     env: Option<&Environment>,
     job: &JobResult,
 ) -> Picked {
     if let Some(name) = plan_profile {
-        return named(name, plan_dir).map_err(|e| e.to_string());
+        return named(name, files).map_err(|e| e.to_string());
     }
-    let profiles = available(plan_dir).map_err(|e: ProfileError| e.to_string())?;
+    let profiles = available(files).map_err(|e: ProfileError| e.to_string())?;
     let hosts: Vec<&str> = job.layout.ranks.iter().map(|r| r.host.as_str()).collect();
     let gpu = env.and_then(|e| {
         e.hosts

@@ -8,12 +8,10 @@
 //! when no count was asked for. srun and mpirun scripts run one step over every node, so they
 //! refuse such a plan and say what does run it.
 
-use std::path::Path;
-
 use super::Target;
 use super::context::Sweep;
 use crate::expand::nodesets::{self, NodeList, NodeListError, TestSets};
-use crate::plan::{NodeSource, Over, Plan};
+use crate::plan::{NodeSource, Over, Plan, PlanFiles};
 
 #[derive(Debug, thiserror::Error)]
 pub enum SweepError {
@@ -46,10 +44,10 @@ pub enum SweepError {
 
 /// The batch job for `plan`'s node sets, or `None` when every test runs `over: all` (the plain
 /// scripts of one launcher step per environment set). `given` is `render --nodes`: a number is
-/// a node count, anything else a hostlist; `dir` is the plan's directory (its hostfile).
+/// a node count, anything else a hostlist; `files` are the plan's (its hostfile).
 pub fn sweep(
     plan: &Plan,
-    dir: &Path,
+    files: &PlanFiles,
     given: Option<&str>,
     targets: &[Target],
 ) -> Result<Option<Sweep>, SweepError> {
@@ -76,7 +74,7 @@ pub fn sweep(
         }
         Some(g) => (nodesets::given(&plan.nodes, g)?, true),
         None => {
-            let l = nodesets::resolve(&plan.nodes, dir, None)?;
+            let l = nodesets::resolve(&plan.nodes, files, None)?;
             // A hostfile is relative to the plan, which the job carries into OUT: hand the
             // list to `baton run` as read here.
             let handed = matches!(plan.nodes.source, NodeSource::Hostfile(_));

@@ -405,6 +405,7 @@ mod tests {
             baseline: &Baseline::None,
             only: None,
             history: &crate::grade::History::None,
+            files: None,
         });
         let file = NodesFile {
             passed: "n1".into(),
