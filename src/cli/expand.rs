@@ -24,9 +24,13 @@ pub fn run(
         SetRanks::default()
     } else {
         let count = sets.iter().find_map(|s| s.node_count).or_else(|| {
-            nodes
-                .and_then(|n| baton::nodeset::expand(n).ok())
-                .map(|h| h.len())
+            // A hostfile's count is in `sets` already: node_sets read it.
+            match nodes {
+                Some(super::GivenNodes::Hostlist(h)) => {
+                    baton::nodeset::expand(h).ok().map(|h| h.len())
+                }
+                _ => None,
+            }
         });
         SetRanks::of(&loaded.plan, count)
     };
