@@ -52,7 +52,7 @@ pub fn over_tcp(args: &Args, plan: &Plan, plan_hash: &str, jobs: &[Job]) -> anyh
         Ok(None) => anyhow::bail!(baton::rendezvous::RendezvousError::NoLauncher),
         Err(e) => {
             eprintln!("baton: {e}");
-            return Ok(Exit::Runtime);
+            return Ok(e.exit());
         }
     };
     run_as_rank(&joined.world, args, plan, plan_hash, jobs, capture)
@@ -76,7 +76,7 @@ pub fn worker_over_tcp(w: &crate::cli::WorkerArgs) -> anyhow::Result<Exit> {
         ),
         Err(e) => {
             eprintln!("baton: {e}");
-            return Ok(Exit::Runtime);
+            return Ok(e.exit());
         }
     };
     let base = baton::runner::orchestrate::new_results(&plan, &w.plan_name, "run", &hash);
