@@ -27,6 +27,8 @@ pub const GREET_TIME: Duration = Duration::from_secs(2);
 const CHALLENGE_WAIT: Duration = Duration::from_secs(5);
 /// Greetings under way at once; more connections are turned away and retry.
 const MAX_PENDING: usize = 64;
+/// What a rank sends instead of its proof to a rank 0 that could not prove the key.
+const NOT_MINE: &[u8] = b"\"not this launch's rank 0\"";
 
 #[derive(Serialize, Deserialize)]
 struct Hello {
@@ -79,6 +81,8 @@ pub enum Dropped {
     NotBaton,
     /// A hello without a valid proof of the key.
     BadKey,
+    /// A rank of another launch: this rank 0 could not prove its key to it.
+    Other,
     /// A proven hello that does not fit: another size, a rank out of range.
     Wrong(String),
 }
@@ -162,6 +166,7 @@ pub fn greet<S: Read + Write>(s: S, key: &Key, size: usize) -> Greeted {
         return dropped(claimed, Dropped::Incomplete);
     }
     let proof = match wire::read_greeting(&mut s, wire::PROOF_CAP) {
+        Ok(b) if b == NOT_MINE => return dropped(claimed, Dropped::Other),
         Ok(b) => serde_json::from_slice::<Proof>(&b).ok(),
         Err(WireError::NotBaton(_) | WireError::TooLarge(_) | WireError::Version(_)) => None,
         Err(_) => return dropped(claimed, Dropped::Incomplete),
@@ -219,16 +224,22 @@ impl Turned {
     fn add(&mut self, from: SocketAddr, claimed: Option<usize>, why: &Dropped) {
         let secs = GREET_TIME.as_secs();
         let what = match (why, claimed) {
-            (Dropped::Silent, _) => format!("connection(s) sent nothing within {secs} s"),
+            (Dropped::Silent, _) => format!("connection(s) that sent nothing within {secs} s"),
             (Dropped::Incomplete, Some(r)) => format!(
-                "connection(s) said they were rank {r} but did not finish the greeting within {secs} s"
+                "connection(s) that said they were rank {r} but did not finish the greeting within {secs} s"
             ),
             (Dropped::Incomplete, None) => {
-                format!("connection(s) did not finish a hello within {secs} s")
+                format!("connection(s) that did not finish a hello within {secs} s")
             }
-            (Dropped::NotBaton, _) => "connection(s) did not speak this rendezvous protocol".into(),
-            (Dropped::BadKey, _) => "hello(s) refused: they did not prove the launch's key".into(),
-            (Dropped::Wrong(w), _) => format!("hello(s) refused: {w}"),
+            (Dropped::NotBaton, _) => {
+                "connection(s) that did not speak this rendezvous protocol".into()
+            }
+            (Dropped::BadKey, _) => "hello(s) that did not prove the launch's key".into(),
+            (Dropped::Other, _) => {
+                "hello(s) from another launch's ranks (this rank 0 could not prove their key)"
+                    .into()
+            }
+            (Dropped::Wrong(w), _) => format!("hello(s) that did not fit: {w}"),
         };
         let e = self.seen.entry(what).or_default();
         e.0 += 1;
@@ -239,7 +250,7 @@ impl Turned {
 
     fn busy(&mut self, from: SocketAddr) {
         self.add_text(
-            format!("connection(s) turned away while {MAX_PENDING} greetings were under way"),
+            format!("connection(s) that came while {MAX_PENDING} greetings were under way"),
             from,
         );
     }
@@ -438,6 +449,8 @@ fn fail_all(ranks: &mut BTreeMap<usize, (TcpStream, Member)>, why: &str) {
 enum Try {
     /// Worth another try before the deadline: what happened.
     Again(String),
+    /// As `Again`, but something answered there: worth naming even if later tries find nobody.
+    Answered(String),
     Fatal(RendezvousError),
 }
 
@@ -446,9 +459,14 @@ pub fn connect(j: &Join, me: &Member) -> Result<(Vec<Member>, TcpStream), Rendez
     let deadline = Instant::now() + j.timeout;
     let mut backoff = Duration::from_millis(50);
     let mut last = String::from("nothing tried");
+    // What a try that got through to something met: kept when later tries find nobody.
+    let mut met: Option<String> = None;
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
+            if let Some(m) = met.filter(|m| *m != last) {
+                last = format!("{last}; earlier, {m}");
+            }
             return Err(RendezvousError::Unreachable {
                 rank: j.rank,
                 addr: j.root.display(),
@@ -457,9 +475,13 @@ pub fn connect(j: &Join, me: &Member) -> Result<(Vec<Member>, TcpStream), Rendez
             });
         }
         match attempt(j, me, deadline) {
-            Ok(met) => return Ok(met),
+            Ok(done) => return Ok(done),
             Err(Try::Fatal(e)) => return Err(e),
             Err(Try::Again(why)) => last = why,
+            Err(Try::Answered(why)) => {
+                met = Some(why.clone());
+                last = why;
+            }
         }
         std::thread::sleep(backoff.min(deadline.saturating_duration_since(Instant::now())));
         backoff = (backoff * 2).min(Duration::from_secs(1));
@@ -511,14 +533,14 @@ fn attempt(j: &Join, me: &Member, deadline: Instant) -> Result<(Vec<Member>, Tcp
     let challenge = match wire::read_greeting(t(), wire::HELLO_CAP) {
         Ok(b) => b,
         Err(WireError::Closed) => {
-            return Err(Try::Again(
+            return Err(Try::Answered(
                 "rank 0 accepted the connection and closed it without answering (it ended before \
                  answering, or turned the connection away while busy)"
                     .into(),
             ));
         }
         Err(WireError::Io(e)) if wire::is_timeout(&e) => {
-            return Err(Try::Again(format!(
+            return Err(Try::Answered(format!(
                 "rank 0 accepted the connection but sent nothing within {:.0} s (it is stuck or busy)",
                 left.min(CHALLENGE_WAIT).as_secs_f64()
             )));
@@ -533,7 +555,8 @@ fn attempt(j: &Join, me: &Member, deadline: Instant) -> Result<(Vec<Member>, Tcp
         return Err(wrong("an answer that is not a rendezvous challenge".into()));
     };
     if !auth::same(&proof, &j.key.root_proof(&theirs, &mine)) {
-        return Err(Try::Again(
+        let _ = wire::write_greeting(t(), NOT_MINE);
+        return Err(Try::Answered(
             "the rank 0 there cannot prove this launch's key: it is another launch's (two \
              launches at one address), or BATON_RUN_KEY differs between the ranks"
                 .into(),
