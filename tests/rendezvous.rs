@@ -187,6 +187,16 @@ mod on_the_cluster {
 
     const BATON: &str = env!("CARGO_BIN_EXE_baton");
 
+    /// `srun --mpi=none -N{nodes} --ntasks-per-node={per_node} baton ranks` on the cluster.
+    fn srun_ranks(c: &common::cluster::Cluster, nodes: u32, per_node: u32) -> Command {
+        let mut cmd = c.cmd("timeout");
+        cmd.args(["60", "srun", "--mpi=none"])
+            .arg(format!("-N{nodes}"))
+            .arg(format!("--ntasks-per-node={per_node}"))
+            .args([BATON, "ranks"]);
+        cmd
+    }
+
     fn hosts_in(out: &str) -> Vec<String> {
         let mut h: Vec<String> = out
             .lines()
@@ -202,17 +212,7 @@ mod on_the_cluster {
     #[test]
     fn srun_without_mpi_meets_eight_ranks_on_four_nodes() {
         let Some(c) = cluster() else { return };
-        let o = c
-            .cmd("timeout")
-            .args([
-                "60",
-                "srun",
-                "--mpi=none",
-                "-N4",
-                "--ntasks-per-node=2",
-                BATON,
-                "ranks",
-            ])
+        let o = srun_ranks(&c, 4, 2)
             .env("BATON_RENDEZVOUS_TIMEOUT", "20")
             .env("BATON_RUN_KEY", KEY)
             .output()
@@ -278,17 +278,7 @@ mod on_the_cluster {
             }
         });
         let t = Instant::now();
-        let o = c
-            .cmd("timeout")
-            .args([
-                "60",
-                "srun",
-                "--mpi=none",
-                "-N2",
-                "--ntasks-per-node=1",
-                BATON,
-                "ranks",
-            ])
+        let o = srun_ranks(&c, 2, 1)
             .env("BATON_RENDEZVOUS", &addr)
             .env("BATON_RENDEZVOUS_TIMEOUT", "3")
             .env("BATON_RUN_KEY", KEY)
@@ -310,17 +300,7 @@ mod on_the_cluster {
     #[test]
     fn ranks_across_nodes_without_a_key_are_refused_before_they_meet() {
         let Some(c) = cluster() else { return };
-        let o = c
-            .cmd("timeout")
-            .args([
-                "60",
-                "srun",
-                "--mpi=none",
-                "-N2",
-                "--ntasks-per-node=1",
-                BATON,
-                "ranks",
-            ])
+        let o = srun_ranks(&c, 2, 1)
             .env_remove("BATON_RUN_KEY")
             .env("BATON_RENDEZVOUS_TIMEOUT", "5")
             .output()

@@ -5,34 +5,10 @@
 
 #![no_main]
 
-use std::io::{Cursor, Read, Write};
-
 use baton::rendezvous::auth::Key;
 use baton::rendezvous::meet::{self, Greeted};
 use baton::rendezvous::wire;
 use libfuzzer_sys::fuzz_target;
-
-/// One end of a connection held in memory: the peer's bytes in, rank 0's answers out.
-struct Duplex {
-    input: Cursor<Vec<u8>>,
-    output: Vec<u8>,
-}
-
-impl Read for Duplex {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        self.input.read(buf)
-    }
-}
-
-impl Write for Duplex {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.output.extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
 
 fuzz_target!(|data: &[u8]| {
     let Some((&mode, rest)) = data.split_first() else {
@@ -42,10 +18,7 @@ fuzz_target!(|data: &[u8]| {
         0 => {
             let key = Key::derive(b"fuzz-secret-0123456789", "fuzz", "run");
             let size = 2 + (rest.first().copied().unwrap_or(0) as usize % 8);
-            let mut d = Duplex {
-                input: Cursor::new(rest.to_vec()),
-                output: Vec::new(),
-            };
+            let mut d = wire::Duplex::new(rest.to_vec());
             // Rank 0's nonce is fresh each time: no input can carry a proof for it.
             if let Greeted::Rank(m) = meet::greet(&mut d, &key, size) {
                 panic!("let in without the key: {m:?}");

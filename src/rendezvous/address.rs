@@ -187,16 +187,8 @@ fn fnv(b: &[u8]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::super::Source;
+    use super::super::test_env as env;
     use super::*;
-    use std::collections::HashMap;
-
-    fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
-        let m: HashMap<String, String> = pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        move |k| m.get(k).cloned()
-    }
 
     fn placed(size: usize, local_size: Option<usize>) -> Placement {
         Placement {

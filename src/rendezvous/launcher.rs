@@ -242,16 +242,8 @@ fn slurm_local_size(
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_env as env;
     use super::*;
-    use std::collections::HashMap;
-
-    fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
-        let m: HashMap<String, String> = pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        move |k| m.get(k).cloned()
-    }
 
     fn place(pairs: &[(&str, &str)]) -> Placement {
         detect(env(pairs)).unwrap().unwrap()

@@ -212,3 +212,13 @@ pub fn inventory() -> String {
         Err(_) => format!("{gpus} GPU(s)"),
     }
 }
+
+/// An environment of `pairs` alone, for the unit tests of what reads one.
+#[cfg(test)]
+fn test_env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> + use<> {
+    let m: std::collections::HashMap<String, String> = pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    move |k| m.get(k).cloned()
+}

@@ -136,6 +136,38 @@ pub fn write_greeting(mut w: impl Write, body: &[u8]) -> io::Result<()> {
     w.flush()
 }
 
+/// One end of a connection held in memory: what the other end sends, and what was sent to it
+/// (unit tests and the fuzz target drive rank 0's greeting with it).
+pub struct Duplex {
+    pub input: io::Cursor<Vec<u8>>,
+    pub output: Vec<u8>,
+}
+
+impl Duplex {
+    pub fn new(input: Vec<u8>) -> Duplex {
+        Duplex {
+            input: io::Cursor::new(input),
+            output: Vec::new(),
+        }
+    }
+}
+
+impl Read for Duplex {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.input.read(buf)
+    }
+}
+
+impl Write for Duplex {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.output.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
 /// A greeting of at most `cap` bytes.
 pub fn read_greeting(mut r: impl Read, cap: u64) -> Result<Vec<u8>, WireError> {
     let mut head = [0u8; 8];

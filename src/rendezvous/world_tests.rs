@@ -500,28 +500,6 @@ fn barriers_carry_no_body_and_a_gather_is_capped_in_sum() {
     assert!(e.contains("rank 2 (host2) sent a frame of"), "{e}");
 }
 
-/// One side of a connection held in memory: what the peer sends, and what was sent to it.
-struct Duplex {
-    input: std::io::Cursor<Vec<u8>>,
-    output: Vec<u8>,
-}
-
-impl Read for Duplex {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        self.input.read(buf)
-    }
-}
-
-impl Write for Duplex {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.output.extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 #[test]
 fn hostile_greetings_are_dropped_by_kind() {
     let key = Key::derive(b"k", "", "t");
@@ -549,10 +527,7 @@ fn hostile_greetings_are_dropped_by_kind() {
         ),
     ];
     for (input, want) in cases {
-        let mut d = Duplex {
-            input: std::io::Cursor::new(input.clone()),
-            output: Vec::new(),
-        };
+        let mut d = wire::Duplex::new(input.clone());
         match meet::greet(&mut d, &key, 2) {
             meet::Greeted::Dropped { why, .. } => assert_eq!(why, want, "{input:?}"),
             g => panic!("{input:?} let in: {g:?}"),
