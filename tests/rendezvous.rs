@@ -699,3 +699,63 @@ fn mpirun_on_one_node_without_a_key_meets_with_the_users_private_secret() {
     let m = std::fs::metadata(home.join(".cache/baton/rendezvous.key")).unwrap();
     assert_eq!(m.permissions().mode() & 0o777, 0o600);
 }
+
+#[test]
+fn rendered_scripts_give_each_run_a_fresh_secret_that_mpirun_forwards_by_name() {
+    let d = common::tmp("rdv-render-key");
+    let plan = common::two_gpu_plan(&d, "k.yaml", TESTS);
+    let o = bare()
+        .args(["render", common::p(&plan), "-t", "mpirun", "-o"])
+        .arg(d.join("scripts"))
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    let script = std::fs::read_dir(d.join("scripts"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    // A stand-in mpirun that records the key it was given and how it was told to pass it on.
+    let bin = d.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let fake = bin.join("mpirun");
+    std::fs::write(
+        &fake,
+        "#!/bin/bash\nprintf '%s\\n' \"$BATON_RUN_KEY\" \"$*\" >>\"$RECORD\"\nexit 0\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let record = d.join("record");
+    for run in ["a", "b"] {
+        let _ = Command::new("bash")
+            .arg(&script)
+            .arg(d.join(run))
+            .env(
+                "PATH",
+                format!("{}:{}", bin.display(), std::env::var("PATH").unwrap()),
+            )
+            .env("RECORD", &record)
+            .env_remove("BATON_RUN_KEY")
+            .output()
+            .unwrap();
+    }
+    let text = std::fs::read_to_string(&record).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 4, "{text}");
+    for key in [lines[0], lines[2]] {
+        assert!(
+            key.len() == 32 && key.bytes().all(|b| b.is_ascii_hexdigit()),
+            "{text}"
+        );
+    }
+    assert_ne!(lines[0], lines[2], "each run has its own secret");
+    for args in [lines[1], lines[3]] {
+        assert!(args.contains("-x BATON_RUN_KEY "), "{args}");
+        assert!(
+            !args.contains(lines[0]) && !args.contains(lines[2]),
+            "{args}"
+        );
+    }
+}
