@@ -759,3 +759,51 @@ fn rendered_scripts_give_each_run_a_fresh_secret_that_mpirun_forwards_by_name() 
         );
     }
 }
+
+#[test]
+fn baton_run_whose_rank_goes_silent_after_the_start_ends_by_the_timeout_with_junit() {
+    use baton::rendezvous::auth::Key;
+    use baton::rendezvous::world::{Join, TcpWorld};
+    let d = common::tmp("rdv-run-silent");
+    let plan = common::two_gpu_plan(&d, "s.yaml", TESTS);
+    // The plan's identity, as every rank of `run` computes it before anything starts.
+    let (name, bytes) = baton::plan::read_file(&plan).unwrap();
+    let loaded = baton::plan::parse_bytes_with(&name, &bytes, baton::plan::Trust::Data).unwrap();
+    let jobs = baton::expand::expand(&loaded.plan).jobs;
+    let hash = baton::expand::plan_identity(&loaded.plan, &jobs);
+    let port = free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let out = d.join("out");
+    let t = Instant::now();
+    let root = run_rank(0, 2, &addr, "2", &plan, &out);
+    // Rank 1 takes part in the start (plan check, output claim), then says nothing more.
+    let one = TcpWorld::join(&Join {
+        rank: 1,
+        size: 2,
+        local_rank: 1,
+        host: "quiet-host".into(),
+        inventory: String::new(),
+        root: baton::rendezvous::Root {
+            host: "127.0.0.1".into(),
+            port,
+            from: "test".into(),
+            first_node: false,
+        },
+        key: Key::derive(KEY.as_bytes(), "", "run"),
+        timeout: Duration::from_secs(5),
+    })
+    .unwrap();
+    one.try_all_gather_string(&hash).unwrap();
+    one.try_all_gather_string("").unwrap();
+    let root = wait(root);
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+    assert_eq!(code(&root), 3, "{}", show(&root));
+    assert!(
+        stderr(&root).contains("rank 1 (quiet-host) did not reach all_gather_string within 2 s"),
+        "{}",
+        show(&root)
+    );
+    let junit = std::fs::read_to_string(out.join("junit.xml")).expect("junit.xml");
+    assert!(junit.contains("quiet-host"), "{junit}");
+    drop(one);
+}

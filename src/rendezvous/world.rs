@@ -6,6 +6,7 @@
 //! that vanished, as TCP keepalive giving up).
 
 use std::net::{TcpListener, TcpStream};
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -63,7 +64,12 @@ pub struct TcpWorld {
     wait: AtomicU64,
     /// What rank 0 turned away while it waited for the ranks.
     turned: Vec<String>,
+    /// What runs before a broken world ends the process.
+    broken: OnceLock<OnBroken>,
 }
+
+/// Rank 0's last act when the world breaks (a `run` folds its journal and writes JUnit).
+pub type OnBroken = Box<dyn Fn(&str) + Send + Sync>;
 
 impl TcpWorld {
     /// Meets the other ranks: rank 0 listens at `root`, the others connect. Fails naming the
@@ -113,7 +119,26 @@ impl TcpWorld {
             patience: j.timeout,
             wait: AtomicU64::new(j.timeout.as_nanos() as u64),
             turned,
+            broken: OnceLock::new(),
         }
+    }
+
+    /// `f` runs, with the reason, before a collective that cannot complete ends the process.
+    pub fn on_broken(&self, f: OnBroken) {
+        let _ = self.broken.set(f);
+    }
+
+    /// A broken world cannot go on: no collective after a lost or late rank can complete. The
+    /// process ends the way an MPI job does on a communication error (`MPI_ERRORS_ARE_FATAL`):
+    /// with the reason, exit code 3 (runtime failure), and the launcher ends the other ranks.
+    /// Rank 0 has journaled every measured row before any collective, and its `on_broken`
+    /// writes what it can from them.
+    fn fatal(&self, e: RendezvousError) -> ! {
+        eprintln!("baton: rank {}: {e}", self.rank);
+        if let Some(f) = self.broken.get() {
+            f(&e.to_string());
+        }
+        std::process::exit(crate::exit::Exit::Runtime.code())
     }
 
     /// What rank 0 dropped while the ranks met: strangers, other launches, greetings cut short.
@@ -404,15 +429,6 @@ fn keepalive(s: &TcpStream) {
     set(libc::IPPROTO_TCP, libc::TCP_KEEPCNT, 6);
 }
 
-/// A broken world cannot go on: no collective after a lost rank can complete. The process ends
-/// the way an MPI job does on a communication error (`MPI_ERRORS_ARE_FATAL`): with the reason,
-/// exit code 3 (runtime failure), and the launcher ends the other ranks. Rank 0 has journaled
-/// every measured row before any collective, so nothing measured is lost.
-fn fatal(rank: usize, e: RendezvousError) -> ! {
-    eprintln!("baton: rank {rank}: {e}");
-    std::process::exit(crate::exit::Exit::Runtime.code())
-}
-
 impl World for TcpWorld {
     fn job_limit(&self, limit: Option<Duration>) {
         self.set_job_limit(limit)
@@ -424,23 +440,21 @@ impl World for TcpWorld {
         self.size
     }
     fn barrier(&self) {
-        self.try_barrier().unwrap_or_else(|e| fatal(self.rank, e))
+        self.try_barrier().unwrap_or_else(|e| self.fatal(e))
     }
     fn all_gather_f64(&self, v: f64) -> Vec<f64> {
-        self.try_all_gather_f64(v)
-            .unwrap_or_else(|e| fatal(self.rank, e))
+        self.try_all_gather_f64(v).unwrap_or_else(|e| self.fatal(e))
     }
     fn all_gather_u64(&self, v: u64) -> Vec<u64> {
-        self.try_all_gather_u64(v)
-            .unwrap_or_else(|e| fatal(self.rank, e))
+        self.try_all_gather_u64(v).unwrap_or_else(|e| self.fatal(e))
     }
     fn all_gather_string(&self, s: &str) -> Vec<String> {
         self.try_all_gather_string(s)
-            .unwrap_or_else(|e| fatal(self.rank, e))
+            .unwrap_or_else(|e| self.fatal(e))
     }
     fn broadcast_bytes(&self, data: &mut [u8]) {
         self.try_broadcast_bytes(data)
-            .unwrap_or_else(|e| fatal(self.rank, e))
+            .unwrap_or_else(|e| self.fatal(e))
     }
 }
 
