@@ -11,6 +11,7 @@
 
 pub mod address;
 pub mod auth;
+mod dial;
 pub mod key;
 pub mod launcher;
 pub mod meet;

@@ -13,9 +13,9 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use super::auth::Key;
-use super::meet;
 use super::wire::{self, Timed, WireError};
 use super::{RendezvousError, Root};
+use super::{dial, meet};
 use crate::runner::world::World;
 
 /// One rank as it introduced itself.
@@ -92,7 +92,7 @@ impl TcpWorld {
             })?;
             Self::serve(j, me, l)
         } else {
-            let (members, mut s) = meet::connect(j, &me)?;
+            let (members, mut s) = dial::connect(j, &me)?;
             settle(&mut s);
             Ok(Self::of(j, members, Link::Peer(s), Vec::new()))
         }
