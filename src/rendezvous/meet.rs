@@ -1,6 +1,6 @@
 //! The meeting, rank 0's side: it greets every connection on a thread of its own, each within a
 //! short deadline, so a connection that dribbles or says nothing holds only itself. The other
-//! ranks' side is [`super::dial`].
+//! ranks' side is `dial`.
 //!
 //! The greeting, both ways: a rank says hello (its rank, the size, a nonce); rank 0 answers with
 //! its nonce and a proof of the key over both; the rank checks it, then sends its own proof,
