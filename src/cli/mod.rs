@@ -112,10 +112,11 @@ enum Command {
     },
     /// Check the launcher wiring before a GPU run: start it as you would start `baton run`
     /// (`srun --mpi=none baton ranks`, `mpirun … baton ranks`, or by hand with BATON_RANK,
-    /// BATON_SIZE and BATON_RENDEZVOUS). The ranks meet over TCP as a GPU run's do; rank 0
-    /// prints every rank's host, local rank and GPUs and a barrier round-trip time. Exit 3
-    /// naming the ranks that never arrived (BATON_RENDEZVOUS_TIMEOUT, default 120 s) or a
-    /// wrong root. See docs/launching.md.
+    /// BATON_SIZE and BATON_RENDEZVOUS), with the launch's secret in BATON_RUN_KEY. The ranks
+    /// meet over TCP as a GPU run's do; rank 0 prints every rank's host, local rank and GPUs, a
+    /// barrier round-trip time and what it turned away. Exit 3 naming the ranks that never
+    /// arrived or stayed silent (BATON_RENDEZVOUS_TIMEOUT, default 120 s) or a wrong root; 2
+    /// for a bad placement or a missing secret. See docs/launching.md and docs/trust.md.
     Ranks,
     /// One rank's share of a run (started by `baton run` through mpirun).
     #[command(name = "__worker", hide = true)]

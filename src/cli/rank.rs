@@ -32,6 +32,9 @@ pub trait RankWorld: World {
     }
     /// `backend: mpi`: MPI measuring itself, only where MPI is the world.
     fn run_host_mpi(&self, jobs: &[Job], cfg: worker::WorkerConfig) -> anyhow::Result<Results>;
+    /// What to do, with the reason, before a broken world ends the process (MPI's world
+    /// aborts the job itself).
+    fn on_broken(&self, _f: baton::rendezvous::world::OnBroken) {}
 }
 
 impl RankWorld for TcpWorld {
@@ -40,6 +43,9 @@ impl RankWorld for TcpWorld {
     }
     fn run_host_mpi(&self, _: &[Job], _: worker::WorkerConfig) -> anyhow::Result<Results> {
         anyhow::bail!("`backend: mpi` measures MPI itself: launch `baton-mpi run`, not `baton run`")
+    }
+    fn on_broken(&self, f: baton::rendezvous::world::OnBroken) {
+        TcpWorld::on_broken(self, f)
     }
 }
 
@@ -52,7 +58,7 @@ pub fn over_tcp(args: &Args, plan: &Plan, plan_hash: &str, jobs: &[Job]) -> anyh
         Ok(None) => anyhow::bail!(baton::rendezvous::RendezvousError::NoLauncher),
         Err(e) => {
             eprintln!("baton: {e}");
-            return Ok(Exit::Runtime);
+            return Ok(e.exit());
         }
     };
     run_as_rank(&joined.world, args, plan, plan_hash, jobs, capture)
@@ -76,7 +82,7 @@ pub fn worker_over_tcp(w: &crate::cli::WorkerArgs) -> anyhow::Result<Exit> {
         ),
         Err(e) => {
             eprintln!("baton: {e}");
-            return Ok(Exit::Runtime);
+            return Ok(e.exit());
         }
     };
     let base = baton::runner::orchestrate::new_results(&plan, &w.plan_name, "run", &hash);
@@ -292,7 +298,14 @@ pub fn run_as_rank<W: RankWorld>(
         let (journal, results_path) = (journal.clone(), results_path.clone());
         interrupt::on_signal(Exit::Interrupted.code(), move |sig| {
             if me == 0 {
-                let code = match stopped(&args, &plan, &jobs, &journal, &results_path, sig) {
+                let code = match cut_short(
+                    &args,
+                    &plan,
+                    &jobs,
+                    &journal,
+                    &results_path,
+                    &Cut::Signal(sig),
+                ) {
                     Ok(_) => Exit::Interrupted.code(),
                     Err(e) => {
                         eprintln!("baton: stopped by {sig}; {e:#}");
@@ -308,6 +321,18 @@ pub fn run_as_rank<W: RankWorld>(
             // SAFETY: as above.
             unsafe { libc::_exit(Exit::Interrupted.code()) };
         })?;
+    }
+    if me == 0 {
+        // A rank lost or late between collectives ends every rank (exit 3): rank 0 first
+        // writes what the journal holds, and JUnit naming why.
+        let (args, plan, jobs) = (args.clone(), plan.clone(), jobs.to_vec());
+        let (journal, results_path) = (journal.clone(), results_path.clone());
+        world.on_broken(Box::new(move |why| {
+            let cut = Cut::Broken(why.to_string());
+            if let Err(e) = cut_short(&args, &plan, &jobs, &journal, &results_path, &cut) {
+                eprintln!("baton: {e:#}");
+            }
+        }));
     }
     let base = claim
         .as_ref()
@@ -358,18 +383,42 @@ pub fn run_as_rank<W: RankWorld>(
     )
 }
 
-/// Rank 0 after a stop signal: the journal folded into `results.json`, the job that was running
-/// marked as cut short, and JUnit and the report written for what ran.
-fn stopped(
+/// Why a run ended before its jobs did.
+enum Cut<'a> {
+    /// A stop signal (Slurm's time limit, scancel, Ctrl-C).
+    Signal(&'a str),
+    /// The ranks' world broke: a rank died, or missed a collective's deadline.
+    Broken(String),
+}
+
+/// Rank 0 after a stop signal or a broken world: the journal folded into `results.json`, the
+/// job that was running marked as cut short, and JUnit and the report written for what ran.
+fn cut_short(
     args: &Args,
     plan: &Plan,
     jobs: &[Job],
     journal: &Path,
     results_path: &Path,
-    sig: &str,
+    cut: &Cut,
 ) -> anyhow::Result<()> {
     use baton::results::journal::{Journal, Record};
     use baton::results::{ErrorKind, JobError, JobStatus};
+    let (kind, message, why, exit) = match cut {
+        Cut::Signal(sig) => (
+            ErrorKind::Interrupted,
+            format!(
+                "stopped by {sig} before it finished (Slurm's time limit, scancel, Ctrl-C, or the launcher ending the step after another rank failed)"
+            ),
+            format!("stopped by {sig}"),
+            Exit::Interrupted,
+        ),
+        Cut::Broken(why) => (
+            ErrorKind::Other,
+            format!("the ranks could not go on: {why}"),
+            "the ranks could not go on".to_string(),
+            Exit::Runtime,
+        ),
+    };
     let mut j = Journal::open(journal)?;
     let before = baton::results::journal::rebuild(journal)?;
     for job in before
@@ -381,10 +430,8 @@ fn stopped(
             job: job.id.clone(),
             status: JobStatus::Partial,
             errors: vec![JobError {
-                kind: ErrorKind::Interrupted,
-                message: format!(
-                    "stopped by {sig} before it finished (Slurm's time limit, scancel, Ctrl-C, or the launcher ending the step after another rank failed)"
-                ),
+                kind,
+                message: message.clone(),
                 repeat: None,
                 requested: None,
                 placement: None,
@@ -392,10 +439,12 @@ fn stopped(
             telemetry: Vec::new(),
         })?;
     }
-    j.append(&Record::Interrupted {
-        signal: sig.to_string(),
-        at: baton::results::now_rfc3339(),
-    })?;
+    if let Cut::Signal(sig) = cut {
+        j.append(&Record::Interrupted {
+            signal: sig.to_string(),
+            at: baton::results::now_rfc3339(),
+        })?;
+    }
     let results = baton::results::journal::rebuild(journal)?;
     baton::results::write_atomic(results_path, &results)?;
     let _ = std::fs::remove_file(journal);
@@ -405,11 +454,19 @@ fn stopped(
         .cloned()
         .collect();
     eprintln!(
-        "baton: stopped by {sig}: {} of {} job(s) ran; results in {} (`--resume` continues)",
+        "baton: {why}: {} of {} job(s) ran; results in {} (`--resume` continues)",
         ran.len(),
         jobs.len(),
         results_path.display()
     );
-    crate::cli::run::finish(args, plan, &ran, &results, results_path, Exit::Interrupted)?;
+    if ran.is_empty() && matches!(cut, Cut::Broken(_)) {
+        // Nothing measured to grade: JUnit says why (rank 0 holds the directory already).
+        if args.env_set.is_none() {
+            let junit = args.out.join("junit.xml");
+            crate::cli::failed_early::write_junit(&junit, &args.plan, &[], "rendezvous", &message);
+        }
+        return Ok(());
+    }
+    crate::cli::run::finish(args, plan, &ran, &results, results_path, exit)?;
     Ok(())
 }

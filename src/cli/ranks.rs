@@ -23,7 +23,7 @@ pub fn run() -> anyhow::Result<Exit> {
                 .map(|r| format!(" (rank {r})"))
                 .unwrap_or_default();
             eprintln!("baton ranks{who}: {e}");
-            return Ok(Exit::Runtime);
+            return Ok(e.exit());
         }
     };
     let met = t.elapsed();
@@ -77,6 +77,9 @@ pub fn run() -> anyhow::Result<Exit> {
             "barrier round trip: {:.1} µs (mean of {ROUNDS})\n",
             barrier.as_secs_f64() * 1e6
         );
+        for t in w.turned_away() {
+            out += &format!("turned away: {}\n", baton::stdout::visible(t));
+        }
         baton::stdout::print(&out)?;
     }
     // Nobody leaves before rank 0 has printed: a launcher that ends the step when the first

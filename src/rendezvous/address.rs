@@ -34,6 +34,11 @@ impl Root {
         }
     }
 
+    /// Only processes of this machine can reach it.
+    pub fn is_loopback(&self) -> bool {
+        self.host == "localhost" || self.host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+    }
+
     /// Where rank 0 listens: every interface, so a name that resolves to any of the node's
     /// addresses reaches it; loopback only when the address is loopback.
     pub fn bind_addr(&self) -> SocketAddr {
@@ -179,40 +184,11 @@ fn fnv(b: &[u8]) -> u64 {
     })
 }
 
-/// What tells this launch from another that might meet at the same address: the launcher's
-/// job (and step) id, or `BATON_RUN_KEY`.
-pub fn run_key(get: impl Fn(&str) -> Option<String>) -> String {
-    if let Some(k) = get("BATON_RUN_KEY") {
-        return k;
-    }
-    if let Some(job) = get("SLURM_JOB_ID") {
-        return format!("slurm:{job}.{}", get("SLURM_STEP_ID").unwrap_or_default());
-    }
-    for (k, name) in [
-        ("OMPI_MCA_ess_base_jobid", "ompi"),
-        ("PMI_KVSNAME", "pmi"),
-        ("PALS_APID", "pals"),
-    ] {
-        if let Some(v) = get(k) {
-            return format!("{name}:{v}");
-        }
-    }
-    String::new()
-}
-
 #[cfg(test)]
 mod tests {
     use super::super::Source;
+    use super::super::test_env as env;
     use super::*;
-    use std::collections::HashMap;
-
-    fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
-        let m: HashMap<String, String> = pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        move |k| m.get(k).cloned()
-    }
 
     fn placed(size: usize, local_size: Option<usize>) -> Placement {
         Placement {
@@ -267,7 +243,10 @@ mod tests {
         )
         .unwrap();
         assert_ne!(r.port, next.port, "two steps of a job share no port");
-        assert_eq!(run_key(&e), "slurm:4242.3");
+        assert_eq!(
+            super::super::key::launch_id(&e).as_deref(),
+            Some("slurm:4242.3")
+        );
     }
 
     #[test]

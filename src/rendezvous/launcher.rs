@@ -165,6 +165,13 @@ pub fn detect(get: impl Fn(&str) -> Option<String>) -> Result<Option<Placement>,
                 size_vars.join(", ")
             )));
         };
+        if size as u64 > crate::plan::MAX_RANKS {
+            return Err(RendezvousError::TooMany {
+                var: size_var.into(),
+                value: size,
+                max: crate::plan::MAX_RANKS,
+            });
+        }
         if size == 0 || rank >= size {
             return Err(RendezvousError::Inconsistent(format!(
                 "{rank_var}={rank} is not below {size_var}={size}"
@@ -235,16 +242,8 @@ fn slurm_local_size(
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_env as env;
     use super::*;
-    use std::collections::HashMap;
-
-    fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
-        let m: HashMap<String, String> = pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        move |k| m.get(k).cloned()
-    }
 
     fn place(pairs: &[(&str, &str)]) -> Placement {
         detect(env(pairs)).unwrap().unwrap()
@@ -360,6 +359,38 @@ mod tests {
             ("BATON_LOCAL_SIZE", "2"),
         ]);
         assert!(e.contains("BATON_LOCAL_RANK"), "{e}");
+    }
+
+    #[test]
+    fn sizes_beyond_the_plan_languages_rank_limit_are_invalid_from_every_launcher() {
+        for (rank, size) in [
+            ("BATON_RANK", "BATON_SIZE"),
+            ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"),
+            ("PALS_RANKID", "PALS_SIZE"),
+            ("PMI_RANK", "PMI_SIZE"),
+        ] {
+            for n in ["18446744073709551615", "1000000000000", "1048577"] {
+                let e = detect(env(&[(rank, "0"), (size, n)])).unwrap_err();
+                assert!(matches!(e, RendezvousError::TooMany { .. }), "{e}");
+                assert_eq!(e.exit(), crate::exit::Exit::Invalid);
+                assert!(e.to_string().contains(&format!("{size}={n}")), "{e}");
+            }
+        }
+        let e = detect(env(&[
+            ("SLURM_STEP_ID", "0"),
+            ("SLURM_PROCID", "0"),
+            ("SLURM_NTASKS", "99999999"),
+        ]))
+        .unwrap_err();
+        assert!(e.to_string().contains("SLURM_NTASKS=99999999"), "{e}");
+        // One past usize is not a number at all: invalid input too.
+        let e = detect(env(&[
+            ("BATON_RANK", "0"),
+            ("BATON_SIZE", "18446744073709551616"),
+        ]))
+        .unwrap_err();
+        assert_eq!(e.exit(), crate::exit::Exit::Invalid);
+        assert!(detect(env(&[("BATON_RANK", "0"), ("BATON_SIZE", "1048576")])).is_ok());
     }
 
     #[test]

@@ -5,11 +5,17 @@
 //!
 //! The data itself never goes through here: NCCL moves it. Only a few hundred bytes per job do,
 //! so a star through rank 0 over plain sockets is enough, and every failure (a rank that never
-//! came, a rank that died, a root of another run) is named instead of hanging.
+//! came, a rank that died or stopped, a root of another run) is named instead of hanging. The
+//! ranks prove a per-launch secret to each other ([`key`], [`auth`]), so a stranger on a shared
+//! node neither joins nor ends a run (docs/trust.md, "The rendezvous").
 
 pub mod address;
+pub mod auth;
+mod dial;
+pub mod key;
 pub mod launcher;
-mod wire;
+pub mod meet;
+pub mod wire;
 pub mod world;
 
 pub use address::{Root, root_address};
@@ -23,8 +29,12 @@ use std::time::Duration;
 pub enum RendezvousError {
     #[error("{var}={value:?} is not a non-negative whole number")]
     BadNumber { var: String, value: String },
+    #[error("{var}={value} is more ranks than the {max} a plan can have")]
+    TooMany { var: String, value: usize, max: u64 },
     #[error("{0}")]
     Inconsistent(String),
+    #[error("{0}")]
+    NoKey(String),
     #[error(
         "no launcher placed this process (none of BATON_RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, \
          PALS_RANKID, PMIX_RANK, SLURM_PROCID with SLURM_STEP_ID is set): start it under srun, \
@@ -55,7 +65,7 @@ pub enum RendezvousError {
     WrongRoot { addr: String, why: String },
     #[error(
         "rank(s) {missing} never arrived at {addr} within {secs:.0} s ({arrived} of {size} did; \
-         raise BATON_RENDEZVOUS_TIMEOUT if they start slowly)"
+         raise BATON_RENDEZVOUS_TIMEOUT if they start slowly){seen}"
     )]
     Missing {
         missing: String,
@@ -63,9 +73,24 @@ pub enum RendezvousError {
         secs: f64,
         arrived: usize,
         size: usize,
+        /// What rank 0 dropped meanwhile, `; …`, or empty.
+        seen: String,
     },
     #[error("rank 0 ended the rendezvous: {0}")]
     Refused(String),
+    #[error("rank 0 refused this rank: {0}")]
+    Turned(String),
+    #[error("{0}")]
+    Duplicate(String),
+    #[error(
+        "{who} {what} within {secs:.0} s (a rank stopped, stuck, or far slower than the others; \
+         outside a job the ranks wait BATON_RENDEZVOUS_TIMEOUT for each other)"
+    )]
+    Late {
+        who: String,
+        what: String,
+        secs: f64,
+    },
     #[error("rank {rank} ({host}) is gone: {why}")]
     PeerLost {
         rank: usize,
@@ -76,6 +101,25 @@ pub enum RendezvousError {
     TooLarge { who: String, len: u64, cap: u64 },
     #[error("protocol error with {who}: {why}")]
     Protocol { who: String, why: String },
+}
+
+impl RendezvousError {
+    /// Placement, address, size or key that cannot work is invalid input; the rest happened
+    /// while the ranks met or talked.
+    pub fn exit(&self) -> crate::exit::Exit {
+        use RendezvousError::*;
+        match self {
+            BadNumber { .. }
+            | TooMany { .. }
+            | Inconsistent(_)
+            | NoKey(_)
+            | NoLauncher
+            | BadAddress { .. }
+            | NoRoot(_)
+            | BadTimeout { .. } => crate::exit::Exit::Invalid,
+            _ => crate::exit::Exit::Runtime,
+        }
+    }
 }
 
 /// How long ranks wait for each other at the start (`BATON_RENDEZVOUS_TIMEOUT`, seconds).
@@ -128,7 +172,7 @@ pub fn join_from_env(purpose: &str) -> Result<Option<Joined>, RendezvousError> {
         local_rank: placement.local_rank,
         host,
         inventory: inventory(),
-        key: format!("{}/{purpose}", address::run_key(get)),
+        key: key::launch_key(get, &placement, &root, purpose)?,
         timeout: timeout_from(get)?,
         root: root.clone(),
     };
@@ -168,4 +212,14 @@ pub fn inventory() -> String {
         ),
         Err(_) => format!("{gpus} GPU(s)"),
     }
+}
+
+/// An environment of `pairs` alone, for the unit tests of what reads one.
+#[cfg(test)]
+fn test_env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> + use<> {
+    let m: std::collections::HashMap<String, String> = pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    move |k| m.get(k).cloned()
 }

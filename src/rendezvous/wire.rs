@@ -7,12 +7,21 @@ use std::io::{self, Read, Write};
 
 /// Opens every greeting, both ways.
 pub const MAGIC: &[u8; 8] = b"BATONRDV";
-/// Bumped when the frames change; ranks of different versions refuse each other.
-pub const VERSION: u16 = 1;
-/// A greeting: a hello or the member table (a few hundred bytes per rank).
-pub const GREETING_CAP: u64 = 16 << 20;
-/// A collective frame: gathered strings of every rank (transport tables run to kilobytes each).
+/// Bumped when the frames change; ranks of different versions refuse each other. 2: the
+/// challenge–response hello.
+pub const VERSION: u16 = 2;
+/// A rank's hello (rank, size, nonce) and rank 0's challenge: a few dozen bytes.
+pub const HELLO_CAP: u64 = 1 << 10;
+/// A rank's proof and what it says of itself (host, inventory).
+pub const PROOF_CAP: u64 = 4 << 10;
+/// Rank 0's answer: the member table (a few hundred bytes per rank), read only from a root that
+/// proved the key.
+pub const TABLE_CAP: u64 = 64 << 20;
+/// A collective frame: a whole gather (transport tables run to kilobytes per rank). Rank 0
+/// caps the sum of what the ranks send, not each part.
 pub const FRAME_CAP: u64 = 64 << 20;
+/// The longest host name and inventory a rank may introduce itself with.
+pub const NAME_CAP: usize = 255;
 
 pub const BARRIER: u8 = 1;
 pub const GATHER_F64: u8 = 2;
@@ -78,6 +87,45 @@ pub fn is_timeout(e: &io::Error) -> bool {
     )
 }
 
+/// A socket whose reads and writes all end by one deadline, however the other end dribbles its
+/// bytes: each call waits only for what is left of it.
+pub struct Timed<'a> {
+    pub s: &'a std::net::TcpStream,
+    pub until: std::time::Instant,
+}
+
+impl Timed<'_> {
+    fn left(&self) -> io::Result<std::time::Duration> {
+        let left = self
+            .until
+            .saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            return Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "the deadline passed",
+            ));
+        }
+        Ok(left)
+    }
+}
+
+impl Read for Timed<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.s.set_read_timeout(Some(self.left()?))?;
+        (&mut &*self.s).read(buf)
+    }
+}
+
+impl Write for Timed<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.s.set_write_timeout(Some(self.left()?))?;
+        (&mut &*self.s).write(buf)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
 pub fn write_greeting(mut w: impl Write, body: &[u8]) -> io::Result<()> {
     let mut buf = Vec::with_capacity(14 + body.len());
     buf.extend_from_slice(MAGIC);
@@ -88,7 +136,40 @@ pub fn write_greeting(mut w: impl Write, body: &[u8]) -> io::Result<()> {
     w.flush()
 }
 
-pub fn read_greeting(mut r: impl Read) -> Result<Vec<u8>, WireError> {
+/// One end of a connection held in memory: what the other end sends, and what was sent to it
+/// (unit tests and the fuzz target drive rank 0's greeting with it).
+pub struct Duplex {
+    pub input: io::Cursor<Vec<u8>>,
+    pub output: Vec<u8>,
+}
+
+impl Duplex {
+    pub fn new(input: Vec<u8>) -> Duplex {
+        Duplex {
+            input: io::Cursor::new(input),
+            output: Vec::new(),
+        }
+    }
+}
+
+impl Read for Duplex {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.input.read(buf)
+    }
+}
+
+impl Write for Duplex {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.output.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A greeting of at most `cap` bytes.
+pub fn read_greeting(mut r: impl Read, cap: u64) -> Result<Vec<u8>, WireError> {
     let mut head = [0u8; 8];
     let mut got = 0;
     while got < head.len() {
@@ -119,7 +200,7 @@ pub fn read_greeting(mut r: impl Read) -> Result<Vec<u8>, WireError> {
     if v != VERSION {
         return Err(WireError::Version(v));
     }
-    read_body(r, GREETING_CAP)
+    read_body(r, cap)
 }
 
 fn read_body(mut r: impl Read, cap: u64) -> Result<Vec<u8>, WireError> {
@@ -129,8 +210,12 @@ fn read_body(mut r: impl Read, cap: u64) -> Result<Vec<u8>, WireError> {
     if n > cap {
         return Err(WireError::TooLarge(n));
     }
-    let mut body = vec![0u8; n as usize];
-    r.read_exact(&mut body)?;
+    // Filled as the bytes come: a length that is never sent costs nothing.
+    let mut body = Vec::new();
+    r.take(n).read_to_end(&mut body)?;
+    if (body.len() as u64) < n {
+        return Err(WireError::Closed);
+    }
     Ok(body)
 }
 
@@ -149,8 +234,9 @@ pub fn write_frame(mut w: impl Write, tag: u8, body: &[u8]) -> Result<(), WireEr
     Ok(())
 }
 
-pub fn read_frame(r: impl Read) -> Result<(u8, Vec<u8>), WireError> {
-    let mut body = read_body(r, FRAME_CAP)?;
+/// One frame whose body is at most `cap` bytes.
+pub fn read_frame(r: impl Read, cap: u64) -> Result<(u8, Vec<u8>), WireError> {
+    let mut body = read_body(r, cap.saturating_add(1))?;
     if body.is_empty() {
         return Err(WireError::Io(io::Error::new(
             io::ErrorKind::InvalidData,
@@ -191,12 +277,21 @@ mod tests {
         let mut b = Vec::new();
         b.extend_from_slice(&(u32::MAX).to_le_bytes());
         b.push(BARRIER);
-        assert!(matches!(read_frame(&b[..]), Err(WireError::TooLarge(n)) if n == u32::MAX as u64));
+        assert!(
+            matches!(read_frame(&b[..], FRAME_CAP), Err(WireError::TooLarge(n)) if n == u32::MAX as u64)
+        );
         let mut g = Vec::new();
         g.extend_from_slice(MAGIC);
         g.extend_from_slice(&VERSION.to_le_bytes());
-        g.extend_from_slice(&((GREETING_CAP + 1) as u32).to_le_bytes());
-        assert!(matches!(read_greeting(&g[..]), Err(WireError::TooLarge(_))));
+        g.extend_from_slice(&((HELLO_CAP + 1) as u32).to_le_bytes());
+        assert!(matches!(
+            read_greeting(&g[..], HELLO_CAP),
+            Err(WireError::TooLarge(_))
+        ));
+        // A barrier carries no body: one byte more is over its cap.
+        let mut f = Vec::new();
+        write_frame(&mut f, BARRIER, &[0]).unwrap();
+        assert!(matches!(read_frame(&f[..], 0), Err(WireError::TooLarge(2))));
         let big = vec![0u8; FRAME_CAP as usize];
         assert!(matches!(
             write_frame(Vec::new(), GATHER_STRING, &big),
@@ -206,20 +301,26 @@ mod tests {
 
     #[test]
     fn a_banner_is_not_a_greeting_and_a_truncated_frame_is_closed() {
-        let e = read_greeting(&b"SSH-2.0-OpenSSH_9.2\r\n"[..]).unwrap_err();
+        let e = read_greeting(&b"SSH-2.0-OpenSSH_9.2\r\n"[..], HELLO_CAP).unwrap_err();
         assert!(e.to_string().contains("SSH-2.0"), "{e}");
-        assert!(matches!(read_greeting(&b""[..]), Err(WireError::Closed)));
+        assert!(matches!(
+            read_greeting(&b""[..], HELLO_CAP),
+            Err(WireError::Closed)
+        ));
         let mut f = Vec::new();
         write_frame(&mut f, GATHER_U64, &[1, 2, 3]).unwrap();
-        assert_eq!(read_frame(&f[..]).unwrap(), (GATHER_U64, vec![1, 2, 3]));
+        assert_eq!(read_frame(&f[..], 8).unwrap(), (GATHER_U64, vec![1, 2, 3]));
         assert!(matches!(
-            read_frame(&f[..f.len() - 1]),
+            read_frame(&f[..f.len() - 1], 8),
             Err(WireError::Closed)
         ));
         let mut g = Vec::new();
         g.extend_from_slice(MAGIC);
         g.extend_from_slice(&(VERSION + 1).to_le_bytes());
-        assert!(matches!(read_greeting(&g[..]), Err(WireError::Version(_))));
+        assert!(matches!(
+            read_greeting(&g[..], HELLO_CAP),
+            Err(WireError::Version(_))
+        ));
     }
 
     #[test]

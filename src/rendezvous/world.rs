@@ -1,16 +1,21 @@
-//! [`TcpWorld`]: the ranks of one launch, met at rank 0 and talking through it (a star). Rank 0
-//! waits for every other rank until a deadline and then tells each one the whole table or why
-//! the run cannot start; a collective reads one frame from every rank, in rank order, and sends
-//! the result back. A rank that died shows up as a closed connection (or, for a node that
-//! vanished, as TCP keepalive giving up), is named, and every rank still there learns it.
+//! [`TcpWorld`]: the ranks of one launch, met at rank 0 ([`super::meet`]) and talking through it
+//! (a star). A collective reads one frame from every rank, in rank order, and sends the result
+//! back. Every wait has an end: outside a job the slowest rank gets `BATON_RENDEZVOUS_TIMEOUT`,
+//! inside one a little longer than the job's own watchdog, and a rank that misses it is named
+//! to every rank still there; a rank that died shows up as a closed connection (or, for a node
+//! that vanished, as TCP keepalive giving up).
 
 use std::net::{TcpListener, TcpStream};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use super::wire::{self, WireError};
+use super::auth::Key;
+use super::wire::{self, Timed, WireError};
 use super::{RendezvousError, Root};
+use super::{dial, meet};
 use crate::runner::world::World;
 
 /// One rank as it introduced itself.
@@ -23,24 +28,6 @@ pub struct Member {
     pub inventory: String,
 }
 
-/// What a rank says when it arrives.
-#[derive(Debug, Serialize, Deserialize)]
-struct Hello {
-    key: String,
-    size: usize,
-    member: Member,
-}
-
-/// Rank 0's answer to a hello.
-#[derive(Debug, Serialize, Deserialize)]
-enum Answer {
-    Welcome(Vec<Member>),
-    /// The hello came from another launch.
-    WrongRun(String),
-    /// The run cannot start: why.
-    Failed(String),
-}
-
 /// How this rank joins.
 #[derive(Debug, Clone)]
 pub struct Join {
@@ -50,8 +37,8 @@ pub struct Join {
     pub host: String,
     pub inventory: String,
     pub root: Root,
-    /// Ranks of other launches must not be taken for ours ([`super::address::run_key`]).
-    pub key: String,
+    /// What the ranks of this launch prove to each other ([`super::key`]).
+    pub key: Key,
     pub timeout: Duration,
 }
 
@@ -61,13 +48,28 @@ enum Link {
     Peer(TcpStream),
 }
 
+/// Extra time the other ranks wait for rank 0's reply, so that rank 0, waiting for the slowest
+/// rank, names it to them before they give up on rank 0 itself.
+const ROOT_MARGIN: Duration = Duration::from_secs(5);
+
 /// The world of one rank among the processes of a launch.
 pub struct TcpWorld {
     rank: usize,
     size: usize,
     members: Vec<Member>,
     link: Link,
+    /// How long a collective waits for the slowest rank outside a job.
+    patience: Duration,
+    /// The wait now, in nanoseconds (a job's limit while one runs).
+    wait: AtomicU64,
+    /// What rank 0 turned away while it waited for the ranks.
+    turned: Vec<String>,
+    /// What runs before a broken world ends the process.
+    broken: OnceLock<OnBroken>,
 }
+
+/// Rank 0's last act when the world breaks (a `run` folds its journal and writes JUnit).
+pub type OnBroken = Box<dyn Fn(&str) + Send + Sync>;
 
 impl TcpWorld {
     /// Meets the other ranks: rank 0 listens at `root`, the others connect. Fails naming the
@@ -79,6 +81,9 @@ impl TcpWorld {
             host: j.host.clone(),
             inventory: j.inventory.clone(),
         };
+        if j.size == 1 {
+            return Ok(Self::of(j, vec![me], Link::Root(vec![None]), Vec::new()));
+        }
         if j.rank == 0 {
             let addr = j.root.bind_addr();
             let l = TcpListener::bind(addr).map_err(|source| RendezvousError::Listen {
@@ -87,207 +92,70 @@ impl TcpWorld {
             })?;
             Self::serve(j, me, l)
         } else {
-            Self::connect(j, me)
+            let (members, mut s) = dial::connect(j, &me)?;
+            settle(&mut s);
+            Ok(Self::of(j, members, Link::Peer(s), Vec::new()))
         }
     }
 
     /// Rank 0 with a listener already bound (tests bind port 0 first).
     pub fn serve(j: &Join, me: Member, l: TcpListener) -> Result<TcpWorld, RendezvousError> {
-        let deadline = Instant::now() + j.timeout;
-        let mut slots: Vec<Option<(TcpStream, Member)>> = (0..j.size).map(|_| None).collect();
-        let nonblocking = |e| RendezvousError::Listen {
-            addr: j.root.display(),
-            source: e,
-        };
-        l.set_nonblocking(true).map_err(nonblocking)?;
-        let mut arrived = 1;
-        let fail = |slots: &mut Vec<Option<(TcpStream, Member)>>, why: &str| {
-            for (s, _) in slots.iter_mut().flatten() {
-                let _ = send_answer(s, &Answer::Failed(why.to_string()));
-            }
-        };
-        while arrived < j.size {
-            let now = Instant::now();
-            if now >= deadline {
-                let missing: Vec<usize> = (1..j.size).filter(|r| slots[*r].is_none()).collect();
-                let e = RendezvousError::Missing {
-                    missing: ranges(&missing),
-                    addr: j.root.display(),
-                    secs: j.timeout.as_secs_f64(),
-                    arrived,
-                    size: j.size,
-                };
-                fail(&mut slots, &e.to_string());
-                return Err(e);
-            }
-            let (mut s, _) = match l.accept() {
-                Ok(c) => c,
-                Err(e) if wire::is_timeout(&e) => {
-                    std::thread::sleep(Duration::from_millis(10));
-                    continue;
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(nonblocking(e)),
-            };
-            // A stranger that connects and says nothing holds the door only briefly.
-            let wait = (deadline - now).clamp(Duration::from_millis(200), Duration::from_secs(5));
-            if s.set_nonblocking(false).is_err()
-                || s.set_read_timeout(Some(wait)).is_err()
-                || s.set_write_timeout(Some(Duration::from_secs(10))).is_err()
-            {
-                continue;
-            }
-            let Ok(body) = wire::read_greeting(&s) else {
-                continue; // not a baton rank (a port scan, a health check): not ours to answer
-            };
-            let Ok(h) = serde_json::from_slice::<Hello>(&body) else {
-                continue;
-            };
-            if h.key != j.key {
-                let _ = send_answer(
-                    &mut s,
-                    &Answer::WrongRun(format!(
-                        "rank 0 there belongs to launch {:?}, this rank to {:?}",
-                        j.key, h.key
-                    )),
-                );
-                continue;
-            }
-            let r = h.member.rank;
-            let problem = if h.size != j.size {
-                Some(format!(
-                    "rank {r} on {} counts {} ranks, rank 0 on {} counts {}",
-                    h.member.host, h.size, me.host, j.size
-                ))
-            } else if r == 0 || r >= j.size {
-                Some(format!(
-                    "a process on {} says it is rank {r} of {}",
-                    h.member.host, j.size
-                ))
-            } else if let Some((_, m)) = &slots[r] {
-                Some(format!(
-                    "rank {r} arrived twice: from {} and from {} (two launches at one address?)",
-                    m.host, h.member.host
-                ))
-            } else {
-                None
-            };
-            if let Some(why) = problem {
-                let _ = send_answer(&mut s, &Answer::Failed(why.clone()));
-                fail(&mut slots, &why);
-                return Err(RendezvousError::Inconsistent(why));
-            }
-            slots[r] = Some((s, h.member));
-            arrived += 1;
-        }
-        let mut members = vec![me];
-        let mut links = vec![None];
-        for (s, m) in slots.into_iter().skip(1).flatten() {
-            members.push(m);
-            links.push(Some(s));
-        }
-        let table = Answer::Welcome(members.clone());
-        for (r, s) in links.iter_mut().enumerate() {
-            let Some(s) = s else { continue };
-            send_answer(s, &table).map_err(|e| RendezvousError::PeerLost {
-                rank: r,
-                host: members[r].host.clone(),
-                why: e.to_string(),
-            })?;
-            settle(s);
-        }
-        Ok(TcpWorld {
-            rank: 0,
-            size: j.size,
-            members,
-            link: Link::Root(links),
-        })
+        let mut met = meet::serve(j, me, l)?;
+        met.links.iter_mut().flatten().for_each(settle);
+        Ok(Self::of(
+            j,
+            met.members,
+            Link::Root(met.links),
+            met.turned.lines(),
+        ))
     }
 
-    fn connect(j: &Join, me: Member) -> Result<TcpWorld, RendezvousError> {
-        let start = Instant::now();
-        let deadline = start + j.timeout;
-        let addr = j.root.display();
-        let mut backoff = Duration::from_millis(50);
-        let mut last = String::from("nothing tried");
-        let mut s = loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return Err(RendezvousError::Unreachable {
-                    rank: j.rank,
-                    addr,
-                    secs: j.timeout.as_secs_f64(),
-                    last,
-                });
-            }
-            let tried = j.root.resolve().and_then(|addrs| {
-                let mut err = format!("{} resolves to no address", j.root.host);
-                for a in addrs {
-                    match TcpStream::connect_timeout(&a, left.min(Duration::from_secs(2))) {
-                        Ok(s) => return Ok(s),
-                        Err(e) => err = format!("{a}: {e}"),
-                    }
-                }
-                Err(err)
-            });
-            match tried {
-                Ok(s) => break s,
-                Err(e) => last = e,
-            }
-            std::thread::sleep(backoff.min(deadline.saturating_duration_since(Instant::now())));
-            backoff = (backoff * 2).min(Duration::from_secs(1));
-        };
-        let wrong = |why: String| RendezvousError::WrongRoot {
-            addr: addr.clone(),
-            why,
-        };
-        let hello = Hello {
-            key: j.key.clone(),
+    fn of(j: &Join, members: Vec<Member>, link: Link, turned: Vec<String>) -> TcpWorld {
+        TcpWorld {
+            rank: j.rank,
             size: j.size,
-            member: me,
-        };
-        let body = serde_json::to_vec(&hello).map_err(|e| wrong(e.to_string()))?;
-        // Rank 0 answers when the last rank arrives or at its own deadline, which is later than
-        // ours when it started later: wait for it past ours.
-        let wait = deadline.saturating_duration_since(Instant::now()) + j.timeout;
-        s.set_read_timeout(Some(wait.max(Duration::from_millis(100))))
-            .and_then(|_| s.set_write_timeout(Some(Duration::from_secs(10))))
-            .and_then(|_| wire::write_greeting(&s, &body))
-            .map_err(|e| wrong(format!("sending the hello: {e}")))?;
-        let answer = match wire::read_greeting(&s) {
-            Ok(b) => serde_json::from_slice::<Answer>(&b)
-                .map_err(|e| wrong(format!("an answer that is not a rendezvous answer: {e}")))?,
-            Err(WireError::Closed) => {
-                return Err(wrong(
-                    "it closed the connection without answering (not a baton rendezvous)".into(),
-                ));
-            }
-            Err(WireError::Io(e)) if wire::is_timeout(&e) => {
-                return Err(wrong(format!(
-                    "it accepted the connection but sent nothing in {:.0} s (not a baton rendezvous, or rank 0 is stuck)",
-                    wait.as_secs_f64()
-                )));
-            }
-            Err(e) => return Err(wrong(e.to_string())),
-        };
-        match answer {
-            Answer::Welcome(members) if members.len() == j.size => {
-                settle(&mut s);
-                Ok(TcpWorld {
-                    rank: j.rank,
-                    size: j.size,
-                    members,
-                    link: Link::Peer(s),
-                })
-            }
-            Answer::Welcome(m) => Err(wrong(format!(
-                "rank 0 sent a table of {} ranks, not {}",
-                m.len(),
-                j.size
-            ))),
-            Answer::WrongRun(why) => Err(wrong(why)),
-            Answer::Failed(why) => Err(RendezvousError::Refused(why)),
+            members,
+            link,
+            patience: j.timeout,
+            wait: AtomicU64::new(j.timeout.as_nanos() as u64),
+            turned,
+            broken: OnceLock::new(),
         }
+    }
+
+    /// `f` runs, with the reason, before a collective that cannot complete ends the process.
+    pub fn on_broken(&self, f: OnBroken) {
+        let _ = self.broken.set(f);
+    }
+
+    /// A broken world cannot go on: no collective after a lost or late rank can complete. The
+    /// process ends the way an MPI job does on a communication error (`MPI_ERRORS_ARE_FATAL`):
+    /// with the reason, exit code 3 (runtime failure), and the launcher ends the other ranks.
+    /// Rank 0 has journaled every measured row before any collective, and its `on_broken`
+    /// writes what it can from them.
+    fn fatal(&self, e: RendezvousError) -> ! {
+        eprintln!("baton: rank {}: {e}", self.rank);
+        if let Some(f) = self.broken.get() {
+            f(&e.to_string());
+        }
+        std::process::exit(crate::exit::Exit::Runtime.code())
+    }
+
+    /// What rank 0 dropped while the ranks met: strangers, other launches, greetings cut short.
+    pub fn turned_away(&self) -> &[String] {
+        &self.turned
+    }
+
+    /// How long the collectives wait for the slowest rank: `Some` while a job runs (longer
+    /// than its watchdog), the rendezvous timeout again after `None`.
+    pub fn set_job_limit(&self, limit: Option<Duration>) {
+        let d = limit.unwrap_or(self.patience);
+        self.wait
+            .store(d.as_nanos().min(u64::MAX as u128) as u64, Ordering::Relaxed);
+    }
+
+    fn waiting(&self) -> Duration {
+        Duration::from_nanos(self.wait.load(Ordering::Relaxed))
     }
 
     /// Every rank as it introduced itself, by rank.
@@ -304,68 +172,27 @@ impl TcpWorld {
         reply: impl FnOnce(Vec<Vec<u8>>) -> Vec<u8>,
     ) -> Result<Vec<u8>, RendezvousError> {
         match &self.link {
-            Link::Peer(s) => {
-                let lost = |e: WireError| RendezvousError::PeerLost {
-                    rank: 0,
-                    host: self.members[0].host.clone(),
-                    why: e.to_string(),
-                };
-                wire::write_frame(s, tag, &mine).map_err(lost)?;
-                let (t, body) = wire::read_frame(s).map_err(lost)?;
-                if t == wire::FAIL {
-                    return Err(RendezvousError::Refused(
-                        String::from_utf8_lossy(&body).into_owned(),
-                    ));
-                }
-                if t != tag {
-                    return Err(RendezvousError::Protocol {
-                        who: "rank 0".into(),
-                        why: format!("it answered {} to {}", wire::op_name(t), wire::op_name(tag)),
-                    });
-                }
-                Ok(body)
-            }
+            Link::Peer(s) => self.ask_root(s, tag, &mine),
             Link::Root(links) => {
-                let mut parts = vec![mine];
-                for (r, s) in links.iter().enumerate().skip(1) {
-                    let got = match s {
-                        Some(s) => wire::read_frame(s),
-                        None => Err(WireError::Closed),
-                    };
-                    let e = match got {
-                        Ok((t, body)) if t == tag => {
-                            parts.push(body);
-                            continue;
-                        }
-                        Ok((t, _)) => RendezvousError::Protocol {
-                            who: format!("rank {r} ({})", self.members[r].host),
-                            why: format!(
-                                "it called {} while rank 0 called {}",
-                                wire::op_name(t),
-                                wire::op_name(tag)
-                            ),
-                        },
-                        Err(e) => RendezvousError::PeerLost {
-                            rank: r,
-                            host: self.members[r].host.clone(),
-                            why: e.to_string(),
-                        },
-                    };
+                let until = Instant::now() + self.waiting();
+                let parts = self.collect(links, tag, mine, until).inspect_err(|e| {
                     self.tell_all(&e.to_string());
-                    return Err(e);
-                }
+                })?;
                 let out = reply(parts);
                 for (r, s) in links.iter().enumerate().skip(1) {
                     let sent = match s {
-                        Some(s) => wire::write_frame(s, tag, &out),
+                        Some(s) => wire::write_frame(
+                            Timed {
+                                s,
+                                until: Instant::now() + ROOT_MARGIN + self.waiting(),
+                            },
+                            tag,
+                            &out,
+                        ),
                         None => Err(WireError::Closed),
                     };
                     if let Err(e) = sent {
-                        let e = RendezvousError::PeerLost {
-                            rank: r,
-                            host: self.members[r].host.clone(),
-                            why: e.to_string(),
-                        };
+                        let e = self.lost(r, e);
                         self.tell_all(&e.to_string());
                         return Err(e);
                     }
@@ -375,12 +202,115 @@ impl TcpWorld {
         }
     }
 
+    fn ask_root(&self, s: &TcpStream, tag: u8, mine: &[u8]) -> Result<Vec<u8>, RendezvousError> {
+        let wait = self.waiting() + ROOT_MARGIN;
+        let until = Instant::now() + wait;
+        let late = |e: WireError| match e {
+            WireError::Io(e) if wire::is_timeout(&e) => RendezvousError::Late {
+                who: format!("rank 0 ({})", self.members[0].host),
+                what: format!("did not answer {}", wire::op_name(tag)),
+                secs: wait.as_secs_f64(),
+            },
+            e => self.lost(0, e),
+        };
+        wire::write_frame(Timed { s, until }, tag, mine).map_err(late)?;
+        let (t, body) = wire::read_frame(Timed { s, until }, wire::FRAME_CAP).map_err(late)?;
+        if t == wire::FAIL {
+            return Err(RendezvousError::Refused(
+                String::from_utf8_lossy(&body).into_owned(),
+            ));
+        }
+        if t != tag {
+            return Err(RendezvousError::Protocol {
+                who: "rank 0".into(),
+                why: format!("it answered {} to {}", wire::op_name(t), wire::op_name(tag)),
+            });
+        }
+        Ok(body)
+    }
+
+    /// Rank 0 reads every rank's part by `until`. A barrier's parts are empty and a value's are
+    /// 8 bytes; the strings of a gather share one budget, so the reply stays under the cap
+    /// however the ranks split it.
+    fn collect(
+        &self,
+        links: &[Option<TcpStream>],
+        tag: u8,
+        mine: Vec<u8>,
+        until: Instant,
+    ) -> Result<Vec<Vec<u8>>, RendezvousError> {
+        let mut budget = (wire::FRAME_CAP - 1)
+            .saturating_sub(4 * self.size as u64)
+            .saturating_sub(mine.len() as u64);
+        let mut parts = vec![mine];
+        for (r, s) in links.iter().enumerate().skip(1) {
+            let cap = match tag {
+                wire::GATHER_U64 | wire::GATHER_F64 => 8,
+                wire::GATHER_STRING => budget,
+                _ => 0,
+            };
+            let got = match s {
+                Some(s) => wire::read_frame(Timed { s, until }, cap),
+                None => Err(WireError::Closed),
+            };
+            match got {
+                Ok((t, body)) if t == tag => {
+                    budget -= body.len() as u64;
+                    parts.push(body);
+                }
+                Ok((t, _)) => {
+                    return Err(RendezvousError::Protocol {
+                        who: format!("rank {r} ({})", self.members[r].host),
+                        why: format!(
+                            "it called {} while rank 0 called {}",
+                            wire::op_name(t),
+                            wire::op_name(tag)
+                        ),
+                    });
+                }
+                Err(WireError::Io(e)) if wire::is_timeout(&e) => {
+                    return Err(self.late(links, r, tag));
+                }
+                Err(WireError::TooLarge(len)) => {
+                    return Err(RendezvousError::TooLarge {
+                        who: format!("rank {r} ({})", self.members[r].host),
+                        len: len.saturating_sub(1),
+                        cap,
+                    });
+                }
+                Err(e) => return Err(self.lost(r, e)),
+            }
+        }
+        Ok(parts)
+    }
+
+    /// Rank `first` missed the deadline: it and every later rank that sent nothing either.
+    fn late(&self, links: &[Option<TcpStream>], first: usize, tag: u8) -> RendezvousError {
+        let who: Vec<String> = (first..self.size)
+            .filter(|&r| r == first || links[r].as_ref().is_none_or(|s| !has_data(s)))
+            .map(|r| format!("rank {r} ({})", self.members[r].host))
+            .collect();
+        RendezvousError::Late {
+            who: who.join(", "),
+            what: format!("did not reach {}", wire::op_name(tag)),
+            secs: self.waiting().as_secs_f64(),
+        }
+    }
+
+    fn lost(&self, rank: usize, e: WireError) -> RendezvousError {
+        RendezvousError::PeerLost {
+            rank,
+            host: self.members[rank].host.clone(),
+            why: e.to_string(),
+        }
+    }
+
     /// Rank 0 tells every rank still connected why the run ends.
     fn tell_all(&self, why: &str) {
         if let Link::Root(links) = &self.link {
+            let until = Instant::now() + Duration::from_secs(2);
             for s in links.iter().flatten() {
-                let _ = s.set_write_timeout(Some(Duration::from_secs(2)));
-                let _ = wire::write_frame(s, wire::FAIL, why.as_bytes());
+                let _ = wire::write_frame(Timed { s, until }, wire::FAIL, why.as_bytes());
             }
         }
     }
@@ -460,14 +390,21 @@ impl TcpWorld {
     }
 }
 
-/// After the greeting: collectives wait as long as the run between them takes (the runner's
-/// watchdog bounds that), small frames go out at once, and a node that vanished without closing
-/// its connections is noticed by keepalive within about a minute and a half.
+/// After the greeting: small frames go out at once, and a node that vanished without closing
+/// its connections is noticed by keepalive within about a minute and a half (each collective
+/// has its own deadline besides).
 fn settle(s: &mut TcpStream) {
-    let _ = s.set_read_timeout(None);
-    let _ = s.set_write_timeout(Some(Duration::from_secs(60)));
     let _ = s.set_nodelay(true);
     keepalive(s);
+}
+
+/// Whether a rank's frame (or its closing) is waiting to be read.
+fn has_data(s: &TcpStream) -> bool {
+    let mut b = [0u8; 1];
+    let _ = s.set_nonblocking(true);
+    let r = s.peek(&mut b);
+    let _ = s.set_nonblocking(false);
+    matches!(r, Ok(n) if n > 0)
 }
 
 fn keepalive(s: &TcpStream) {
@@ -492,40 +429,10 @@ fn keepalive(s: &TcpStream) {
     set(libc::IPPROTO_TCP, libc::TCP_KEEPCNT, 6);
 }
 
-fn send_answer(s: &mut TcpStream, a: &Answer) -> std::io::Result<()> {
-    let body = serde_json::to_vec(a).map_err(std::io::Error::other)?;
-    wire::write_greeting(&*s, &body)
-}
-
-/// `1-3,7` for `[1,2,3,7]`.
-fn ranges(v: &[usize]) -> String {
-    let mut out: Vec<String> = Vec::new();
-    let mut i = 0;
-    while i < v.len() {
-        let mut j = i;
-        while j + 1 < v.len() && v[j + 1] == v[j] + 1 {
-            j += 1;
-        }
-        out.push(if i == j {
-            v[i].to_string()
-        } else {
-            format!("{}-{}", v[i], v[j])
-        });
-        i = j + 1;
-    }
-    out.join(",")
-}
-
-/// A broken world cannot go on: no collective after a lost rank can complete. The process ends
-/// the way an MPI job does on a communication error (`MPI_ERRORS_ARE_FATAL`): with the reason,
-/// exit code 3 (runtime failure), and the launcher ends the other ranks. Rank 0 has journaled
-/// every measured row before any collective, so nothing measured is lost.
-fn fatal(rank: usize, e: RendezvousError) -> ! {
-    eprintln!("baton: rank {rank}: {e}");
-    std::process::exit(crate::exit::Exit::Runtime.code())
-}
-
 impl World for TcpWorld {
+    fn job_limit(&self, limit: Option<Duration>) {
+        self.set_job_limit(limit)
+    }
     fn rank(&self) -> usize {
         self.rank
     }
@@ -533,23 +440,21 @@ impl World for TcpWorld {
         self.size
     }
     fn barrier(&self) {
-        self.try_barrier().unwrap_or_else(|e| fatal(self.rank, e))
+        self.try_barrier().unwrap_or_else(|e| self.fatal(e))
     }
     fn all_gather_f64(&self, v: f64) -> Vec<f64> {
-        self.try_all_gather_f64(v)
-            .unwrap_or_else(|e| fatal(self.rank, e))
+        self.try_all_gather_f64(v).unwrap_or_else(|e| self.fatal(e))
     }
     fn all_gather_u64(&self, v: u64) -> Vec<u64> {
-        self.try_all_gather_u64(v)
-            .unwrap_or_else(|e| fatal(self.rank, e))
+        self.try_all_gather_u64(v).unwrap_or_else(|e| self.fatal(e))
     }
     fn all_gather_string(&self, s: &str) -> Vec<String> {
         self.try_all_gather_string(s)
-            .unwrap_or_else(|e| fatal(self.rank, e))
+            .unwrap_or_else(|e| self.fatal(e))
     }
     fn broadcast_bytes(&self, data: &mut [u8]) {
         self.try_broadcast_bytes(data)
-            .unwrap_or_else(|e| fatal(self.rank, e))
+            .unwrap_or_else(|e| self.fatal(e))
     }
 }
 

@@ -100,6 +100,7 @@ pub const FORWARDED: &[&str] = &[
     "NCCL_NVLS_ENABLE",
     "BATON_RENDEZVOUS",
     "BATON_RENDEZVOUS_TIMEOUT",
+    "BATON_RUN_KEY",
 ];
 
 /// Prefixes of variables that tune the fabric, the MPI and CUDA: mpirun forwards every one set

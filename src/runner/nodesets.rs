@@ -743,6 +743,14 @@ fn step_command(
 ) -> Command {
     let k = hosts.len() as u64;
     let p = ctx.per_node;
+    // The step's GPU ranks prove a fresh secret to each other (docs/trust.md, "The rendezvous").
+    let mut env = env.clone();
+    if ctx.plan.backend == crate::plan::Backend::Nccl
+        && let Ok(key) = crate::rendezvous::auth::fresh_secret()
+    {
+        env.insert(crate::rendezvous::key::VAR.into(), key);
+    }
+    let env = &env;
     match &ctx.step {
         Step::Srun { srun, mpi } => {
             let mut c = Command::new(srun);

@@ -149,6 +149,10 @@ pub fn job_result(job: &Job, backend: Backend, layout: Layout) -> JobResult {
     }
 }
 
+/// How much longer than the watchdog a world may wait inside a job, so the watchdog (which
+/// records the hang) fires first.
+const JOB_LIMIT_MARGIN: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// Runs `jobs` on this rank. Returns the results (complete on rank 0; other ranks return what
 /// they were given).
 pub fn run_jobs<W: World, E: Engine>(
@@ -340,7 +344,13 @@ pub fn run_jobs<W: World, E: Engine>(
                 root: job.root.map_or(-1, |r| r as i64),
                 cells: &mut all_cells,
             };
+            // Inside the sweep the watchdog bounds every wait; the world's own bound returns
+            // for the repeat vote and everything between jobs.
+            world.job_limit(Some(
+                job.settings.timeout + cfg.watchdog_grace + JOB_LIMIT_MARGIN,
+            ));
             let outcome = sweep(world, &mut faulty, &run, &mut check_seed, &mut hooks);
+            world.job_limit(None);
             if let Some(w) = &watchdog {
                 w.disarm();
             }

@@ -14,6 +14,10 @@ pub trait World {
     fn all_gather_string(&self, s: &str) -> Vec<String>;
     /// Rank 0's `data` on every rank (how NCCL's unique id reaches the other ranks).
     fn broadcast_bytes(&self, data: &mut [u8]);
+    /// While a job measures, its watchdog bounds every wait: a world that bounds its own waits
+    /// between jobs allows `Some(limit)` (longer than the watchdog's) then, and its own bound
+    /// again after `None`.
+    fn job_limit(&self, _limit: Option<std::time::Duration>) {}
 }
 
 /// A world of one rank (for tests and single-rank runs).
