@@ -504,3 +504,77 @@ tests:
     assert!(line.contains("FAIL"), "{line}");
     assert!(drains(&out).is_empty(), "{:?}", drains(&out));
 }
+
+/// #21 item 5: inside an allocation `baton run` drives a plain multi-node plan (no `over:`, or
+/// `over: all`) as one step across the allocation's nodes, instead of refusing it as if it were
+/// outside Slurm; an allocation of another size than `launch.nodes` is named, both numbers.
+#[test]
+fn a_plain_multi_node_plan_runs_as_one_step_across_the_allocation() {
+    let Some(c) = cluster_of(8) else { return };
+    let d = tmp("cluster-plain-multi-node");
+    let plan = write(
+        &d,
+        "plan.yaml",
+        "version: 1
+name: plain-8
+backend: mpi
+launch: { nodes: 8, ranks_per_node: 1 }
+defaults: { iters: 2, warmup: 1, timeout: 30s }
+tests:
+  - name: whole
+    collective: all_reduce
+    sizes: [64K]
+    expect: [ { wrong: 0 } ]
+  - name: whole-all
+    over: all
+    collective: all_reduce
+    sizes: [64K]
+    expect: [ { wrong: 0 } ]
+",
+    );
+    let baton = env!("CARGO_BIN_EXE_baton");
+    let out = d.join("out");
+    let o = c.salloc_n(
+        &d,
+        8,
+        1,
+        300,
+        &format!("{baton} run {} -o {}", p(&plan), p(&out)),
+    );
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    let r = results::read(&out.join("results.json")).unwrap();
+    assert_eq!(
+        r.jobs.len(),
+        2,
+        "{:?}",
+        r.jobs.iter().map(|j| &j.id).collect::<Vec<_>>()
+    );
+    for j in &r.jobs {
+        assert_eq!(j.status, JobStatus::Completed, "{} {:?}", j.id, j.errors);
+        let hosts: std::collections::BTreeSet<&str> =
+            j.layout.ranks.iter().map(|r| r.host.as_str()).collect();
+        assert_eq!(
+            hosts.len(),
+            8,
+            "{}: one step across the 8 nodes: {hosts:?}",
+            j.id
+        );
+    }
+    // Seven nodes for a plan of eight: what does not fit, named; nothing run.
+    let short = d.join("short");
+    let o = c.salloc_n(
+        &d,
+        7,
+        1,
+        120,
+        &format!("{baton} run {} -o {}", p(&plan), p(&short)),
+    );
+    assert_eq!(code(&o), 2, "{}", show(&o));
+    let err = show(&o);
+    assert!(
+        err.contains("launch.nodes: 8") && err.contains("7 node"),
+        "{err}"
+    );
+    assert!(!err.contains("run it under Slurm"), "{err}");
+    assert!(!short.join("results.json").exists());
+}
