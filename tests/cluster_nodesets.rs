@@ -122,7 +122,12 @@ tests:
     assert_eq!(n["suspect"], "", "{n:#}");
     let (v, why) = verdict_of(&n, &slow);
     assert_eq!(v, "failed");
-    assert!(why.contains("pairs: failed with"), "{why}");
+    // #21 item 10: the figure first, then who confirmed it.
+    assert!(
+        why.contains("pairs: busbw ") && why.contains("below the median pair"),
+        "{why}"
+    );
+    assert!(why.contains("confirmed with"), "{why}");
     let d_lines = drains(&out);
     assert_eq!(d_lines.len(), 1, "{d_lines:?}");
     assert!(
@@ -303,10 +308,44 @@ tests:
     let mut failed = vec![killed.clone(), frozen.clone()];
     failed.sort();
     assert_eq!(n["failed"], baton::nodeset::compress(&failed), "{n:#}");
+    // #21 items 6, 10: the dead node's reason names what Slurm said of it, once, though the
+    // pairs test never ran it; the frozen one's says it hung.
+    let node_failure = format!("Node failure on {killed}");
     let (_, why) = verdict_of(&n, &killed);
-    assert!(why.contains("dead"), "{why}");
+    assert!(why.contains("dead") && why.contains(&node_failure), "{why}");
+    assert!(!why.contains("pairs:"), "{why}");
     let (_, why) = verdict_of(&n, &frozen);
-    assert!(why.contains("failed alone"), "{why}");
+    assert!(why.contains("hung") && why.contains("alone"), "{why}");
+    let set = r
+        .node_sets
+        .iter()
+        .find(|s| s.dead.contains(&killed) && !s.journal.is_empty())
+        .expect("the set the node died in");
+    assert!(
+        set.launcher
+            .as_deref()
+            .is_some_and(|l| l.contains(&node_failure)),
+        "{set:?}"
+    );
+    let job = r
+        .jobs
+        .iter()
+        .find(|j| {
+            j.node_set
+                .as_ref()
+                .is_some_and(|s| s.hosts == [killed.clone()])
+        })
+        .unwrap();
+    assert!(
+        job.errors.iter().any(|e| e.message.contains(&node_failure)),
+        "{:?}",
+        job.errors
+    );
+    assert!(
+        drains(&out).iter().any(|l| l.contains(&node_failure)),
+        "{:?}",
+        drains(&out)
+    );
     // Every set without a faulty node completed; none with the dead node ran after it died.
     for j in &r.jobs {
         let hosts = &j.node_set.as_ref().unwrap().hosts;
