@@ -194,7 +194,7 @@ fn relative_targets(jobs: &[Job], found: &[Found], plan_dir: Option<&std::path::
             continue;
         }
         let got = match jobs.iter().position(|j| j.id == r.to).map(|i| &found[i]) {
-            Some(Found::One(_, res)) => Ok(relative::Reference::Job((**res).clone())),
+            Some(Found::One(_, res)) => Ok(relative::Reference::Job(Box::new((**res).clone()))),
             Some(Found::None(why)) => Err(why.clone()),
             None => Err("not run (left out by --only?)".to_string()),
         };

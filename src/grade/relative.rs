@@ -15,7 +15,7 @@ use crate::results::Placement;
 #[derive(Debug, Clone)]
 pub enum Reference {
     /// Another job's results.
-    Job(JobResult),
+    Job(Box<JobResult>),
     /// The node sets another run measured of one plan job: the median set is the reference.
     Sets { job: String, sets: Vec<JobResult> },
 }
@@ -67,14 +67,14 @@ pub fn from_file(
     let path = plan_dir.unwrap_or(std::path::Path::new(".")).join(file);
     let r = crate::results::read(&path).map_err(|e| format!("cannot read {file}: {e}"))?;
     if let Some(j) = r.job(to) {
-        return Ok(Reference::Job(j.clone()));
+        return Ok(Reference::Job(Box::new(j.clone())));
     }
     if let Some(sets) = node_sets_of(&r.jobs, to) {
         return Ok(sets);
     }
     let of_test: Vec<&JobResult> = r.jobs.iter().filter(|j| j.test == to).collect();
     match of_test.as_slice() {
-        [one] => Ok(Reference::Job((*one).clone())),
+        [one] => Ok(Reference::Job(Box::new((*one).clone()))),
         [] => Err(format!(
             "{file} has no job or test `{to}` (it has: {})",
             r.jobs
