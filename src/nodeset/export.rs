@@ -71,16 +71,8 @@ fn gbs(v: f64) -> String {
 
 fn median_of(mut v: Vec<f64>) -> Option<f64> {
     v.retain(|x| x.is_finite());
-    if v.is_empty() {
-        return None;
-    }
     v.sort_by(f64::total_cmp);
-    let m = v.len() / 2;
-    Some(if v.len() % 2 == 1 {
-        v[m]
-    } else {
-        (v[m - 1] + v[m]) / 2.0
-    })
+    (!v.is_empty()).then(|| super::attribution::median(&v))
 }
 
 /// What a set of `n` nodes is called in a reason: (one, many).
