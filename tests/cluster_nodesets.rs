@@ -122,7 +122,12 @@ tests:
     assert_eq!(n["suspect"], "", "{n:#}");
     let (v, why) = verdict_of(&n, &slow);
     assert_eq!(v, "failed");
-    assert!(why.contains("pairs: failed with"), "{why}");
+    // #21 item 10: the figure first, then who confirmed it.
+    assert!(
+        why.contains("pairs: busbw ") && why.contains("below the median pair"),
+        "{why}"
+    );
+    assert!(why.contains("confirmed with"), "{why}");
     let d_lines = drains(&out);
     assert_eq!(d_lines.len(), 1, "{d_lines:?}");
     assert!(
@@ -303,10 +308,44 @@ tests:
     let mut failed = vec![killed.clone(), frozen.clone()];
     failed.sort();
     assert_eq!(n["failed"], baton::nodeset::compress(&failed), "{n:#}");
+    // #21 items 6, 10: the dead node's reason names what Slurm said of it, once, though the
+    // pairs test never ran it; the frozen one's says it hung.
+    let node_failure = format!("Node failure on {killed}");
     let (_, why) = verdict_of(&n, &killed);
-    assert!(why.contains("dead"), "{why}");
+    assert!(why.contains("dead") && why.contains(&node_failure), "{why}");
+    assert!(!why.contains("pairs:"), "{why}");
     let (_, why) = verdict_of(&n, &frozen);
-    assert!(why.contains("failed alone"), "{why}");
+    assert!(why.contains("hung") && why.contains("alone"), "{why}");
+    let set = r
+        .node_sets
+        .iter()
+        .find(|s| s.dead.contains(&killed) && !s.journal.is_empty())
+        .expect("the set the node died in");
+    assert!(
+        set.launcher
+            .as_deref()
+            .is_some_and(|l| l.contains(&node_failure)),
+        "{set:?}"
+    );
+    let job = r
+        .jobs
+        .iter()
+        .find(|j| {
+            j.node_set
+                .as_ref()
+                .is_some_and(|s| s.hosts == [killed.clone()])
+        })
+        .unwrap();
+    assert!(
+        job.errors.iter().any(|e| e.message.contains(&node_failure)),
+        "{:?}",
+        job.errors
+    );
+    assert!(
+        drains(&out).iter().any(|l| l.contains(&node_failure)),
+        "{:?}",
+        drains(&out)
+    );
     // Every set without a faulty node completed; none with the dead node ran after it died.
     for j in &r.jobs {
         let hosts = &j.node_set.as_ref().unwrap().hosts;
@@ -503,4 +542,78 @@ tests:
     let line = common::verdicts::same_as_grade(env!("CARGO_BIN_EXE_baton"), &d, &plan, &out);
     assert!(line.contains("FAIL"), "{line}");
     assert!(drains(&out).is_empty(), "{:?}", drains(&out));
+}
+
+/// #21 item 5: inside an allocation `baton run` drives a plain multi-node plan (no `over:`, or
+/// `over: all`) as one step across the allocation's nodes, instead of refusing it as if it were
+/// outside Slurm; an allocation of another size than `launch.nodes` is named, both numbers.
+#[test]
+fn a_plain_multi_node_plan_runs_as_one_step_across_the_allocation() {
+    let Some(c) = cluster_of(8) else { return };
+    let d = tmp("cluster-plain-multi-node");
+    let plan = write(
+        &d,
+        "plan.yaml",
+        "version: 1
+name: plain-8
+backend: mpi
+launch: { nodes: 8, ranks_per_node: 1 }
+defaults: { iters: 2, warmup: 1, timeout: 30s }
+tests:
+  - name: whole
+    collective: all_reduce
+    sizes: [64K]
+    expect: [ { wrong: 0 } ]
+  - name: whole-all
+    over: all
+    collective: all_reduce
+    sizes: [64K]
+    expect: [ { wrong: 0 } ]
+",
+    );
+    let baton = env!("CARGO_BIN_EXE_baton");
+    let out = d.join("out");
+    let o = c.salloc_n(
+        &d,
+        8,
+        1,
+        300,
+        &format!("{baton} run {} -o {}", p(&plan), p(&out)),
+    );
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    let r = results::read(&out.join("results.json")).unwrap();
+    assert_eq!(
+        r.jobs.len(),
+        2,
+        "{:?}",
+        r.jobs.iter().map(|j| &j.id).collect::<Vec<_>>()
+    );
+    for j in &r.jobs {
+        assert_eq!(j.status, JobStatus::Completed, "{} {:?}", j.id, j.errors);
+        let hosts: std::collections::BTreeSet<&str> =
+            j.layout.ranks.iter().map(|r| r.host.as_str()).collect();
+        assert_eq!(
+            hosts.len(),
+            8,
+            "{}: one step across the 8 nodes: {hosts:?}",
+            j.id
+        );
+    }
+    // Seven nodes for a plan of eight: what does not fit, named; nothing run.
+    let short = d.join("short");
+    let o = c.salloc_n(
+        &d,
+        7,
+        1,
+        120,
+        &format!("{baton} run {} -o {}", p(&plan), p(&short)),
+    );
+    assert_eq!(code(&o), 2, "{}", show(&o));
+    let err = show(&o);
+    assert!(
+        err.contains("launch.nodes: 8") && err.contains("7 node"),
+        "{err}"
+    );
+    assert!(!err.contains("run it under Slurm"), "{err}");
+    assert!(!short.join("results.json").exists());
 }

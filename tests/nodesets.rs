@@ -1002,4 +1002,33 @@ tests:
             assert_eq!(code(&o), 2, "{bad}: {}", show(&o));
         }
     }
+
+    /// #21 item 13: a node-set run shows its progress by round, a failed set in full (with
+    /// where its output is), and counts the sets that completed instead of a line each.
+    #[test]
+    fn progress_is_shown_by_round_failures_in_full_passes_counted() {
+        let (d, plan) = setup("mpirun-progress", PAIRS);
+        let out = d.join("out");
+        let o = run(&d, &["run", p(&plan), "-o", p(&out)], "n3");
+        assert_ne!(code(&o), 0, "{}", show(&o));
+        let err = String::from_utf8_lossy(&o.stderr).to_string();
+        // Four nodes: three rounds of two pairs; n3's first pair fails, its later ones are
+        // not run.
+        for r in 1..=3 {
+            assert!(
+                err.contains(&format!("baton: pairs: round {r} of 3: ")),
+                "round {r}: {err}"
+            );
+        }
+        let failed: Vec<&str> = err.lines().filter(|l| l.contains("FAILED")).collect();
+        assert_eq!(failed.len(), 1, "{err}");
+        assert!(
+            failed[0].contains("n3") && failed[0].contains("output: sets/00-pairs/r00"),
+            "{err}"
+        );
+        assert!(err.contains("1 set(s) completed, 1 failed"), "{err}");
+        assert!(err.contains("1 not run (dead node)"), "{err}");
+        // No line per set that completed.
+        assert!(!err.contains(": exit 0 ("), "{err}");
+    }
 }

@@ -91,3 +91,65 @@ fn another_runs_job_is_compared_through_results() {
         show(&o)
     );
 }
+
+/// #21: phase C against phase B run over node sets. Phase B's results hold the job once per
+/// pair (`allreduce@r1:n[1-2]`, …), so `to: allreduce` with `results:` is the median of those
+/// pairs: one slow pair does not move it, and the verdict says what it compared with.
+#[test]
+fn another_runs_node_sets_are_compared_through_their_median() {
+    let d = tmp("relative_node_sets");
+    let b = ingest(
+        &d,
+        "phase-b.json",
+        &[&fixture("all_reduce.txt")],
+        Some("allreduce"),
+    );
+    let mut v: serde_json::Value = serde_json::from_str(&read(&b)).unwrap();
+    let job = v["jobs"][0].clone();
+    let pairs = [(1, "n1", "n2"), (1, "n3", "n4"), (2, "n1", "n3")];
+    let sets: Vec<serde_json::Value> = pairs
+        .iter()
+        .enumerate()
+        .map(|(k, (round, a, b))| {
+            let mut j = job.clone();
+            j["id"] = format!("allreduce@r{round}:{a},{b}").into();
+            j["node_set"] = serde_json::json!({
+                "job": "allreduce", "round": round, "index": k, "hosts": [a, b]
+            });
+            if k == 2 {
+                // The slow pair: ten times the time at every size.
+                for rep in j["repeats"].as_array_mut().unwrap() {
+                    for row in rep["rows"].as_array_mut().unwrap() {
+                        for place in ["out_of_place", "in_place"] {
+                            let t = row[place]["time_us"].as_f64().unwrap();
+                            row[place]["time_us"] = (t * 10.0).into();
+                        }
+                    }
+                }
+            }
+            j
+        })
+        .collect();
+    v["jobs"] = sets.into();
+    let pairs_file = d.join("phase-b-pairs.json");
+    std::fs::write(&pairs_file, serde_json::to_string(&v).unwrap()).unwrap();
+    let tests = format!(
+        "{ALLREDUCE_SWEEP}    expect:\n      - relative: {{ to: allreduce, busbw: \">= 90%\", results: phase-b-pairs.json }}\n        at: 1G\n"
+    );
+    let c = two_gpu_plan(&d, "phase-c.yaml", &tests);
+    let o = baton(&["grade", p(&c), p(&b)]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    let slow = ingest(
+        &d,
+        "slow.json",
+        &[&fixture("all_reduce_p2p_disabled_debug.txt")],
+        Some("allreduce"),
+    );
+    let o = baton(&["grade", p(&c), p(&slow)]);
+    assert_eq!(code(&o), 1, "{}", show(&o));
+    assert!(
+        stdout(&o).contains("the median of allreduce's 3 node sets"),
+        "{}",
+        show(&o)
+    );
+}

@@ -181,7 +181,9 @@ fn phase_plans_encode_the_acceptance_template() {
     let iso = plan("plans/isolate.yaml");
     assert_eq!(iso.tests[0].over, baton::plan::Over::Isolate);
 
-    // Phase C is graded against phase B's results: same job ID, a baseline, a 10% regression.
+    // Phase C is graded against phase B's pairs: `relative` to phase B's plan job in its
+    // results file, at least 90% of the median pair (a `regression` against phase B's file
+    // could never match: no pair ran on the whole cluster).
     let c = plan("plans/phase-c-cluster.yaml");
     let b_ids: Vec<String> = baton::expand::expand(&b)
         .jobs
@@ -191,15 +193,20 @@ fn phase_plans_encode_the_acceptance_template() {
     let c_jobs = baton::expand::expand(&c).jobs;
     assert_eq!(c_jobs.len(), 1);
     assert!(
-        b_ids.contains(&c_jobs[0].id),
-        "phase C job ID must match phase B's"
+        c.tests[0].expect.iter().any(|cr| matches!(
+            &cr.check,
+            Check::Relative(r) if b_ids.contains(&r.to)
+                && r.results.as_deref() == Some("results/phase-b-pair.json")
+                && r.busbw.value == 90.0
+        )),
+        "phase C compares with phase B's job {b_ids:?}"
     );
-    assert!(c.baseline.is_some());
     assert!(
-        c.tests[0]
+        !c.tests[0]
             .expect
             .iter()
-            .any(|cr| matches!(&cr.check, Check::Regression(t) if t.value == 10.0))
+            .any(|cr| matches!(cr.check, Check::Regression(_))),
+        "a regression against phase B's pairs never matches"
     );
 
     let d = plan("plans/phase-d-alltoall.yaml");
@@ -230,15 +237,15 @@ fn phase_plans_encode_the_acceptance_template() {
         ("plans/phase-d-alltoall.yaml", &d),
         ("plans/phase-e-soak.yaml", &e),
     ] {
-        // A plan over node sets says so in its description; the others say what node sets
-        // will add to them.
+        // A plan over node sets says so in its description; the others say they are one job
+        // over every node, one step across the allocation.
         let desc = p.description.as_deref().unwrap_or_default();
         let over_sets = p.tests.iter().all(|t| t.over != baton::plan::Over::All);
         assert!(
             if over_sets {
                 desc.contains("(`over: ")
             } else {
-                desc.contains("node-set feature")
+                desc.contains("one step across the") && !desc.contains("a later node-set")
             },
             "{file}: description must say how it covers the nodes"
         );

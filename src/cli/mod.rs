@@ -707,7 +707,7 @@ fn node_sets_not_runnable(
         .filter(|t| !nodesets::is_one_job(t.over, n))
     {
         eprintln!(
-            "error: {}: test `{}` runs `over: {}` on {n} node{} (from {source}); baton does not drive node sets yet (docs/node-sets.md)",
+            "error: {}: test `{}` runs `over: {}` on {n} node{} (from {source}); node sets are driven by one `baton run` in the allocation's shell or batch script, which starts their steps itself: run it there, not as a rank of srun or mpirun (docs/node-sets.md)",
             path.display(),
             t.name,
             t.over.name(),

@@ -23,7 +23,12 @@ pub fn for_run(plan: &Plan, path: &Path, args: &super::run::Args) -> Result<Opti
         (None, Some(r)) => Some(r.hostlist()),
         (None, None) => args.hostfile.as_deref().map(hostfile_list).transpose()?,
     };
-    if given.is_none() && plan.tests.iter().all(|t| t.over == Over::All) {
+    let plain = plan.tests.iter().all(|t| t.over == Over::All);
+    // A plain plan of several nodes is one set of the node list where there is one (the
+    // allocation's, the plan's): one step across its nodes, not a refusal inside Slurm.
+    let spans = plan.launch.nodes > 1;
+    let listed = in_allocation() || plan.nodes.source != baton::plan::NodeSource::Allocation;
+    if given.is_none() && plain && !(spans && listed) {
         return Ok(None);
     }
     let resolved = match &given {
@@ -44,7 +49,7 @@ pub fn for_run(plan: &Plan, path: &Path, args: &super::run::Args) -> Result<Opti
     let NodeList {
         hosts: Some(hosts),
         domains,
-        ..
+        source,
     } = list
     else {
         let t = plan.tests.iter().find(|t| t.over != Over::All);
@@ -75,8 +80,16 @@ pub fn for_run(plan: &Plan, path: &Path, args: &super::run::Args) -> Result<Opti
         );
         return Err(Exit::Invalid);
     }
+    if plain && spans && rerun.is_none() && hosts.len() != plan.launch.nodes as usize {
+        eprintln!(
+            "error: {}: {}",
+            path.display(),
+            misfit(plan, &hosts, &source)
+        );
+        return Err(Exit::Invalid);
+    }
     let n = hosts.len();
-    if given.is_none() && plan.tests.iter().all(|t| nodesets::is_one_job(t.over, n)) {
+    if given.is_none() && !spans && plan.tests.iter().all(|t| nodesets::is_one_job(t.over, n)) {
         return Ok(None);
     }
     Ok(Some(Nodes {
@@ -99,6 +112,29 @@ fn hostfile_list(f: &Path) -> Result<String, Exit> {
             Err(Exit::Invalid)
         }
     }
+}
+
+/// Whether this is a Slurm allocation's shell or batch script (`salloc`, `sbatch`).
+fn in_allocation() -> bool {
+    std::env::var_os("SLURM_JOB_ID").is_some()
+        && std::env::var_os(nodesets::SLURM_NODELIST).is_some()
+}
+
+/// Why a plain plan of `launch.nodes` nodes does not fit the node list it was given.
+fn misfit(plan: &Plan, hosts: &[String], source: &str) -> String {
+    let (want, have) = (plan.launch.nodes, hosts.len());
+    let per = plan
+        .ranks_per_node()
+        .map_or_else(|| "R".to_string(), |r| r.to_string());
+    format!(
+        "plan `{}` runs one step across `launch.nodes: {want}` nodes, but the node list has \
+         {have} node{} ({}, from {source}): allocate {want} (`salloc --no-kill -N {want} \
+         --ntasks-per-node={per}`), give {want} of them with --nodes HOSTLIST, or set \
+         `launch.nodes: {have}` to test these",
+        plan.name,
+        if have == 1 { "" } else { "s" },
+        baton::nodeset::compress(hosts),
+    )
 }
 
 /// The plan's tests that have a job `--only` selects.

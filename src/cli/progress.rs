@@ -1,9 +1,11 @@
 //! The progress bar of `baton run`: on stderr, only when stderr is a terminal, so logs and CI
-//! output stay plain text.
+//! output stay plain text; and how a node-set run is shown (a line per round, failures in full,
+//! passes counted), as a bar's message on a terminal and as lines elsewhere.
 
 use std::io::IsTerminal;
 use std::time::Duration;
 
+use baton::runner::set_events::SetEvent;
 use indicatif::{ProgressBar, ProgressStyle};
 
 pub struct Bar(ProgressBar);
@@ -24,6 +26,46 @@ impl Bar {
         );
         bar.enable_steady_tick(Duration::from_millis(250));
         Some(Bar(bar))
+    }
+
+    /// A node-set run's line: the round under way as its message, on a terminal only.
+    pub fn for_node_sets() -> Option<Bar> {
+        if !std::io::stderr().is_terminal() {
+            return None;
+        }
+        let bar = ProgressBar::new_spinner();
+        bar.set_style(
+            ProgressStyle::with_template("{elapsed_precise} {spinner} {wide_msg}")
+                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+        );
+        bar.enable_steady_tick(Duration::from_millis(250));
+        Some(Bar(bar))
+    }
+}
+
+/// A node-set event as the lines a log keeps: everything but a round's progress within it.
+fn set_event_line(e: &SetEvent<'_>) -> Option<String> {
+    match e {
+        SetEvent::Round(_) => None,
+        _ => Some(format!("baton: {}", e.line())),
+    }
+}
+
+/// How a node-set run is shown where stderr is not a terminal: one line per round and per
+/// failed set, nothing per set that completed.
+pub struct SetLines;
+
+impl baton::runner::progress::Progress for SetLines {
+    fn begin(&self, _: u64) {}
+    fn update(&self, _: u64, _: &str) {}
+    fn line(&self, line: &str, stderr: bool) {
+        baton::runner::progress::Passthrough.line(line, stderr);
+    }
+    fn end(&self) {}
+    fn node_sets(&self, e: &SetEvent<'_>) {
+        if let Some(l) = set_event_line(e) {
+            eprintln!("{}", baton::stdout::visible(&l));
+        }
     }
 }
 
@@ -52,5 +94,15 @@ impl baton::runner::progress::Progress for Bar {
 
     fn end(&self) {
         self.0.finish_and_clear();
+    }
+
+    fn node_sets(&self, e: &SetEvent<'_>) {
+        if let SetEvent::Round(r) = e {
+            self.0.set_message(r.line(false));
+        }
+        if let Some(l) = set_event_line(e) {
+            self.0
+                .suspend(|| eprintln!("{}", baton::stdout::visible(&l)));
+        }
     }
 }

@@ -188,7 +188,14 @@ pub fn run(args: &Args, mpi: Option<MpiEntry>, color: bool) -> anyhow::Result<Ex
                         .is_some_and(|j| j.status != baton::grade::Status::Fail)
                 })
             };
-            baton::runner::nodesets::run(plan, &jobs, &opts, &nodes, &judge)
+            let bar = super::progress::Bar::for_node_sets();
+            let shown: &dyn baton::runner::progress::Progress = match &bar {
+                Some(b) => b,
+                None => &super::progress::SetLines,
+            };
+            let ran = baton::runner::nodesets::run(plan, &jobs, &opts, &nodes, &judge, shown);
+            shown.end();
+            ran
         }
         None => {
             let bar = super::progress::Bar::for_terminal();

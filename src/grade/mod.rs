@@ -172,7 +172,7 @@ pub fn grade(input: &GradeInput<'_>) -> Grade {
 }
 
 /// Results of the jobs that `relative` criteria compare with, by job ID (or why there are none).
-type Others = std::collections::HashMap<String, Result<crate::results::JobResult, String>>;
+type Others = std::collections::HashMap<String, Result<relative::Reference, String>>;
 
 fn relative_targets(jobs: &[Job], found: &[Found], files: &PlanFiles) -> Others {
     let mut out = Others::new();
@@ -189,7 +189,7 @@ fn relative_targets(jobs: &[Job], found: &[Found], files: &PlanFiles) -> Others 
             continue;
         }
         let got = match jobs.iter().position(|j| j.id == r.to).map(|i| &found[i]) {
-            Some(Found::One(_, res)) => Ok((**res).clone()),
+            Some(Found::One(_, res)) => Ok(relative::Reference::Job(Box::new((**res).clone()))),
             Some(Found::None(why)) => Err(why.clone()),
             None => Err("not run (left out by --only?)".to_string()),
         };

@@ -12,7 +12,7 @@ use crate::expand::Job;
 use crate::expand::nodesets::is_one_job;
 use crate::nodeset::attribution::{self, Outlier, SetOutcome, SetResult, Verdict, attribute_known};
 use crate::nodeset::confirm::rerun_rounds;
-use crate::nodeset::export::{self, NodeEntry, NodesFile};
+use crate::nodeset::export::{self, NodeEntry, NodesFile, SetFacts};
 use crate::nodeset::{Isolator, Over};
 use crate::plan::{Check, Criterion, Plan, Test};
 use crate::results::{FleetValue, JobResult, Results, SetRun};
@@ -255,7 +255,7 @@ pub fn attribute_tests(
         if runs.is_empty() {
             continue;
         }
-        let mut sets: Vec<SetVerdict> = runs
+        let mut sets: Vec<(SetVerdict, SetFacts)> = runs
             .iter()
             .map(|s| {
                 let mine: Vec<(&Job, &JobVerdict)> = jobs
@@ -279,7 +279,14 @@ pub fn attribute_tests(
                     let place = *measure::placements(j, None).first()?;
                     measure::median_busbw(r, size, place)
                 });
-                SetVerdict {
+                let facts = SetFacts {
+                    busbw,
+                    failed: first_failed(mine.iter().map(|(_, v)| *v)),
+                    ended: s.ended.clone(),
+                    launcher: s.launcher.clone(),
+                    skipped: s.journal.is_empty() && !s.dead.is_empty(),
+                };
+                let verdict = SetVerdict {
                     round: s.round,
                     index: s.index,
                     hosts: s.hosts.clone(),
@@ -289,15 +296,23 @@ pub fn attribute_tests(
                     dead: s.dead.clone(),
                     busbw,
                     seconds: s.seconds,
-                }
+                };
+                (verdict, facts)
             })
             .collect();
-        sets.sort_by_key(|s| (s.round, s.index));
+        sets.sort_by_key(|(s, _)| (s.round, s.index));
         // A set the launcher refused tested nothing: no evidence for or against its nodes.
         let refused = |s: &SetVerdict| {
             runs.iter()
                 .any(|r| r.round == s.round && r.index == s.index && r.refused.is_some())
         };
+        let (sets, facts): (Vec<SetVerdict>, Vec<SetFacts>) = sets.into_iter().unzip();
+        let facts: Vec<SetFacts> = sets
+            .iter()
+            .zip(facts)
+            .filter(|(s, _)| !refused(s))
+            .map(|(_, f)| f)
+            .collect();
         let outcomes: Vec<SetOutcome> = sets
             .iter()
             .filter(|s| !refused(s))
@@ -326,7 +341,7 @@ pub fn attribute_tests(
         } else {
             generic()
         };
-        let mut file = export::nodes_file(hosts, &a, &outcomes);
+        let mut file = export::nodes_file(hosts, &a, &outcomes, &facts);
         explain_refused(&mut file, &runs);
         out.push(TestNodes {
             test: test.name.clone(),
@@ -338,6 +353,13 @@ pub fn attribute_tests(
         });
     }
     out
+}
+
+/// The first criterion the set's jobs failed: its key and its text as the plan reads.
+fn first_failed<'v>(jobs: impl Iterator<Item = &'v JobVerdict>) -> Option<(&'static str, String)> {
+    jobs.flat_map(|v| v.criteria.iter())
+        .find(|c| c.status == Status::Fail)
+        .map(|c| (c.key, c.text.clone()))
 }
 
 /// The node-set run among `results` (the one with a node list).
@@ -509,6 +531,24 @@ fn isolate_attribution(
     Some(iso.attribution())
 }
 
+/// How strong test `test`'s evidence for node `e` is, so a merged reason leads with the
+/// strongest: its death seen, then the more failing sets it ran in; 0 when the test never ran
+/// it (it had died before: its sets there hold no job).
+fn strength(tests: &[TestNodes], test: &str, e: &NodeEntry) -> u32 {
+    let Some(t) = tests.iter().find(|t| t.test == test) else {
+        return 0;
+    };
+    let ran: Vec<&SetVerdict> = t
+        .sets
+        .iter()
+        .filter(|s| s.hosts.contains(&e.host) && !s.jobs.is_empty())
+        .collect();
+    if ran.iter().any(|s| s.dead.contains(&e.host)) {
+        return u32::MAX;
+    }
+    ran.iter().filter(|s| s.status == Status::Fail).count() as u32
+}
+
 /// One `nodes.json` for the run: a node failed in any test is failed, else suspect in any is
 /// suspect, else passed; its reasons name their tests.
 pub fn merged(tests: &[TestNodes]) -> Option<NodesFile> {
@@ -532,10 +572,20 @@ pub fn merged(tests: &[TestNodes]) -> Option<NodesFile> {
         } else {
             Verdict::Passed
         };
-        let reason = entries
+        let mut mine: Vec<(&str, &NodeEntry, u32)> = entries
             .iter()
             .filter(|(_, e)| e.verdict == verdict)
-            .map(|(t, e)| format!("{t}: {}", e.reason))
+            .map(|(t, e)| (*t, *e, strength(tests, t, e)))
+            .collect();
+        // The strongest evidence first; tests that never ran the node (it had died) say
+        // nothing the test where it died does not.
+        mine.sort_by_key(|m| std::cmp::Reverse(m.2));
+        if mine.iter().any(|m| m.2 > 0) {
+            mine.retain(|m| m.2 > 0);
+        }
+        let reason = mine
+            .iter()
+            .map(|(t, e, _)| format!("{t}: {}", e.reason))
             .collect::<Vec<_>>()
             .join("; ");
         let rounds = |of: fn(&NodeEntry) -> &Vec<u32>| {
@@ -576,4 +626,77 @@ pub fn merged(tests: &[TestNodes]) -> Option<NodesFile> {
             .collect(),
         nodes,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(round: u32, hosts: &[&str], status: Status, dead: &[&str], ran: bool) -> SetVerdict {
+        SetVerdict {
+            round,
+            index: 0,
+            hosts: hosts.iter().map(|h| h.to_string()).collect(),
+            status,
+            jobs: if ran { vec!["j".into()] } else { Vec::new() },
+            ended: None,
+            dead: dead.iter().map(|h| h.to_string()).collect(),
+            busbw: None,
+            seconds: None,
+        }
+    }
+
+    fn test_nodes(test: &str, sets: Vec<SetVerdict>, reason: &str) -> TestNodes {
+        let entry = |host: &str, verdict, reason: &str| NodeEntry {
+            host: host.into(),
+            verdict,
+            reason: reason.into(),
+            failed_rounds: vec![1],
+            passed_rounds: Vec::new(),
+        };
+        TestNodes {
+            test: test.into(),
+            over: "pairs",
+            hosts: vec!["n1".into(), "n2".into()],
+            rounds: 1,
+            sets,
+            nodes: NodesFile {
+                passed: "n1".into(),
+                failed: "n2".into(),
+                suspect: String::new(),
+                nodes: vec![
+                    entry("n1", Verdict::Passed, "passed in 1 set"),
+                    entry("n2", Verdict::Failed, reason),
+                ],
+                faults: Vec::new(),
+            },
+        }
+    }
+
+    /// #21 item 10: one reason per node, the strongest evidence first; a test that never ran
+    /// the node (it had died) does not repeat that it is dead.
+    #[test]
+    fn a_merged_reason_leads_with_the_strongest_evidence_and_says_death_once() {
+        let died = test_nodes(
+            "soak",
+            vec![set(1, &["n1", "n2"], Status::Fail, &["n2"], true)],
+            "dead: did not answer after its set's step in round 1",
+        );
+        let measured = test_nodes(
+            "pairs",
+            vec![set(1, &["n1", "n2"], Status::Fail, &[], true)],
+            "busbw 1.80 GB/s, 97% below the median pair",
+        );
+        let never = test_nodes(
+            "late",
+            vec![set(1, &["n1", "n2"], Status::Fail, &["n2"], false)],
+            "dead before this test: none of its sets ran",
+        );
+        let m = merged(&[measured, never, died]).unwrap();
+        assert_eq!(
+            m.nodes[1].reason,
+            "soak: dead: did not answer after its set's step in round 1; \
+             pairs: busbw 1.80 GB/s, 97% below the median pair"
+        );
+    }
 }

@@ -261,7 +261,8 @@ pub enum Outlier {
 /// one is bad.
 pub const MIN_PEERS: usize = 3;
 
-fn median(sorted: &[f64]) -> f64 {
+/// The median of a sorted, non-empty slice.
+pub(crate) fn median(sorted: &[f64]) -> f64 {
     let m = sorted.len() / 2;
     if sorted.len() % 2 == 1 {
         sorted[m]

@@ -36,6 +36,54 @@ pub struct NodeEntry {
     pub passed_rounds: Vec<u32>,
 }
 
+/// What one set measured and how it ended, beside its outcome: what a reason quotes.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SetFacts {
+    /// Its busbw (GB/s) at its largest size, median over repeats.
+    pub busbw: Option<f64>,
+    /// The first criterion it failed: its key (`busbw`, `wrong`, `results`) and its text.
+    pub failed: Option<(&'static str, String)>,
+    /// How its step ended.
+    pub ended: Option<String>,
+    /// What the launcher said of a node of it.
+    pub launcher: Option<String>,
+    /// Not run: a node of it was proven dead before.
+    pub skipped: bool,
+}
+
+/// Criteria whose failure is a bandwidth figure: a reason quotes the number.
+const BANDWIDTH: &[&str] = &[
+    "busbw",
+    "algbw",
+    "outlier",
+    "regression",
+    "relative",
+    "profile",
+    "trend",
+];
+
+/// A bandwidth as reasons print it: three significant digits.
+fn gbs(v: f64) -> String {
+    let digits = if v > 0.0 { v.log10().floor() as i32 } else { 0 };
+    let decimals = (2 - digits).clamp(0, 6) as usize;
+    format!("{v:.decimals$}")
+}
+
+fn median_of(mut v: Vec<f64>) -> Option<f64> {
+    v.retain(|x| x.is_finite());
+    v.sort_by(f64::total_cmp);
+    (!v.is_empty()).then(|| super::attribution::median(&v))
+}
+
+/// What a set of `n` nodes is called in a reason: (one, many).
+fn noun(n: usize) -> (&'static str, &'static str) {
+    match n {
+        1 => ("node", "sets alone"),
+        2 => ("pair", "pairs"),
+        _ => ("set", "sets"),
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct FaultEntry {
     /// `link`, `set`, `intermittent` or `boundary`.
@@ -60,12 +108,27 @@ pub fn nodes_schema() -> serde_json::Value {
     serde_json::to_value(schemars::schema_for!(NodesFile)).expect("schema serializes")
 }
 
-/// Why a node has its verdict, in one line an engineer can act on.
-pub fn reason(hosts: &[String], r: &NodeReport, outcomes: &[SetOutcome]) -> String {
+/// Why a node has its verdict, in one line an engineer can act on: for a failed node the
+/// figure first (its busbw against the median set of its shape, or the criterion it failed),
+/// then where, then who confirmed it. `facts` is indexed like `outcomes` (may be shorter).
+pub fn reason(
+    hosts: &[String],
+    r: &NodeReport,
+    outcomes: &[SetOutcome],
+    facts: &[SetFacts],
+) -> String {
     let round = |k: usize| outcomes[k].round;
+    let fact = |k: usize| facts.get(k).cloned().unwrap_or_default();
     if let Some(k) = r.dead_in {
+        let f = fact(k);
+        if f.skipped {
+            return "dead before this test: none of its sets ran".into();
+        }
+        let said = f
+            .launcher
+            .map_or(String::new(), |l| format!("; the launcher said: {l}"));
         return format!(
-            "dead: did not answer in round {} (set {}), so no later set ran on it",
+            "dead: did not answer after its set's step in round {} (set {}){said}; no later set ran on it",
             round(k),
             list(hosts, outcomes[k].nodes.iter().copied())
         );
@@ -83,18 +146,22 @@ pub fn reason(hosts: &[String], r: &NodeReport, outcomes: &[SetOutcome]) -> Stri
     match r.verdict {
         Verdict::Failed => {
             let p = partners(&r.isolated_by);
-            let rounds: Vec<String> = r
-                .isolated_by
-                .iter()
-                .map(|&k| round(k).to_string())
-                .collect();
+            let figure = figure(r, outcomes, facts).map_or("failed".into(), |f| f + ",");
             if p.is_empty() {
-                format!("failed alone in round {}", rounds.join(", "))
+                let rounds: Vec<String> = r
+                    .isolated_by
+                    .iter()
+                    .map(|&k| round(k).to_string())
+                    .collect();
+                format!("{figure} alone in round {}", rounds.join(", "))
             } else {
+                let shape = outcomes[r.isolated_by[0]].nodes.len();
+                let all = r.failed_in.len() + r.passed_in.len();
                 format!(
-                    "failed with {} (which passed elsewhere) in round {}",
-                    list(hosts, p),
-                    rounds.join(", ")
+                    "{figure} in {} of {all} {}; confirmed with {} (which passed elsewhere)",
+                    r.isolated_by.len(),
+                    noun(shape).1,
+                    list(hosts, p)
                 )
             }
         }
@@ -134,8 +201,58 @@ pub fn reason(hosts: &[String], r: &NodeReport, outcomes: &[SetOutcome]) -> Stri
     }
 }
 
+/// The evidence of a failed node's isolating sets as a figure: its busbw against the median
+/// set of the same shape when a bandwidth criterion failed, else the criterion, else how the
+/// step ended; `None` when nothing is known but that it failed.
+fn figure(r: &NodeReport, outcomes: &[SetOutcome], facts: &[SetFacts]) -> Option<String> {
+    let sets = &r.isolated_by;
+    let fact = |k: usize| facts.get(k).cloned().unwrap_or_default();
+    let failed = sets.iter().find_map(|&k| fact(k).failed);
+    let shape = outcomes[sets[0]].nodes.len();
+    if failed
+        .as_ref()
+        .is_some_and(|(key, _)| BANDWIDTH.contains(key))
+    {
+        let mine = median_of(sets.iter().filter_map(|&k| fact(k).busbw).collect());
+        let fleet: Vec<f64> = (0..outcomes.len())
+            .filter(|&k| outcomes[k].nodes.len() == shape)
+            .filter_map(|k| fact(k).busbw)
+            .collect();
+        let peers = fleet.len();
+        if let (Some(v), Some(m)) = (mine, median_of(fleet))
+            && peers >= crate::nodeset::attribution::MIN_PEERS
+            && m > 0.0
+            && v < m
+        {
+            return Some(format!(
+                "busbw {} GB/s, {:.0}% below the median {} ({} GB/s)",
+                gbs(v),
+                (m - v) / m * 100.0,
+                noun(shape).0,
+                gbs(m)
+            ));
+        }
+    }
+    let ended = sets
+        .iter()
+        .filter_map(|&k| fact(k).ended)
+        .find(|e| e != "exit 0");
+    match (failed, ended) {
+        // Incomplete results say no more than how the step ended.
+        (Some(("results", _)) | None, Some(e)) => Some(format!("its step ended: {e}")),
+        (Some((_, text)), Some(e)) => Some(format!("failed `{text}` (step: {e})")),
+        (Some((_, text)), None) => Some(format!("failed `{text}`")),
+        (None, None) => None,
+    }
+}
+
 /// `nodes.json` for the nodes named `hosts` (by index, as in the outcomes).
-pub fn nodes_file(hosts: &[String], a: &Attribution, outcomes: &[SetOutcome]) -> NodesFile {
+pub fn nodes_file(
+    hosts: &[String],
+    a: &Attribution,
+    outcomes: &[SetOutcome],
+    facts: &[SetFacts],
+) -> NodesFile {
     let rounds = |sets: &[usize]| {
         let mut r: Vec<u32> = sets.iter().map(|&k| outcomes[k].round).collect();
         r.sort_unstable();
@@ -148,7 +265,7 @@ pub fn nodes_file(hosts: &[String], a: &Attribution, outcomes: &[SetOutcome]) ->
         .map(|r| NodeEntry {
             host: hosts[r.node].clone(),
             verdict: r.verdict,
-            reason: reason(hosts, r, outcomes),
+            reason: reason(hosts, r, outcomes, facts),
             failed_rounds: rounds(&[&r.failed_in[..], r.dead_in.as_slice()].concat()),
             passed_rounds: rounds(&r.passed_in),
         })
@@ -222,13 +339,7 @@ pub fn drain_script(file: &NodesFile, context: &str) -> String {
         out.push_str("# No node failed: nothing to drain.\n");
     }
     for n in failed {
-        let mut why: String = format!("baton: {context}: {}", n.reason)
-            .chars()
-            .map(|c| if c.is_control() { ' ' } else { c })
-            .collect();
-        if why.chars().count() > MAX_REASON {
-            why = why.chars().take(MAX_REASON - 1).collect::<String>() + "…";
-        }
+        let why = drain_reason(&format!("baton: {context}: {}", n.reason));
         out.push_str(&format!(
             "scontrol update NodeName={} State=DRAIN Reason={}\n",
             shell_quote(&n.host),
@@ -236,6 +347,23 @@ pub fn drain_script(file: &NodesFile, context: &str) -> String {
         ));
     }
     out
+}
+
+/// A reason as Slurm keeps it: one line, at most [`MAX_REASON`] characters, cut after the last
+/// whole part (`; `) that fits, so the strongest evidence, which comes first, stays whole.
+fn drain_reason(reason: &str) -> String {
+    let why: String = reason
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    if why.chars().count() <= MAX_REASON {
+        return why;
+    }
+    let head: String = why.chars().take(MAX_REASON - 1).collect();
+    match head.rfind("; ") {
+        Some(cut) if cut > head.len() / 2 => format!("{}…", &head[..cut]),
+        _ => head + "…",
+    }
 }
 
 /// Writes `nodes.json` and `drain.sh` (mode 0755, never run) into `dir`, atomically and never
@@ -291,18 +419,18 @@ mod tests {
     fn nodes_file_lists_verdicts_as_hostlists_with_reasons() {
         let (h, out) = sample();
         let a = attribute(8, &out);
-        let f = nodes_file(&h, &a, &out);
+        let f = nodes_file(&h, &a, &out, &[]);
         assert_eq!(f.passed, "node[01-03]");
         assert_eq!(f.failed, "node[04,06]");
         assert_eq!(f.suspect, "node[05,07-08]");
         let by = |host: &str| f.nodes.iter().find(|n| n.host == host).unwrap();
         assert_eq!(
             by("node04").reason,
-            "failed with node[02-03] (which passed elsewhere) in round 1, 2"
+            "failed in 2 of 2 pairs; confirmed with node[02-03] (which passed elsewhere)"
         );
         assert_eq!(
             by("node06").reason,
-            "dead: did not answer in round 1 (set node[05-06]), so no later set ran on it"
+            "dead: did not answer after its set's step in round 1 (set node[05-06]); no later set ran on it"
         );
         assert_eq!(
             by("node05").reason,
@@ -317,13 +445,13 @@ mod tests {
     #[test]
     fn drain_lines_are_quoted_and_only_for_failed_nodes() {
         let (h, out) = sample();
-        let f = nodes_file(&h, &attribute(8, &out), &out);
+        let f = nodes_file(&h, &attribute(8, &out), &out, &[]);
         let s = drain_script(&f, "accept/pairs");
         let lines: Vec<&str> = s.lines().filter(|l| l.starts_with("scontrol")).collect();
         assert_eq!(lines.len(), 2);
         assert_eq!(
             lines[0],
-            "scontrol update NodeName='node04' State=DRAIN Reason='baton: accept/pairs: failed with node[02-03] (which passed elsewhere) in round 1, 2'"
+            "scontrol update NodeName='node04' State=DRAIN Reason='baton: accept/pairs: failed in 2 of 2 pairs; confirmed with node[02-03] (which passed elsewhere)'"
         );
         // Nothing from a plan escapes its quotes, and a reason stays on one line.
         let s = drain_script(&f, "it's\n$(reboot)");
@@ -337,5 +465,91 @@ mod tests {
             ..f
         };
         assert!(drain_script(&none, "p").contains("nothing to drain"));
+    }
+
+    /// #21 item 10: a failed node's reason leads with the figure, then where, then who
+    /// confirmed it; a hung set says so; a dead node names what the launcher said.
+    #[test]
+    fn reasons_lead_with_the_figure() {
+        use crate::nodeset::schedule::{Over, Pairing, rounds};
+        let h = hosts(8);
+        let out: Vec<SetOutcome> = rounds(&Over::Pairs(Pairing::All), 8)
+            .unwrap()
+            .iter()
+            .enumerate()
+            .flat_map(|(r, round)| round.sets.iter().map(move |s| (r as u32 + 1, s.clone())))
+            .map(|(r, s)| {
+                let bad = s.contains(&2);
+                o(
+                    r,
+                    &s,
+                    if bad {
+                        SetResult::Fail
+                    } else {
+                        SetResult::Pass
+                    },
+                )
+            })
+            .collect();
+        let facts: Vec<SetFacts> = out
+            .iter()
+            .map(|o| SetFacts {
+                busbw: Some(if o.nodes.contains(&2) { 0.0018 } else { 0.061 }),
+                failed: (o.result == SetResult::Fail)
+                    .then(|| ("outlier", "outlier <= 10% at 4G".to_string())),
+                ended: Some("exit 0".into()),
+                ..SetFacts::default()
+            })
+            .collect();
+        let f = nodes_file(&h, &attribute(8, &out), &out, &facts);
+        assert_eq!(
+            f.nodes[2].reason,
+            "busbw 0.00180 GB/s, 97% below the median pair (0.0610 GB/s), in 7 of 7 pairs; \
+             confirmed with node[01-02,04-08] (which passed elsewhere)"
+        );
+        // Hung alone; dead, in the launcher's words; dead before the test.
+        let out = vec![
+            o(1, &[0], SetResult::Fail),
+            o(1, &[1], SetResult::Dead(vec![1])),
+            o(1, &[2], SetResult::Dead(vec![2])),
+            o(1, &[3], SetResult::Pass),
+        ];
+        let facts = vec![
+            SetFacts {
+                failed: Some(("results", "results present and complete".into())),
+                ended: Some("no new row for 40 s: stopped as hung".into()),
+                ..SetFacts::default()
+            },
+            SetFacts {
+                launcher: Some("srun: error: Node failure on node02".into()),
+                ..SetFacts::default()
+            },
+            SetFacts {
+                skipped: true,
+                ..SetFacts::default()
+            },
+        ];
+        let f = nodes_file(&h[..4], &attribute(4, &out), &out, &facts);
+        assert_eq!(
+            f.nodes[0].reason,
+            "its step ended: no new row for 40 s: stopped as hung, alone in round 1"
+        );
+        assert_eq!(
+            f.nodes[1].reason,
+            "dead: did not answer after its set's step in round 1 (set node02); the launcher \
+             said: srun: error: Node failure on node02; no later set ran on it"
+        );
+        assert_eq!(
+            f.nodes[2].reason,
+            "dead before this test: none of its sets ran"
+        );
+    }
+
+    #[test]
+    fn drain_reasons_keep_whole_parts() {
+        let long = format!("baton: p: a: {}; b: {}", "x".repeat(120), "y".repeat(120));
+        let r = drain_reason(&long);
+        assert!(r.chars().count() <= MAX_REASON, "{r}");
+        assert!(r.ends_with("x…") && !r.contains('y'), "{r}");
     }
 }

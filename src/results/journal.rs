@@ -74,6 +74,9 @@ pub enum Record {
         /// The launcher refused the step (see [`super::SetRun::refused`]).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         refused: Option<String>,
+        /// What the launcher said of a node (see [`super::SetRun::launcher`]).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        launcher: Option<String>,
     },
 }
 
@@ -408,6 +411,7 @@ pub fn apply(results: &mut Results, record: Record) {
             dead,
             seconds,
             refused,
+            launcher,
         } => {
             if let Some(s) = results
                 .node_sets
@@ -418,6 +422,7 @@ pub fn apply(results: &mut Results, record: Record) {
                 s.dead = dead;
                 s.seconds = Some(seconds);
                 s.refused = refused;
+                s.launcher = launcher;
             }
         }
     }

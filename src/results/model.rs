@@ -103,6 +103,10 @@ pub struct SetRun {
     /// the program was not found): a fault of the launch, not of the set's nodes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refused: Option<String>,
+    /// What the launcher said of a node when the step failed (`srun: error: Node failure on
+    /// node06`), as it printed it: the cause beside the probe's verdict.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launcher: Option<String>,
 }
 
 impl Results {

@@ -21,6 +21,7 @@ pub mod orchestrate;
 pub mod outdir;
 pub mod progress;
 pub mod refusal;
+pub mod set_events;
 pub mod stalled;
 pub mod telemetry;
 pub mod transport;

@@ -17,15 +17,19 @@ use std::path::PathBuf;
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
+mod round;
+
 use super::launch;
 use super::orchestrate::{self, RunError, RunOptions, RunOutcome};
 use super::outdir::{self, OutDir, OutDirError};
+use super::progress::Progress;
 use super::refusal::{self, Refusal};
+use super::set_events::SetEvent;
 use crate::exit::Exit;
 use crate::expand::Job;
-use crate::expand::nodesets::{is_one_job, set_job};
+use crate::expand::nodesets::is_one_job;
 use crate::nodeset::hostlist::compress;
-use crate::nodeset::{Isolator, Over, SetResult, rounds};
+use crate::nodeset::{Isolator, Over, rounds};
 use crate::plan::Plan;
 use crate::results::journal::{self, Journal, Record};
 use crate::results::{JobStatus, NodeSetRef, Results, SetRun};
@@ -99,6 +103,7 @@ struct Ctx<'a> {
     per_node: u64,
     base: Results,
     judge: Judge<'a>,
+    shown: &'a dyn Progress,
 }
 
 /// How one step ended.
@@ -139,6 +144,7 @@ pub fn run(
     opts: &RunOptions,
     nodes: &Nodes,
     judge: Judge<'_>,
+    shown: &dyn Progress,
 ) -> Result<RunOutcome, RunError> {
     let step = step_for(plan)?;
     // GPU ranks meet over baton's TCP rendezvous: plain `baton`, no MPI library on the nodes.
@@ -167,11 +173,10 @@ pub fn run(
     let base = fresh.clone();
     let start = out.start(fresh, opts.resume)?;
     if let Some(p) = &start.kept_aside {
-        eprintln!(
-            "baton: {} held results of an earlier run; kept them as {} (use --resume to continue a run instead)",
-            out.results_path().display(),
-            p.display()
-        );
+        shown.node_sets(&SetEvent::KeptAside {
+            results: &out.results_path(),
+            kept: p,
+        });
     }
     if opts.resume && !start.results.node_list.is_empty() && start.results.node_list != nodes.hosts
     {
@@ -215,12 +220,11 @@ pub fn run(
         per_node,
         base,
         judge,
+        shown,
     };
-    eprintln!(
-        "baton: node sets over {} node(s): {}",
-        nodes.hosts.len(),
-        compress(&nodes.hosts)
-    );
+    shown.node_sets(&SetEvent::Start {
+        hosts: &nodes.hosts,
+    });
     let mut not_reached = Vec::new();
     let mut refused: Option<Refusal> = None;
     for (t, test) in plan.tests.iter().enumerate() {
@@ -232,17 +236,16 @@ pub fn run(
             not_reached.extend(tjobs.iter().map(|j| j.id.clone()));
             continue;
         }
-        refused = run_test(&ctx, t, test.over, &tjobs, &mut dead, &mut journal, &done)?;
+        refused = round::run_test(&ctx, t, test.over, &tjobs, &mut dead, &mut journal, &done)?;
         if super::interrupt::requested() {
             not_reached.extend(tjobs.iter().map(|j| j.id.clone()));
         }
     }
     if let Some(r) = &refused {
-        eprintln!(
-            "baton: the launcher refused a node set's step, so the run stops and no node is \
-             blamed: {}\nbaton: fix: {}",
-            r.message, r.fix
-        );
+        shown.node_sets(&SetEvent::Refused {
+            message: &r.message,
+            fix: &r.fix,
+        });
     }
     let interrupted = super::interrupt::requested()
         .then(|| super::interrupt::signal_name().unwrap_or("a signal"));
@@ -321,235 +324,27 @@ fn schedule(over: Over, nodes: &Nodes) -> Result<Schedule, RunError> {
     Ok(Schedule::Fixed(sets.into_iter()))
 }
 
-/// Runs one test's rounds; the launcher's refusal when a step was refused (the run stops).
-fn run_test(
-    ctx: &Ctx<'_>,
-    t: usize,
-    over: Over,
-    tjobs: &[&Job],
-    dead: &mut [bool],
-    journal: &mut Journal,
-    done: &HashSet<String>,
-) -> Result<Option<Refusal>, RunError> {
-    let hosts = &ctx.nodes.hosts;
-    let test = &tjobs[0].test;
-    let mut sched = schedule(over, ctx.nodes)?;
-    let dir = format!("sets/{t:02}-{}", slug(test));
-    crate::output::ensure_dir(&ctx.opts.out_dir.join(&dir)).map_err(OutDirError::from)?;
-    let mut round = 0u32;
-    let mut refused: Option<Refusal> = None;
-    while let Some(sets) = sched.next() {
-        round += 1;
-        if super::interrupt::requested() {
-            return Ok(None);
-        }
-        let t0 = Instant::now();
-        // A set with a node proven dead earlier is not run: the node fails it without a step.
-        let mut outcomes: Vec<Option<SetResult>> = sets
-            .iter()
-            .map(|s| {
-                let d: Vec<usize> = s.iter().copied().filter(|&i| dead[i]).collect();
-                (!d.is_empty()).then_some(SetResult::Dead(d))
-            })
-            .collect();
-        let mut runs: Vec<(usize, SetRun, Vec<Job>)> = Vec::new();
-        for (k, s) in sets.iter().enumerate() {
-            if outcomes[k].is_some() {
-                continue;
-            }
-            let set_hosts: Vec<String> = s.iter().map(|&i| hosts[i].clone()).collect();
-            let sjobs: Vec<Job> = tjobs
-                .iter()
-                .map(|j| {
-                    let r = NodeSetRef {
-                        job: j.id.clone(),
-                        round,
-                        index: k as u32,
-                        hosts: set_hosts.clone(),
-                    };
-                    set_job(j, r, Some(ctx.per_node))
-                })
-                .collect();
-            let run = SetRun {
-                test: test.clone(),
-                round,
-                index: k as u32,
-                hosts: set_hosts,
-                journal: format!("{dir}/r{round:03}-{k:03}.jsonl"),
-                log: format!("{dir}/r{round:03}-{k:03}.log"),
-                ended: None,
-                dead: Vec::new(),
-                seconds: None,
-                refused: None,
-            };
-            runs.push((k, run, sjobs));
-        }
-        // Sets not run for a dead node are recorded too, so every round reads whole.
-        for (k, o) in outcomes.iter().enumerate() {
-            if let Some(SetResult::Dead(d)) = o {
-                let names: Vec<String> = d.iter().map(|&i| hosts[i].clone()).collect();
-                let set_hosts: Vec<String> = sets[k].iter().map(|&i| hosts[i].clone()).collect();
-                journal.append(&Record::SetStarted {
-                    set: Box::new(SetRun {
-                        test: test.clone(),
-                        round,
-                        index: k as u32,
-                        hosts: set_hosts.clone(),
-                        journal: String::new(),
-                        log: String::new(),
-                        ended: None,
-                        dead: Vec::new(),
-                        seconds: None,
-                        refused: None,
-                    }),
-                })?;
-                let ended = format!("not run: {} was proven dead earlier", compress(&names));
-                journal.append(&Record::SetEnded {
-                    test: test.clone(),
-                    round,
-                    index: k as u32,
-                    ended: ended.clone(),
-                    dead: names,
-                    seconds: 0.0,
-                    refused: None,
-                })?;
-                eprintln!(
-                    "baton: {test} round {round} {}: {ended}",
-                    compress(&set_hosts)
-                );
-            }
-        }
-        // Sets whose jobs a resumed run completed already are judged from those results.
-        let todo: Vec<&(usize, SetRun, Vec<Job>)> = runs
-            .iter()
-            .filter(|(_, _, sj)| !sj.iter().all(|j| done.contains(&j.id)))
-            .collect();
-        for (_, run, _) in &todo {
-            Journal::create(&ctx.opts.out_dir.join(&run.journal), &ctx.base)?;
-            journal.append(&Record::SetStarted {
-                set: Box::new(run.clone()),
-            })?;
-        }
-        let ends = run_steps(ctx, &todo);
-        for ((k, run, sjobs), end) in todo.iter().zip(&ends) {
-            let statuses = job_statuses(&ctx.opts.out_dir.join(&run.journal))?;
-            // A launcher may exit 0 although a node died under it: judge by what was recorded.
-            let complete = sjobs
-                .iter()
-                .all(|j| statuses.get(&j.id) == Some(&JobStatus::Completed));
-            let mut end = end.clone();
-            if end.ok && !complete {
-                let n = sjobs
-                    .iter()
-                    .filter(|j| statuses.get(&j.id) != Some(&JobStatus::Completed))
-                    .count();
-                end.ended = format!("{}, but {n} job(s) did not finish", end.ended);
-            }
-            let end = &end;
-            let mut set_dead = Vec::new();
-            let mut refusal = None;
-            let failed = !(end.ok && complete);
-            if failed && !super::interrupt::requested() {
-                set_dead = probe(ctx, &run.hosts);
-                // A signal during the probe stops it too: a probe cut short proves nothing.
-                if super::interrupt::requested() {
-                    set_dead.clear();
-                }
-                for h in &set_dead {
-                    if let Some(i) = hosts.iter().position(|x| x == h) {
-                        dead[i] = true;
-                    }
-                }
-                // Every node answered: the launcher's own refusal, if it printed one.
-                if set_dead.is_empty() {
-                    refusal = refused_step(ctx, run);
-                }
-            }
-            close_jobs(ctx, run, sjobs, end, &set_dead, refusal.as_ref(), &statuses)?;
-            journal.append(&Record::SetEnded {
-                test: run.test.clone(),
-                round,
-                index: *k as u32,
-                ended: end.ended.clone(),
-                dead: set_dead.clone(),
-                seconds: end.seconds,
-                refused: refusal.as_ref().map(|r| r.message.clone()),
-            })?;
-            let was_refused = refusal.is_some();
-            if refused.is_none() {
-                refused = refusal;
-            }
-            if !set_dead.is_empty() {
-                let idx: Vec<usize> = set_dead
-                    .iter()
-                    .filter_map(|h| hosts.iter().position(|x| x == h))
-                    .collect();
-                outcomes[*k] = Some(SetResult::Dead(idx));
-            }
-            let after = if !set_dead.is_empty() {
-                format!("; dead: {}", compress(&set_dead))
-            } else if was_refused {
-                "; the launcher refused the step".to_string()
-            } else {
-                String::new()
-            };
-            eprintln!(
-                "baton: {test} round {round} {}: {} ({:.1} s){after}",
-                compress(&run.hosts),
-                end.ended,
-                end.seconds,
-            );
-        }
-        if super::interrupt::requested() {
-            return Ok(None);
-        }
-        if refused.is_some() {
-            return Ok(refused);
-        }
-        if let Schedule::Adaptive(iso) = &mut sched {
-            let results = ctx.out.fold()?;
-            let all: Vec<SetResult> = outcomes
-                .iter()
-                .enumerate()
-                .map(|(k, o)| match o {
-                    Some(o) => o.clone(),
-                    None => {
-                        let ids: Vec<String> = runs
-                            .iter()
-                            .filter(|(rk, _, _)| *rk == k)
-                            .flat_map(|(_, _, sj)| sj.iter().map(|j| j.id.clone()))
-                            .collect();
-                        if (ctx.judge)(&results, &ids) {
-                            SetResult::Pass
-                        } else {
-                            SetResult::Fail
-                        }
-                    }
-                })
-                .collect();
-            let passed = all.iter().filter(|o| **o == SetResult::Pass).count();
-            eprintln!(
-                "baton: {test} round {round}: {passed} of {} set(s) passed ({:.1} s)",
-                all.len(),
-                t0.elapsed().as_secs_f64()
-            );
-            iso.record(&all)
-                .map_err(|e| RunError::Unavailable(format!("isolate: {e}")))?;
-        }
-    }
-    Ok(None)
+/// The last [`refusal::TAIL_BYTES`] of a set's step output: launchers print their refusal, or
+/// what they know of a node that died, last.
+fn log_tail(ctx: &Ctx<'_>, run: &SetRun) -> String {
+    use std::io::{Read, Seek, SeekFrom};
+    let read = || -> std::io::Result<Vec<u8>> {
+        let mut f = std::fs::File::open(ctx.opts.out_dir.join(&run.log))?;
+        let len = f.metadata()?.len();
+        f.seek(SeekFrom::Start(len.saturating_sub(refusal::TAIL_BYTES)))?;
+        let mut tail = Vec::new();
+        f.take(refusal::TAIL_BYTES).read_to_end(&mut tail)?;
+        Ok(tail)
+    };
+    read().map_or_else(
+        |_| String::new(),
+        |t| String::from_utf8_lossy(&t).into_owned(),
+    )
 }
 
-/// The launcher's refusal in a failed step's log (its last [`refusal::TAIL_BYTES`]).
-fn refused_step(ctx: &Ctx<'_>, run: &SetRun) -> Option<Refusal> {
-    use std::io::{Read, Seek, SeekFrom};
-    let mut f = std::fs::File::open(ctx.opts.out_dir.join(&run.log)).ok()?;
-    let len = f.metadata().ok()?.len();
-    f.seek(SeekFrom::Start(len.saturating_sub(refusal::TAIL_BYTES)))
-        .ok()?;
-    let mut tail = Vec::new();
-    f.take(refusal::TAIL_BYTES).read_to_end(&mut tail).ok()?;
-    refusal::find(&String::from_utf8_lossy(&tail), ctx.per_node)
+/// The launcher's refusal in a failed step's output `tail`.
+fn refused_step(ctx: &Ctx<'_>, tail: &str) -> Option<Refusal> {
+    refusal::find(tail, ctx.per_node)
 }
 
 /// Most steps in flight at once: each is an `srun` process on the batch node and a step
@@ -565,9 +360,13 @@ fn max_steps() -> usize {
         .unwrap_or(MAX_STEPS)
 }
 
-/// Runs the steps of `todo`, at most [`max_steps`] at a time, in order of start; their ends in
-/// the same order.
-fn run_steps(ctx: &Ctx<'_>, todo: &[&(usize, SetRun, Vec<Job>)]) -> Vec<StepEnd> {
+/// Runs the steps of `todo`, at most [`max_steps`] at a time, in order of start, calling
+/// `on_end` as each ends; their ends in the same order.
+fn run_steps(
+    ctx: &Ctx<'_>,
+    todo: &[&(usize, SetRun, Vec<Job>)],
+    on_end: &(dyn Fn(bool) + Sync),
+) -> Vec<StepEnd> {
     let next = std::sync::atomic::AtomicUsize::new(0);
     let ends: Vec<std::sync::Mutex<Option<StepEnd>>> =
         todo.iter().map(|_| std::sync::Mutex::new(None)).collect();
@@ -589,6 +388,7 @@ fn run_steps(ctx: &Ctx<'_>, todo: &[&(usize, SetRun, Vec<Job>)]) -> Vec<StepEnd>
                     } else {
                         run_step(ctx, run, sjobs)
                     };
+                    on_end(end.ok);
                     if let Ok(mut slot) = ends[i].lock() {
                         *slot = Some(end);
                     }
@@ -933,23 +733,25 @@ fn close_jobs(
     run: &SetRun,
     sjobs: &[Job],
     end: &StepEnd,
-    dead: &[String],
-    refused: Option<&Refusal>,
+    why: &round::Why<'_>,
     started: &std::collections::HashMap<String, JobStatus>,
 ) -> Result<(), RunError> {
     let path = ctx.opts.out_dir.join(&run.journal);
-    let why = if let Some(r) = refused {
+    let said = why
+        .launcher
+        .map_or(String::new(), |l| format!("; the launcher said: {l}"));
+    let why = if let Some(r) = why.refused {
         format!(
             "the launcher refused the set's step ({}); fix: {}",
             r.message, r.fix
         )
-    } else if dead.is_empty() {
-        format!("the set's step ended: {}", end.ended)
+    } else if why.dead.is_empty() {
+        format!("the set's step ended: {}{said}", end.ended)
     } else {
         format!(
-            "the set's step ended ({}); {} did not answer a trivial step after it",
+            "the set's step ended ({}); {} did not answer a trivial step after it{said}",
             end.ended,
-            compress(dead)
+            compress(why.dead)
         )
     };
     let interrupted = super::interrupt::requested();

@@ -246,8 +246,12 @@ pub fn run(
 fn launcher_for(plan: &Plan) -> Result<Launcher, RunError> {
     if plan.launch.nodes > 1 {
         return Err(RunError::Unavailable(format!(
-            "plan `{}` spans {} nodes; run it under Slurm or mpirun (see `baton render`)",
-            plan.name, plan.launch.nodes
+            "plan `{}` spans {n} nodes (`launch.nodes`) and no node list is known here: run it \
+             inside an allocation (`salloc --no-kill -N {n} --ntasks-per-node=R baton run …`, \
+             one step across its nodes), give its nodes (`--nodes HOSTLIST` or `nodes.hostlist`: \
+             one `mpirun -H` across them), or render a job script (`baton render`)",
+            plan.name,
+            n = plan.launch.nodes
         )));
     }
     Ok(match plan.backend {

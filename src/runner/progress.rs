@@ -22,6 +22,9 @@ pub trait Progress: Sync {
     /// One line a worker wrote (`stderr`: on its standard error).
     fn line(&self, line: &str, stderr: bool);
     fn end(&self);
+    /// How a node-set run goes: rounds, failed sets, the launcher's refusal. Shown by the CLI;
+    /// those that draw nothing for it (a plain run's bar) take the default.
+    fn node_sets(&self, _event: &super::set_events::SetEvent<'_>) {}
 }
 
 /// No bar: workers' lines are passed on as they come. A closed stdout (`| head`) drops the rest

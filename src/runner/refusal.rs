@@ -92,6 +92,16 @@ pub fn find(log: &str, ranks_per_node: u64) -> Option<Refusal> {
     None
 }
 
+/// The launcher's line about a node that failed under the step (`srun: error: Node failure on
+/// node06`), if it printed one: the cause that goes with the probe's verdict.
+pub fn node_fault(log: &str) -> Option<String> {
+    let lines: Vec<&str> = log.lines().collect();
+    NODE_FAULTS
+        .iter()
+        .find_map(|p| line_with(&lines, p))
+        .map(|l| clean(&l))
+}
+
 /// The first line holding `pattern`, or two lines that hold it across their break.
 fn line_with(lines: &[&str], pattern: &str) -> Option<String> {
     lines.iter().enumerate().find_map(|(k, l)| {
@@ -148,6 +158,13 @@ mod tests {
         let down = "srun: error: Unable to create step for job 17: Required node not available (down, drained or reserved)\n";
         assert_eq!(find(down, 1), None);
         assert_eq!(find("rank 1: wrong data at 64K\nexit 1\n", 1), None);
+        // … and what the launcher said of it goes with the probe's verdict.
+        let died = "srun: Job step aborted\nsrun: error: Node failure on node06\n";
+        assert_eq!(
+            node_fault(died).as_deref(),
+            Some("srun: error: Node failure on node06")
+        );
+        assert_eq!(node_fault("exit 1\n"), None);
         let long = format!(
             "srun: error: Unable to create step \u{1b}[31m{}",
             "x".repeat(900)
