@@ -565,7 +565,7 @@ name: local-sets
 backend: mpi
 launch: { ranks_per_node: 1 }
 nodes: { hostlist: \"n[1-4]\" }
-defaults: { iters: 2, warmup: 1, timeout: 5s }
+defaults: { iters: 2, warmup: 1, timeout: 10s }
 tests:
   - name: each
     over: each-node

@@ -126,6 +126,19 @@ impl<'w, W: World> NcclEngine<'w, W> {
     }
 }
 
+/// The order every rank destroys its communicators in: the splits by name, the world last
+/// (the splits were made from it).
+fn teardown_order<'a>(keys: impl Iterator<Item = &'a Option<String>>) -> Vec<Option<String>> {
+    let mut keys: Vec<Option<String>> = keys.cloned().collect();
+    keys.sort_by(|a, b| match (a, b) {
+        (None, None) => std::cmp::Ordering::Equal,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (Some(a), Some(b)) => a.cmp(b),
+    });
+    keys
+}
+
 impl<W: World> Drop for NcclEngine<'_, W> {
     /// Graphs before communicators before buffers, all while the GPU's context is still held.
     fn drop(&mut self) {
@@ -141,7 +154,11 @@ impl<W: World> Drop for NcclEngine<'_, W> {
             return;
         }
         self.graph = None;
-        self.comms.clear();
+        // Destroying a communicator waits for its peers to destroy theirs: every rank must
+        // take them in the same order, not its own hash order (four ranks with splits hung).
+        for key in teardown_order(self.comms.keys()) {
+            self.comms.remove(&key);
+        }
         self.send = None;
         self.recv = None;
         self.counter = None;
@@ -394,5 +411,28 @@ impl<W: World> Engine for NcclEngine<'_, W> {
             self.gpu.xor_byte(self.base(b.buf) + b.offset, 0x5a)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod teardown_tests {
+    use super::teardown_order;
+
+    #[test]
+    fn every_rank_destroys_splits_by_name_and_the_world_last() {
+        let keys = [
+            Some("PAIRS 2/3".to_string()),
+            None,
+            Some("DIV 2".to_string()),
+            Some("PAIRS 1/3".to_string()),
+        ];
+        let want = vec![
+            Some("DIV 2".to_string()),
+            Some("PAIRS 1/3".to_string()),
+            Some("PAIRS 2/3".to_string()),
+            None,
+        ];
+        assert_eq!(teardown_order(keys.iter()), want);
+        assert_eq!(teardown_order(keys.iter().rev()), want);
     }
 }
