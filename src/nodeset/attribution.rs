@@ -488,10 +488,7 @@ mod tests {
     #[test]
     fn a_set_without_a_value_is_told_from_too_few_peers() {
         let s = [(2, f64::NAN), (2, 1.0), (2, 1.0), (2, 1.0)];
-        assert_eq!(
-            outliers(&s, 0.1, false)[0],
-            Outlier::NoValue { peers: 3 }
-        );
+        assert_eq!(outliers(&s, 0.1, false)[0], Outlier::NoValue { peers: 3 });
         let s = [(2, f64::NAN), (2, 1.0)];
         assert_eq!(outliers(&s, 0.1, false)[0], Outlier::NoValue { peers: 1 });
         assert_eq!(outliers(&s, 0.1, false)[1], Outlier::TooFew { peers: 1 });
