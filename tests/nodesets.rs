@@ -642,6 +642,14 @@ fn a_hung_pair_is_named_in_the_summary_and_passing_sets_carry_numbers() {
         "each-node is judged at its largest size without a bandwidth criterion: {each}"
     );
     assert!(md.contains("hung"), "the report's fault says hung too");
+    // The verdicts count the pairs that passed; the hung one is printed in full.
+    assert!(
+        stdout(&o)
+            .lines()
+            .any(|l| l == "PASS  pairs: 5 of 6 node sets passed"),
+        "{}",
+        stdout(&o)
+    );
     let html = read(&out.join("report/report.html"));
     assert!(
         html.contains("<th>Lowest</th>") && html.contains("<td>5 of 6</td>"),
@@ -682,6 +690,34 @@ fn a_hung_pair_is_named_in_the_summary_and_passing_sets_carry_numbers() {
     let v = jsonschema::validator_for(&schema).unwrap();
     let errors: Vec<String> = v.iter_errors(&doc).map(|e| e.to_string()).collect();
     assert!(errors.is_empty(), "{errors:?}");
+}
+
+/// #21 item 13: the verdicts at the end of a node-set run count each test's passing sets on
+/// one line instead of a PASS line per set job; `baton grade` of the same results says the same.
+#[cfg(feature = "mpi")]
+#[test]
+fn passing_sets_are_counted_per_test_not_listed() {
+    let (out, o) = run_local_sets("nodesets-pass-count", &[], None);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    let text = stdout(&o);
+    let verdicts = |t: &str| -> Vec<String> {
+        t.lines()
+            .filter(|l| l.starts_with("PASS") || l.starts_with("FAIL") || l.starts_with("WARN"))
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(
+        verdicts(&text),
+        [
+            "PASS  each: 4 of 4 node sets passed",
+            "PASS  pairs: 6 of 6 node sets passed",
+            "PASS  whole: 1 of 1 node sets passed"
+        ],
+        "{text}"
+    );
+    let plan = out.parent().unwrap().join("p.yaml");
+    let g = baton_env(&["grade", p(&plan), p(&out.join("results.json"))], &[]);
+    assert_eq!(verdicts(&stdout(&g)), verdicts(&text), "{}", show(&g));
 }
 
 /// A dead node (found dead in `each`, the first test): its pairs never run, and are grey

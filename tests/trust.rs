@@ -700,3 +700,39 @@ fn plan_files_stay_inside_the_plan_directory() {
         show(&o)
     );
 }
+
+/// Issue #20 F5 in `render`: a rendered script hands the plan's `baseline:` to its `grade` as
+/// `--baseline`, the user's own choice, which the plan-relative rule does not judge; so render
+/// judges it: outside the plan's directory it is refused (exit 2, with why), unless trusted.
+#[test]
+fn render_refuses_a_baseline_outside_the_plan_directory() {
+    let d = tmp("trust_f5_render");
+    std::fs::create_dir_all(d.join("plan")).unwrap();
+    let plan = write(
+        &d.join("plan"),
+        "p.yaml",
+        &format!(
+            "version: 1\nname: b\nbackend: nccl\nbaseline: ../r.json\nlaunch: {{ nodes: 1, ranks_per_node: 2 }}\n\
+             tests:\n{ALLREDUCE_SWEEP}    expect:\n      - regression: \"<= 5%\"\n"
+        ),
+    );
+    let out = d.join("job");
+    let o = baton(&["render", p(&plan), "-t", "slurm", "-o", p(&out)]);
+    assert_eq!(code(&o), 2, "{}", show(&o));
+    assert!(
+        stderr(&o).contains("`baseline: ../r.json` is outside"),
+        "{}",
+        show(&o)
+    );
+    assert!(!out.exists(), "nothing rendered");
+    let o = baton(&[
+        "--trust-plan",
+        "render",
+        p(&plan),
+        "-t",
+        "slurm",
+        "-o",
+        p(&out),
+    ]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+}

@@ -119,6 +119,9 @@ pub fn apply_outliers(jobs: &[Job], verdicts: &mut [JobVerdict], fleet: &[FleetV
         };
         let samples: Vec<(usize, f64)> = members.iter().map(|m| (m.1, m.2)).collect();
         let text = crate::expand::table::criterion_text(c);
+        let size = measure::sizes(job, c.at.as_ref())
+            .last()
+            .map_or_else(|| "its size".to_string(), |s| measure::size(*s));
         let set_job = job.node_set.as_ref().map_or("", |s| s.job.as_str());
         let earlier: Vec<(usize, f64)> = fleet
             .iter()
@@ -131,10 +134,10 @@ pub fn apply_outliers(jobs: &[Job], verdicts: &mut [JobVerdict], fleet: &[FleetV
         } else {
             attribution::outliers_against(&earlier, &samples, limit, strict)
         };
-        let of = if earlier.is_empty() {
-            ""
+        let (of, earlier_run) = if earlier.is_empty() {
+            ("", "")
         } else {
-            "the earlier run's "
+            ("the earlier run's ", " in the earlier run")
         };
         for ((vi, _, value), o) in members.iter().zip(judged) {
             let v = &mut verdicts[*vi];
@@ -169,13 +172,14 @@ pub fn apply_outliers(jobs: &[Job], verdicts: &mut [JobVerdict], fleet: &[FleetV
                 Outlier::TooFew { peers } => (
                     Status::Skipped,
                     format!(
-                        "{peers} set(s) of this shape measured{}: `outlier` needs at least {} to compare",
-                        if of.is_empty() {
-                            ""
-                        } else {
-                            " in the earlier run"
-                        },
+                        "only {peers} set(s) of this shape measured busbw at {size}{earlier_run}: `outlier` needs at least {} to compare",
                         attribution::MIN_PEERS
+                    ),
+                ),
+                Outlier::NoValue { peers } => (
+                    Status::Skipped,
+                    format!(
+                        "this set has no busbw at {size} to compare with the {peers} set(s) of its shape{earlier_run} that do; its other criteria say why"
                     ),
                 ),
             };

@@ -255,6 +255,9 @@ pub enum Outlier {
     Below { median: f64, deficit: f64, z: f64 },
     /// Fewer than [`MIN_PEERS`] sets of its shape: no fleet to compare with. Never a pass.
     TooFew { peers: usize },
+    /// The set itself has no value (it failed or hung before measuring it); `peers` sets of its
+    /// shape have one. Its other criteria say why.
+    NoValue { peers: usize },
 }
 
 /// Fewest sets of one shape the `outlier` rule compares: with two, a median cannot tell which
@@ -296,7 +299,10 @@ pub fn outliers_against<K: PartialEq>(
                 .filter(|(s, x)| s == shape && x.is_finite())
                 .map(|(_, x)| *x)
                 .collect();
-            if peers.len() < MIN_PEERS || !v.is_finite() {
+            if !v.is_finite() {
+                return Outlier::NoValue { peers: peers.len() };
+            }
+            if peers.len() < MIN_PEERS {
                 return Outlier::TooFew { peers: peers.len() };
             }
             peers.sort_by(f64::total_cmp);
@@ -475,5 +481,16 @@ mod tests {
         let o = outliers_against(&fleet, &[(2, 41.0), (2, 99.0)], 0.10, false);
         assert!(matches!(o[0], Outlier::Below { median, .. } if median == 98.0));
         assert!(matches!(o[1], Outlier::Within { .. }));
+    }
+
+    /// #21 item 14: a set that measured nothing at the criterion's size, among enough sets that
+    /// did, has no value to compare — not too few peers.
+    #[test]
+    fn a_set_without_a_value_is_told_from_too_few_peers() {
+        let s = [(2, f64::NAN), (2, 1.0), (2, 1.0), (2, 1.0)];
+        assert_eq!(outliers(&s, 0.1, false)[0], Outlier::NoValue { peers: 3 });
+        let s = [(2, f64::NAN), (2, 1.0)];
+        assert_eq!(outliers(&s, 0.1, false)[0], Outlier::NoValue { peers: 1 });
+        assert_eq!(outliers(&s, 0.1, false)[1], Outlier::TooFew { peers: 1 });
     }
 }

@@ -296,10 +296,16 @@ impl Context {
         for x in &slurm.step {
             sbatch_value("launch.slurm.step", x)?;
         }
+        // The script grades with `--baseline`, which the plan-relative rule does not judge (it
+        // is the user's flag): judge the plan's file here.
+        let files = crate::plan::PlanFiles::beside(input.plan_path, input.trust);
         let baseline = plan
             .baseline
             .as_deref()
-            .map(|b| utf8("the baseline", &beside_plan(input.plan_path, b)))
+            .map(|b| {
+                let path = files.resolve("baseline", b)?;
+                utf8("the baseline", &path)
+            })
             .transpose()?;
         let sweep_nodes = input.sweep.as_ref().and_then(|s| s.nodes).map(|n| n as u32);
         let hostfile = launch_cfg

@@ -107,6 +107,8 @@ pub enum RenderError {
     Layout(String),
     #[error("{0}")]
     Untrusted(String),
+    #[error(transparent)]
+    PlanFile(#[from] crate::plan::PlanFileError),
     #[error("{what} path {} is not UTF-8; scripts need it as text", .path.display())]
     NotUtf8 { what: String, path: PathBuf },
     #[error("cannot read templates from {}: {source}", .path.display())]
@@ -426,12 +428,20 @@ mod tests {
 
     #[test]
     fn relative_baseline_and_hostfile_resolve_beside_the_plan() {
+        // Trusted: `/plans` does not exist here to hold the baseline.
         let s = with_plan(
             |p| {
                 p.baseline = Some("base/line.json".into());
                 p.launch.mpirun.hostfile = Some("hosts".into());
             },
-            |i| render(i, &[Target::Mpirun], None),
+            |i| {
+                let i = Input {
+                    trust: crate::plan::Trust::Trusted,
+                    sweep: None,
+                    ..*i
+                };
+                render(&i, &[Target::Mpirun], None)
+            },
         )
         .unwrap();
         assert!(s[0].text.contains("baseline='/plans/base/line.json'\n"));

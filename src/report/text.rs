@@ -1,10 +1,12 @@
 //! The terminal summary `grade` prints: the verdict first, failing jobs with every failure and its
-//! diagnosis, passing jobs on one line each.
+//! diagnosis, passing jobs on one line each — and a test's passing node sets counted on one
+//! line, not listed (a pairs test over 1,000 nodes is 499,500 set jobs).
 
+use std::collections::HashMap;
 use std::fmt::Write;
 
 use super::{Exporter, ReportError, ReportInput, tables};
-use crate::grade::Status;
+use crate::grade::{Grade, JobVerdict, Status};
 
 pub struct TextExporter;
 
@@ -22,7 +24,17 @@ impl Exporter for TextExporter {
             g.count(Status::Warn),
             g.count(Status::Pass) + g.count(Status::Skipped)
         );
+        let tests = set_tests(g);
+        let mut counted = vec![false; g.node_sets.len()];
         for j in g.jobs_by_severity() {
+            if let Some(&t) = tests.get(j.id.as_str())
+                && passing(j.status)
+            {
+                if !std::mem::replace(&mut counted[t], true) {
+                    count_sets(&mut o, g, t, &tests);
+                }
+                continue;
+            }
             let _ = writeln!(
                 o,
                 "{}  {}  {}  [{}]",
@@ -70,5 +82,70 @@ impl Exporter for TextExporter {
             let _ = writeln!(o, "baseline: {b}");
         }
         Ok(o.into_bytes())
+    }
+}
+
+fn passing(s: Status) -> bool {
+    matches!(s, Status::Pass | Status::Skipped)
+}
+
+/// Each node-set job's test, as an index into `g.node_sets`.
+fn set_tests(g: &Grade) -> HashMap<&str, usize> {
+    let mut m = HashMap::new();
+    for (t, test) in g.node_sets.iter().enumerate() {
+        for id in test.sets.iter().flat_map(|s| &s.jobs) {
+            m.insert(id.as_str(), t);
+        }
+    }
+    m
+}
+
+/// `PASS  pairs: 27 of 28 node sets passed` (a set passes when every job of it does), then each
+/// criterion the passing sets skipped, said once.
+fn count_sets(o: &mut String, g: &Grade, t: usize, tests: &HashMap<&str, usize>) {
+    let test = &g.node_sets[t];
+    let by_id: HashMap<&str, &JobVerdict> = g.jobs.iter().map(|j| (j.id.as_str(), j)).collect();
+    let verdict = |id: &str| by_id.get(id).copied();
+    let passed = test
+        .sets
+        .iter()
+        .filter(|s| {
+            !s.jobs.is_empty()
+                && s.jobs
+                    .iter()
+                    .all(|id| verdict(id).is_some_and(|j| passing(j.status)))
+        })
+        .count();
+    let _ = writeln!(
+        o,
+        "{}  {}: {passed} of {} node sets passed",
+        Status::Pass.label(),
+        test.test,
+        test.sets.len()
+    );
+    let mut skipped: Vec<(&str, &str, usize)> = Vec::new();
+    let jobs = g
+        .jobs
+        .iter()
+        .filter(|j| tests.get(j.id.as_str()) == Some(&t) && passing(j.status));
+    for c in jobs
+        .flat_map(|j| &j.criteria)
+        .filter(|c| c.status == Status::Skipped)
+    {
+        match skipped
+            .iter_mut()
+            .find(|s| s.0 == c.text && s.1 == c.message)
+        {
+            Some(s) => s.2 += 1,
+            None => skipped.push((&c.text, &c.message, 1)),
+        }
+    }
+    for (text, message, n) in skipped {
+        let sets = if n > 1 {
+            format!(" ({n} set jobs)")
+        } else {
+            String::new()
+        };
+        let _ = writeln!(o, "    - {text}: {message}{sets}");
     }
 }
