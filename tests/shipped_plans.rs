@@ -62,6 +62,13 @@ fn every_shipped_plan_passes_baton_check_without_warnings() {
         "plans/examples/quickstart.yaml",
         "plans/isolate.yaml",
         "plans/examples/nodesets-cpu.yaml",
+        // docs/acceptance.md's path on the simulated cluster
+        "plans/examples/acceptance-cpu/phase-a.yaml",
+        "plans/examples/acceptance-cpu/phase-b.yaml",
+        "plans/examples/acceptance-cpu/phase-c.yaml",
+        "plans/examples/acceptance-cpu/phase-d.yaml",
+        "plans/examples/acceptance-cpu/phase-e.yaml",
+        "plans/examples/acceptance-cpu/isolate.yaml",
     ] {
         assert!(
             plans.iter().any(|p| p == Path::new(required)),
