@@ -92,6 +92,52 @@ fn another_runs_job_is_compared_through_results() {
     );
 }
 
+/// A rendered script grades the copy of the plan it carries, in its output directory, where
+/// `results: phase-b.json` is not: the script says where the plan was rendered from
+/// (`BATON_PLAN_DIR`) and the relative file is found there, as if the plan were graded in place.
+#[test]
+fn a_carried_copy_of_the_plan_finds_its_files_where_it_was_rendered_from() {
+    let d = tmp("relative_carried_copy");
+    let b = ingest(
+        &d,
+        "phase-b.json",
+        &[&fixture("all_reduce.txt")],
+        Some("allreduce"),
+    );
+    let tests = format!(
+        "{ALLREDUCE_SWEEP}    expect:\n      - relative: {{ to: allreduce, busbw: \">= 90%\", results: phase-b.json }}\n        at: 1G\n"
+    );
+    let c = two_gpu_plan(&d, "phase-c.yaml", &tests);
+    let out = d.join("job-out");
+    std::fs::create_dir_all(&out).unwrap();
+    let copy = write(&out, "plan.yaml", &read(&c));
+    let o = baton(&["grade", p(&copy), p(&b)]);
+    assert_eq!(
+        code(&o),
+        1,
+        "the copy alone has no phase-b.json beside it: {}",
+        show(&o)
+    );
+    let o = baton_env(&["grade", p(&copy), p(&b)], &[("BATON_PLAN_DIR", p(&d))]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    assert!(stdout(&o).contains("PASS"), "{}", show(&o));
+    let scripts = d.join("scripts");
+    let o = baton(&["render", p(&c), "-t", "slurm", "-o", p(&scripts)]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    let script = std::fs::read_dir(&scripts)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|f| f.extension().is_some_and(|x| x == "sbatch"))
+        .expect("an sbatch script");
+    let dir = std::fs::canonicalize(&d).unwrap();
+    assert!(
+        read(&script).contains(&format!("export BATON_PLAN_DIR={}", p(&dir)))
+            || read(&script).contains(&format!("export BATON_PLAN_DIR='{}'", p(&dir))),
+        "{}",
+        read(&script)
+    );
+}
+
 /// #21: phase C against phase B run over node sets. Phase B's results hold the job once per
 /// pair (`allreduce@r1:n[1-2]`, …), so `to: allreduce` with `results:` is the median of those
 /// pairs: one slow pair does not move it, and the verdict says what it compared with.

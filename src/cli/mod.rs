@@ -616,9 +616,14 @@ impl<'a> GivenNodes<'a> {
     }
 }
 
-/// The files beside the plan at `path` it may read, as `--trust-plan` allows.
+/// The files beside the plan at `path` it may read, as `--trust-plan` allows; beside the plan
+/// a rendered script was made from when it says so (`BATON_PLAN_DIR`: the script runs a copy
+/// of the plan in its output directory).
 pub fn plan_files(path: &std::path::Path) -> baton::plan::PlanFiles {
-    baton::plan::PlanFiles::beside(path, plan_trust())
+    match std::env::var_os("BATON_PLAN_DIR").filter(|d| !d.is_empty()) {
+        Some(dir) => baton::plan::PlanFiles::in_dir(std::path::Path::new(&dir), plan_trust()),
+        None => baton::plan::PlanFiles::beside(path, plan_trust()),
+    }
 }
 
 /// The node sets of a plan's tests with `over:`, over `given` (`--nodes`, `--hostfile`), the

@@ -100,6 +100,9 @@ pub struct Container {
 pub struct PlanInfo {
     pub name: String,
     pub file: String,
+    /// The plan's directory, absolute: the carried copy's relative files (another run's
+    /// results, the history store, profiles) are looked up there (`BATON_PLAN_DIR`).
+    pub dir: String,
     pub text: String,
     pub backend: Backend,
     pub jobs: usize,
@@ -319,6 +322,7 @@ impl Context {
             plan: PlanInfo {
                 name: plan.name.clone(),
                 file: utf8("the plan", input.plan_path)?,
+                dir: utf8("the plan's directory", files.dir())?,
                 text: input.plan_text.to_string(),
                 backend: plan.backend,
                 jobs: input.jobs.len(),
