@@ -20,7 +20,7 @@ pub enum OutputError {
     #[error("{path}: exists and is not a directory")]
     NotDir { path: String },
     #[error(
-        "{path}: is a {kind}; baton writes only regular files (or discards into /dev/null): remove it or choose another path"
+        "{path}: is {kind}; baton writes only regular files (or discards into /dev/null): remove it or choose another path"
     )]
     NotRegular { path: String, kind: &'static str },
     #[error("{path}: is also an input of this command ({input}); choose another output path")]
@@ -156,7 +156,7 @@ fn open_regular(
             Ok(_) => OutputError::io(path)(e),
         })?;
     let m = file.metadata().map_err(OutputError::io(path))?;
-    if let Some(kind) = not_regular(&m) {
+    if let Some(kind) = crate::input::not_regular(m.file_type()) {
         return Err(OutputError::NotRegular {
             path: path.display().to_string(),
             kind,
@@ -191,33 +191,13 @@ fn target(path: &Path) -> Result<Target, OutputError> {
     if is_null_device(&m) {
         return Ok(Target::Null);
     }
-    match not_regular(&m) {
+    match crate::input::not_regular(m.file_type()) {
         Some(kind) => Err(OutputError::NotRegular {
             path: path.display().to_string(),
             kind,
         }),
         None => Ok(Target::File),
     }
-}
-
-fn not_regular(m: &std::fs::Metadata) -> Option<&'static str> {
-    use std::os::unix::fs::FileTypeExt;
-    let t = m.file_type();
-    Some(if t.is_file() {
-        return None;
-    } else if t.is_dir() {
-        "directory"
-    } else if t.is_fifo() {
-        "FIFO"
-    } else if t.is_socket() {
-        "socket"
-    } else if t.is_char_device() {
-        "character device"
-    } else if t.is_block_device() {
-        "block device"
-    } else {
-        "special file"
-    })
 }
 
 /// Linux's null device is character device 1:3, wherever its node lies.

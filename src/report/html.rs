@@ -73,15 +73,10 @@ pub(super) fn esc(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
-            '&' => o.push_str("&amp;"),
-            '<' => o.push_str("&lt;"),
-            '>' => o.push_str("&gt;"),
-            '"' => o.push_str("&quot;"),
             '\'' => o.push_str("&#39;"),
             '\t' | '\n' => o.push(c),
             c if c.is_control() => o.push(' '),
-            c if !super::xml::is_char(c) => o.push(super::xml::REPLACEMENT),
-            c => o.push(c),
+            c => super::xml::push_escaped(&mut o, c),
         }
     }
     o

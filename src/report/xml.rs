@@ -46,16 +46,21 @@ pub fn document(bytes: Vec<u8>) -> Vec<u8> {
 pub fn escape(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
     for c in s.chars() {
-        match c {
-            '&' => o.push_str("&amp;"),
-            '<' => o.push_str("&lt;"),
-            '>' => o.push_str("&gt;"),
-            '"' => o.push_str("&quot;"),
-            c if is_char(c) => o.push(c),
-            _ => o.push(REPLACEMENT),
-        }
+        push_escaped(&mut o, c);
     }
     o
+}
+
+/// One character of [`escape`]: what the HTML escaper shares with it.
+pub fn push_escaped(o: &mut String, c: char) {
+    match c {
+        '&' => o.push_str("&amp;"),
+        '<' => o.push_str("&lt;"),
+        '>' => o.push_str("&gt;"),
+        '"' => o.push_str("&quot;"),
+        c if is_char(c) => o.push(c),
+        _ => o.push(REPLACEMENT),
+    }
 }
 
 #[cfg(test)]
