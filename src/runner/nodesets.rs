@@ -500,16 +500,12 @@ fn run_step(ctx: &Ctx<'_>, run: &SetRun, sjobs: &[Job]) -> StepEnd {
         match watch(cmd, &log, &limit, Some(ctx.out.lock_fd())) {
             Ok(Ended::Exit(s)) if s.success() => {}
             Ok(Ended::Exit(s)) => {
-                // Which rank's exit status the launcher passes on is a race (rank 0's watchdog
-                // exits 4, a peer killed after it may be first): the journal says what hung.
-                let timed_out = s.code() == Some(Exit::Timeout.code())
-                    || journal_timed_out(&out_dir.join(&run.journal));
                 let what = match s.code() {
-                    _ if timed_out => "a collective timed out".to_string(),
+                    Some(c) if c == Exit::Timeout.code() => "a collective timed out".to_string(),
                     Some(c) => format!("exit {c}"),
                     None => format!("{s}"),
                 };
-                return end(false, what, timed_out);
+                return end(false, what, s.code() == Some(Exit::Timeout.code()));
             }
             Ok(Ended::Deadline) => {
                 return end(
@@ -712,11 +708,6 @@ fn probe(ctx: &Ctx<'_>, hosts: &[String]) -> Vec<String> {
         .filter(|(_, ok)| !ok)
         .map(|(h, _)| h.clone())
         .collect()
-}
-
-/// Whether a job in the set's journal ended by its collective timing out.
-fn journal_timed_out(path: &std::path::Path) -> bool {
-    job_statuses(path).is_ok_and(|m| m.values().any(|s| *s == JobStatus::Timeout))
 }
 
 /// How each job a set's journal holds stands.

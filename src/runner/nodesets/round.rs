@@ -301,6 +301,12 @@ fn close_set(
         .filter(|j| statuses.get(&j.id) != Some(&JobStatus::Completed))
         .count();
     let mut end = end.clone();
+    // Which rank's exit status the launcher passes on is a race (rank 0's watchdog exits 4, a
+    // peer killed after it may be first): a job the journal ended by timeout says what hung.
+    if !end.ok && !end.timed_out && statuses.values().any(|s| *s == JobStatus::Timeout) {
+        end.ended = "a collective timed out".into();
+        end.timed_out = true;
+    }
     if end.ok && unfinished > 0 {
         end.ended = format!("{}, but {unfinished} job(s) did not finish", end.ended);
     }
