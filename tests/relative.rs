@@ -129,6 +129,26 @@ fn a_carried_copy_of_the_plan_finds_its_files_where_it_was_rendered_from() {
         .map(|e| e.unwrap().path())
         .find(|f| f.extension().is_some_and(|x| x == "sbatch"))
         .expect("an sbatch script");
+    // Hostile: the variable cannot make a system tree the plan's directory, and what it points
+    // at is never quoted.
+    let env_plan = write(
+        &out,
+        "environ.yaml",
+        &read(&c).replace("results: phase-b.json", "results: environ"),
+    );
+    let o = baton_env(
+        &["grade", p(&env_plan), p(&b)],
+        &[
+            ("BATON_PLAN_DIR", "/proc/self"),
+            ("CI_JOB_TOKEN", "glpat-PLANDIR"),
+        ],
+    );
+    assert_eq!(code(&o), 1, "{}", show(&o));
+    assert!(
+        show(&o).contains("/proc") && !show(&o).contains("glpat-PLANDIR"),
+        "{}",
+        show(&o)
+    );
     let dir = std::fs::canonicalize(&d).unwrap();
     assert!(
         read(&script).contains(&format!("export BATON_PLAN_DIR={}", p(&dir)))
