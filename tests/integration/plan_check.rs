@@ -637,7 +637,7 @@ fn job_ids_name_splits_in_canonical_form() {
     let ids: Vec<&str> = jobs.iter().map(|j| j.id.as_str()).collect();
     assert_eq!(ids, ["a[split=DIV 8]", "a[split=MOD 4]", "a[split=OR 1]"]);
     // Elsewhere the split keeps the text as written.
-    assert_eq!(jobs[1].split.as_deref(), Some("% 0x4"));
+    assert_eq!(jobs[1].split_text(), Some("% 0x4"));
 }
 
 #[test]

@@ -277,7 +277,7 @@ fn split_plans_isolate_nodes_rails_and_pairs() {
         let jobs = baton::expand::expand(&p).jobs;
         assert_eq!(jobs.len(), 1, "{file}");
         let j = &jobs[0];
-        assert_eq!(j.split.as_deref(), Some(split), "{file}");
+        assert_eq!(j.split_text(), Some(split), "{file}");
         assert_eq!(j.settings.average, Average::Max, "{file}: nccl-tests -a 3");
         let groups = j.groups.as_ref().expect("rank count is fixed");
         assert!(
