@@ -177,6 +177,69 @@ fn a_closed_stdout_pipe_ends_quietly_with_the_commands_exit_code() {
     );
 }
 
+/// Every command that writes to stdout, into a pipe whose reader has gone (`baton … | head -1`):
+/// each ends quietly with its own exit code. `render --dry-run` once wrote the scripts past
+/// `baton::stdout` and exited 3 with "Broken pipe".
+#[test]
+fn every_command_cut_short_by_its_reader_keeps_its_exit_code() {
+    use crate::common::{self, p};
+    let dir = common::tmp("closed-pipe");
+    let healthy = common::healthy(&dir);
+    let (base, sock) = common::base_and_socket(&dir);
+    let plan = common::plan("h200x2.yaml");
+    let nvlink = common::plan("h200x2-nvlink.yaml");
+    let mpi = common::write(&dir, "mpi.yaml", common::render::MPI_PLAN);
+    let store = dir.join("history.db");
+    let added = common::baton(&["history", "add", p(&healthy), "--store", p(&store)]);
+    assert_eq!(common::code(&added), 0, "{}", common::show(&added));
+    let (scripts, saved, ingested) = (
+        dir.join("scripts"),
+        dir.join("saved.json"),
+        dir.join("i.json"),
+    );
+    let man = dir.join("man");
+    let log = common::fixture("all_reduce.txt");
+    let cases: Vec<(Vec<&str>, i32)> = vec![
+        (
+            vec!["render", p(&mpi), "-t", "slurm,srun,mpirun", "--dry-run"],
+            0,
+        ),
+        (
+            vec![
+                "render",
+                p(&mpi),
+                "-t",
+                "slurm,srun,mpirun",
+                "-o",
+                p(&scripts),
+            ],
+            0,
+        ),
+        (vec!["grade", p(&plan), p(&healthy)], 0),
+        (vec!["grade", p(&plan), p(&healthy), "--format", "json"], 0),
+        (
+            vec!["grade", p(&nvlink), p(&sock), "--baseline", p(&base)],
+            1,
+        ),
+        (vec!["history", "show", "--store", p(&store)], 0),
+        (vec!["history", "add", p(&healthy), "--store", p(&store)], 0),
+        (vec!["ingest", p(&log), "-o", p(&ingested)], 0),
+        (vec!["baseline", "save", p(&healthy), "-o", p(&saved)], 0),
+        (vec!["baseline", "compare", p(&base), p(&sock)], 1),
+        (vec!["completions", "bash"], 0),
+        (vec!["man", "-o", p(&man)], 0),
+        (vec!["--help"], 0),
+    ];
+    for (args, want) in cases {
+        let (code, err) = baton_into_closed_pipe(&args);
+        assert_eq!(code, want, "{args:?}: {err}");
+        assert!(
+            !err.contains("Broken pipe") && !err.contains("panicked"),
+            "{args:?}: {err}"
+        );
+    }
+}
+
 #[test]
 fn the_readme_plan_is_valid() {
     let readme =
