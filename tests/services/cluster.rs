@@ -3,9 +3,9 @@
 //! the bridge. Checks that rendered scripts place ranks on four hosts and that results name
 //! them, and that a slow node and a dead node are found.
 //!
-//! Without a cluster the tests print `SKIPPED: no simulated cluster: …` and pass, unless
-//! `BATON_REQUIRE_CLUSTER=1` (CI), where that is a failure. They take one lock, so they run one
-//! at a time whatever `--test-threads` says: a fault on a node would spoil another test's run.
+//! Without a cluster the tests print `SKIPPED: no simulated cluster: …` and pass, except in CI
+//! (`CI=true` or `BATON_REQUIRE_CLUSTER=1`), where that is a failure. They take one lock, so they
+//! run one at a time whatever `--test-threads` says: a fault on a node would spoil another test's run.
 #![cfg(feature = "mpi")]
 
 use crate::common;

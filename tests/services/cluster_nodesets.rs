@@ -3,7 +3,7 @@
 //! names the bad node in `nodes.json` and `drain.sh`. Faults are real: a rate-limited link
 //! (`tc`), a node whose slurmd and processes are killed, a node whose ranks are stopped.
 //!
-//! Skipped (`SKIPPED: no simulated cluster`) without a cluster, unless `BATON_REQUIRE_CLUSTER=1`.
+//! Skipped (`SKIPPED: no simulated cluster`) without a cluster, except in CI (`CI=true`).
 #![cfg(feature = "mpi")]
 
 use crate::common;

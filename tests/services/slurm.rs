@@ -1,6 +1,7 @@
 //! Rendered scripts on the real engines: Slurm (sbatch, srun with PMIx) and Open MPI's mpirun.
 //! The Slurm tests need a running cluster (`scripts/slurm-local start`) and print
-//! `SKIPPED: no slurm` without one; the mpirun tests only need Open MPI.
+//! `SKIPPED: no slurm` without one (a failure in CI: `CI=true`); the mpirun tests only need
+//! Open MPI.
 #![cfg(feature = "mpi")]
 
 use crate::common;
@@ -15,7 +16,7 @@ use common::{
 };
 
 /// Whether a Slurm controller answers (asked once: without one, sinfo retries for seconds);
-/// prints the skip line when not.
+/// prints the skip line when not (fails in CI: [`common::missing`]).
 fn slurm_up() -> bool {
     static UP: OnceLock<bool> = OnceLock::new();
     let up = *UP.get_or_init(|| {
@@ -25,7 +26,11 @@ fn slurm_up() -> bool {
             .is_ok_and(|o| o.status.success() && !o.stdout.is_empty())
     });
     if !up {
-        eprintln!("SKIPPED: no slurm (run scripts/slurm-local start)");
+        common::missing(
+            "slurm",
+            "BATON_REQUIRE_SLURM",
+            "sinfo does not answer (run scripts/slurm-local start)",
+        );
     }
     up
 }
