@@ -454,42 +454,35 @@ fn code_only(text: &str) -> String {
                 blank(&mut out, c);
             }
             i = end;
-        } else if c == '"' {
-            out.push('"');
-            i += 1;
-            while i < s.len() && s[i] != '"' {
-                if s[i] == '\\' {
-                    blank(&mut out, s[i]);
-                    i += 1;
-                }
-                if i < s.len() {
-                    blank(&mut out, s[i]);
-                    i += 1;
-                }
-            }
-            out.push('"');
-            i += 1;
-        } else if c == '\'' && is_char_literal(&s, i) {
-            out.push('\'');
-            i += 1;
-            while i < s.len() && s[i] != '\'' {
-                if s[i] == '\\' {
-                    out.push(' ');
-                    i += 1;
-                }
-                if i < s.len() {
-                    blank(&mut out, s[i]);
-                    i += 1;
-                }
-            }
-            out.push('\'');
-            i += 1;
+        } else if c == '"' || (c == '\'' && is_char_literal(&s, i)) {
+            i = blank_quoted(&s, i, &mut out);
         } else {
             out.push(c);
             i += 1;
         }
     }
     out.into_iter().collect()
+}
+
+/// Blanks the string or character literal opening at `i` (its quotes kept), escapes included;
+/// returns where it ends.
+fn blank_quoted(s: &[char], i: usize, out: &mut Vec<char>) -> usize {
+    let quote = s[i];
+    let blank = |c: char| if c == '\n' { '\n' } else { ' ' };
+    out.push(quote);
+    let mut i = i + 1;
+    while i < s.len() && s[i] != quote {
+        if s[i] == '\\' {
+            out.push(' ');
+            i += 1;
+        }
+        if i < s.len() {
+            out.push(blank(s[i]));
+            i += 1;
+        }
+    }
+    out.push(quote);
+    i + 1
 }
 
 /// The number of `#` of a raw string (`r"…"`, `r#"…"#`, `br"…"`) starting at `i`.
@@ -512,9 +505,8 @@ fn raw_string_start(s: &[char], i: usize) -> Option<usize> {
 /// Whether the `'` at `i` opens a character literal (`'x'`, `'\n'`, `'\u{1F600}'`) rather than
 /// a lifetime or label (`'a`, `'static`).
 fn is_char_literal(s: &[char], i: usize) -> bool {
-    match (s.get(i + 1), s.get(i + 2)) {
-        (Some('\\'), _) => true,
-        (Some(_), Some('\'')) => true,
-        _ => false,
-    }
+    matches!(
+        (s.get(i + 1), s.get(i + 2)),
+        (Some('\\'), _) | (Some(_), Some('\''))
+    )
 }
