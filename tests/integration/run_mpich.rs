@@ -23,7 +23,7 @@ fn mpich_bin(name: &str) -> Option<PathBuf> {
         .unwrap_or_else(|| {
             Path::new(env!("CARGO_MANIFEST_DIR")).join("target/mpich/debug/baton-mpi")
         });
-    let hydra = baton::runner::launch::which("mpirun.mpich");
+    let hydra = baton::launch::which("mpirun.mpich");
     let (Some(hydra), true) = (hydra, worker.is_file()) else {
         let why = format!("no mpirun.mpich or no MPICH build at {}", worker.display());
         common::missing("MPICH", "BATON_REQUIRE_MPICH", &why);
