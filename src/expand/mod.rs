@@ -16,7 +16,7 @@ pub use identity::{job_identity, plan_identity};
 pub use layout::{Group, Scope, groups};
 
 use crate::collective::{Collective, Dtype, RedOp};
-use crate::plan::{Backend, Criterion, Plan, Repeat, Settings};
+use crate::plan::{Backend, Criterion, Plan, Repeat, Settings, SplitSpec};
 use crate::split::Split;
 
 /// One job: a single collective sweep with fixed dtype, op, split and environment.
@@ -30,8 +30,10 @@ pub struct Job {
     pub op: Option<RedOp>,
     /// `None` for rootless collectives.
     pub root: Option<u32>,
-    /// The split as written in the plan; the job ID names it in canonical form (`DIV 8`).
-    pub split: Option<String>,
+    /// The split, parsed once by `check`, with its text as written in the plan (which results
+    /// record and identities hash); the job ID names it in canonical form (`DIV 8`).
+    #[serde(serialize_with = "split_text")]
+    pub split: Option<SplitSpec>,
     /// Plan env, then test env, then the matrix env entry.
     pub env: IndexMap<String, String>,
     /// Requested sizes in bytes.
@@ -49,6 +51,18 @@ pub struct Job {
     /// [`nodesets::set_job`]); `None` for the plan's own jobs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node_set: Option<crate::results::NodeSetRef>,
+}
+
+impl Job {
+    /// The split as the plan wrote it (`None`: no split).
+    pub fn split_text(&self) -> Option<&str> {
+        self.split.as_ref().map(|s| s.text.as_str())
+    }
+}
+
+/// A job's split in `expand --format json`: the text the plan wrote.
+fn split_text<S: serde::Serializer>(split: &Option<SplitSpec>, s: S) -> Result<S::Ok, S::Error> {
+    split.as_ref().map(|x| x.text.as_str()).serialize(s)
 }
 
 /// All jobs of a plan.
@@ -102,7 +116,7 @@ pub fn expand(plan: &Plan) -> Expansion {
                 dtype,
                 op: collective.reduces().then_some(op),
                 root: collective.rooted().then_some(t.root),
-                split: p.split.map(|s| s.text.clone()),
+                split: p.split.cloned(),
                 env,
                 sizes: sizes.clone(),
                 settings: Settings {

@@ -43,7 +43,7 @@ pub fn describe(job: &Job) -> String {
     if let Some(root) = job.root {
         s.push_str(&format!(" root {root}"));
     }
-    if let Some(split) = &job.split {
+    if let Some(split) = job.split_text() {
         s.push_str(&format!(" split {split}"));
     }
     s

@@ -309,8 +309,9 @@ fn grade_job<'e>(
                 let results = trend.results.iter().find(|r| r.0 == file).map(|r| &r.1);
                 trend::evaluate(&ctx, c, t, text, trend.history, results)
             }
-            // Fleet-relative: a job run on its own is one node set, and one set has no fleet to
-            // be compared with (`run` refuses plans whose node sets are more than one job).
+            // Fleet-relative: a job graded on its own ran as one node set, and one set has no
+            // fleet to be compared with (a test of several sets is judged across them, in
+            // `nodesets`).
             Check::Outlier(_) => CriterionVerdict::whole(
                 c,
                 text,

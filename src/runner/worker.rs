@@ -19,7 +19,6 @@ use crate::results::{
     Results, Row,
 };
 use crate::runner::nccl::GpuInfo;
-use crate::split::Split;
 use crate::units::Size;
 use crate::world::World;
 
@@ -95,7 +94,7 @@ impl Shared {
 }
 
 fn groups_for(job: &Job, n: u64) -> Vec<GroupInfo> {
-    match job.split.as_deref().and_then(|s| Split::parse(s).ok()) {
+    match job.split.as_ref().map(|s| s.split) {
         Some(split) => split
             .groups(n)
             .into_iter()
@@ -135,7 +134,7 @@ pub fn job_result(job: &Job, backend: Backend, layout: Layout) -> JobResult {
         dtype: job.dtype,
         op: job.op,
         root: job.root,
-        split: job.split.clone(),
+        split: job.split_text().map(str::to_string),
         env: job.env.clone(),
         settings: (&job.settings).into(),
         layout,
@@ -321,7 +320,7 @@ pub fn run_jobs<W: World, E: Engine>(
                 dtype: job.dtype,
                 op: job.op.unwrap_or(job.settings.op),
                 root: root as u32,
-                split: job.split.as_deref(),
+                split: job.split_text(),
                 sizes: &job.sizes,
                 settings: &job.settings,
                 groups: &groups,
