@@ -21,6 +21,7 @@ pub mod report;
 pub mod results;
 pub mod runner;
 pub mod secrets;
+pub mod session;
 pub mod split;
 pub mod stdout;
 pub mod units;

@@ -1110,11 +1110,17 @@ fn sets_run(out: &std::path::Path) -> Vec<(u64, String)> {
 #[cfg(feature = "mpi")]
 fn graded_sets(plan: &std::path::Path, out: &std::path::Path) -> Vec<(u64, String, String)> {
     let g = baton_env(
-        &["grade", "--format", "json", p(plan), p(&out.join("results.json"))],
+        &[
+            "grade",
+            "--format",
+            "json",
+            p(plan),
+            p(&out.join("results.json")),
+        ],
         &[],
     );
-    let doc: serde_json::Value = serde_json::from_slice(&g.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", show(&g)));
+    let doc: serde_json::Value =
+        serde_json::from_slice(&g.stdout).unwrap_or_else(|e| panic!("{e}: {}", show(&g)));
     doc["node_sets"]
         .as_array()
         .expect("node_sets")

@@ -35,7 +35,7 @@ pub fn for_run(plan: &Plan, path: &Path, args: &super::run::Args) -> Result<Opti
         Some(h) => nodesets::given(&plan.nodes, h),
         None => nodesets::resolve(
             &plan.nodes,
-            &super::plan_files(path),
+            &baton::session::plan_files(path, args.trust),
             std::env::var(nodesets::SLURM_NODELIST).ok().as_deref(),
         ),
     };
@@ -152,34 +152,33 @@ fn selected_tests<'p>(plan: &'p Plan, only: Option<&str>) -> Vec<&'p baton::plan
 /// Faults printed after the node verdicts; the rest are in `nodes.json` and the report.
 const MAX_FAULTS_SHOWN: usize = 20;
 
-/// `nodes.json` and `drain.sh` beside the results, when tests ran over node sets.
+/// `nodes.json` and `drain.sh` beside the results, when tests ran over node sets, and what
+/// they say.
 pub fn write(dir: &Path, g: &baton::grade::Grade, plan: &str) -> anyhow::Result<()> {
-    let Some(nodes) = &g.nodes else {
+    let Some(nodes) = baton::session::write_nodes(dir, g, plan)? else {
         return Ok(());
     };
-    baton::nodeset::export::write_files(dir, nodes, plan)?;
     eprintln!(
         "baton: nodes: passed {}; failed {}; suspect {} ({})",
-        or_none(&nodes.passed),
-        or_none(&nodes.failed),
-        or_none(&nodes.suspect),
-        dir.join("nodes.json").display()
+        or_none(nodes.passed),
+        or_none(nodes.failed),
+        or_none(nodes.suspect),
+        nodes.nodes_json.display()
     );
-    let faults = baton::report::fault_lines(g);
-    for f in faults.iter().take(MAX_FAULTS_SHOWN) {
+    for f in nodes.faults.iter().take(MAX_FAULTS_SHOWN) {
         eprintln!("baton: fault: {}", baton::stdout::visible(f));
     }
-    if faults.len() > MAX_FAULTS_SHOWN {
+    if nodes.faults.len() > MAX_FAULTS_SHOWN {
         eprintln!(
             "baton: … and {} more fault(s) in {}",
-            faults.len() - MAX_FAULTS_SHOWN,
-            dir.join("nodes.json").display()
+            nodes.faults.len() - MAX_FAULTS_SHOWN,
+            nodes.nodes_json.display()
         );
     }
     if !nodes.failed.is_empty() {
         eprintln!(
             "baton: to drain the failed nodes, review and run {}",
-            dir.join("drain.sh").display()
+            nodes.drain_sh.display()
         );
     }
     Ok(())
