@@ -10,50 +10,36 @@ use super::{CheckFormat, load_plan};
 
 /// Every results file named by its path; `Err(Exit::Invalid)` after printing why one is unusable.
 pub(super) fn read_results(paths: &[PathBuf]) -> Result<Vec<(String, Results)>, Exit> {
-    paths
-        .iter()
-        .map(|p| {
-            baton::results::read(p)
-                .map(|r| (p.display().to_string(), r))
-                .map_err(|e| {
-                    eprintln!("error: {}", baton::stdout::visible(&e.to_string()));
-                    if looks_like_a_log(p) {
-                        eprintln!(
-                            "hint: {} looks like an nccl-tests log; turn it into results first: baton ingest {} -o results.json",
-                            baton::stdout::visible(&p.display().to_string()),
-                            baton::stdout::visible(&p.display().to_string())
-                        );
-                    }
-                    Exit::Invalid
-                })
-        })
-        .collect()
+    session::read_results(paths).map_err(|e| {
+        eprintln!("error: {}", baton::stdout::visible(&e.to_string()));
+        if e.looks_like_a_log {
+            let path = e.path.display().to_string();
+            let shown = baton::stdout::visible(&path);
+            eprintln!(
+                "hint: {shown} looks like an nccl-tests log; turn it into results first: baton ingest {shown} -o results.json"
+            );
+        }
+        Exit::Invalid
+    })
 }
 
-/// `grade --fold-journals`: each `results.json` whose run left its journal beside it (the run
-/// was killed before it could fold it) is rebuilt from the journal, under the directory's lock,
-/// so the file holds every row for readers other than baton. The journal stays: it is what a
-/// `--resume` continues. A directory still claimed by a run, or a journal that cannot be read,
-/// is said and left as it is; grading reads the journal anyway.
+/// `grade --fold-journals` (`baton::session::fold_journals`), saying what became of each.
 pub fn fold_journals(results: &[PathBuf]) {
-    use baton::runner::outdir::OutDir;
-    for path in results {
-        let Some(dir) = path.parent() else { continue };
-        let journal = dir.join(baton::results::journal::FILE);
-        if path.file_name().is_none_or(|f| f != "results.json") || !journal.is_file() {
-            continue;
-        }
-        match OutDir::claim(dir).and_then(|o| o.fold()) {
-            Ok(r) => eprintln!(
-                "baton: folded {} into {} ({} job(s))",
+    for f in session::fold_journals(results) {
+        match f {
+            session::Folded::Into {
+                journal,
+                results,
+                jobs,
+            } => eprintln!(
+                "baton: folded {} into {} ({jobs} job(s))",
                 journal.display(),
-                path.display(),
-                r.jobs.len()
+                results.display()
             ),
-            Err(e) => eprintln!(
+            session::Folded::Left { results, why } => eprintln!(
                 "baton: {} left as it is: {}",
-                path.display(),
-                baton::stdout::visible(&e.to_string())
+                results.display(),
+                baton::stdout::visible(&why)
             ),
         }
     }
@@ -160,7 +146,7 @@ pub fn run(
         Ok(g) => g,
         Err(exit) => {
             if let Some(path) = junit {
-                let why = unusable_input(plan, results, baseline);
+                let why = session::unusable_input(plan, results, baseline);
                 let inputs: Vec<&Path> = results.iter().map(PathBuf::as_path).collect();
                 super::failed_early::write_junit(path, plan, &inputs, "grade", &why);
             }
@@ -175,22 +161,6 @@ pub fn run(
     Ok(g.exit())
 }
 
-/// Which input stopped grading and why, for the junit.xml of a grade that could not start.
-fn unusable_input(plan: &Path, results: &[PathBuf], baseline: Option<&Path>) -> String {
-    if let Some(why) = session::plan_problems(plan, Trust::Trusted) {
-        return why;
-    }
-    results
-        .iter()
-        .map(PathBuf::as_path)
-        .chain(baseline)
-        .find_map(|p| baton::results::read(p).err())
-        .map_or_else(
-            || "an input could not be read (see the command's stderr)".into(),
-            |e| e.to_string(),
-        )
-}
-
 /// `Some(Exit::Invalid)` after saying why when an output would replace one of the inputs.
 fn outputs_clear(
     outputs: impl IntoIterator<Item = PathBuf>,
@@ -198,17 +168,9 @@ fn outputs_clear(
     results: &[PathBuf],
     baseline: Option<&Path>,
 ) -> Option<Exit> {
-    let inputs: Vec<&Path> = std::iter::once(plan)
-        .chain(results.iter().map(PathBuf::as_path))
-        .chain(baseline)
-        .collect();
-    for out in outputs {
-        if let Err(e) = baton::output::refuse_inputs(&out, inputs.iter().copied()) {
-            eprintln!("error: {e}");
-            return Some(Exit::Invalid);
-        }
-    }
-    None
+    let refused = session::outputs_clear(outputs, plan, results, baseline).err()?;
+    eprintln!("error: {refused}");
+    Some(Exit::Invalid)
 }
 
 pub fn report(
@@ -233,21 +195,4 @@ pub fn report(
         baton::stdout::print(&format!("{}\n", p.display()))?;
     }
     Ok(Exit::Ok)
-}
-
-/// Whether `p` starts like nccl-tests output (text or `-J` JSON) rather than a results file.
-fn looks_like_a_log(p: &Path) -> bool {
-    use std::io::Read;
-    let mut bytes = Vec::new();
-    let read = baton::input::open_regular(p, "log")
-        .ok()
-        .and_then(|f| f.take(4096).read_to_end(&mut bytes).ok());
-    if read.is_none() {
-        return false;
-    }
-    let head = String::from_utf8_lossy(&bytes);
-    head.contains("# nThread")
-        || head.contains("#  Rank")
-        || head.contains("# Collective test starting")
-        || head.contains("\"nccl_tests_version\"")
 }

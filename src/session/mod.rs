@@ -7,12 +7,16 @@
 mod against;
 mod early;
 mod grading;
+mod inputs;
 mod opened;
 mod outputs;
 
 pub use against::{Against, AgainstError, OpenedHistory, baseline_for, history_for};
 pub use early::{EarlyJunit, JunitError, plan_problems, run_junit, write_failed_junit};
 pub use grading::Grading;
+pub use inputs::{
+    Folded, UnusableResults, fold_journals, outputs_clear, read_results, unusable_input,
+};
 pub use opened::{OpenError, OpenedPlan, open, plan_files};
 pub use outputs::{
     NodesWritten, verdict_json, verdict_text, write_junit, write_nodes, write_report,
