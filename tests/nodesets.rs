@@ -1086,6 +1086,18 @@ fn isolate_plan(d: &std::path::Path, top: &str, expect: &str) -> std::path::Path
     )
 }
 
+/// A node set's hosts, comma-separated.
+#[cfg(feature = "mpi")]
+fn set_hosts(set: &serde_json::Value) -> String {
+    let hosts: Vec<&str> = set["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h.as_str().unwrap())
+        .collect();
+    hosts.join(",")
+}
+
 /// The sets `isolate` ran, as `(round, hosts)`, from a run's results.
 #[cfg(feature = "mpi")]
 fn sets_run(out: &std::path::Path) -> Vec<(u64, String)> {
@@ -1094,15 +1106,7 @@ fn sets_run(out: &std::path::Path) -> Vec<(u64, String)> {
         .as_array()
         .expect("node_sets")
         .iter()
-        .map(|s| {
-            let hosts: Vec<&str> = s["hosts"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|h| h.as_str().unwrap())
-                .collect();
-            (s["round"].as_u64().unwrap(), hosts.join(","))
-        })
+        .map(|s| (s["round"].as_u64().unwrap(), set_hosts(s)))
         .collect()
 }
 
@@ -1126,17 +1130,8 @@ fn graded_sets(plan: &std::path::Path, out: &std::path::Path) -> Vec<(u64, Strin
         .expect("node_sets")
         .iter()
         .map(|s| {
-            let hosts: Vec<&str> = s["hosts"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|h| h.as_str().unwrap())
-                .collect();
-            (
-                s["round"].as_u64().unwrap(),
-                hosts.join(","),
-                s["status"].as_str().unwrap().to_string(),
-            )
+            let status = s["status"].as_str().unwrap().to_string();
+            (s["round"].as_u64().unwrap(), set_hosts(s), status)
         })
         .collect()
 }

@@ -215,10 +215,7 @@ pub fn run(args: &Args, mpi: Option<MpiEntry>, color: bool) -> anyhow::Result<Ex
                 results_path: &outcome.results_path,
                 exit: outcome.exit,
             };
-            match grading {
-                Some(g) => finish_with(args, plan, &g, end),
-                None => finish(args, plan, &ran, end.results, end.results_path, end.exit),
-            }
+            finish_by(args, plan, grading.as_ref(), end)
         }
         Err(e) => {
             eprintln!("baton: {e}");
@@ -258,34 +255,38 @@ pub fn finish(
     results_path: &std::path::Path,
     run_exit: Exit,
 ) -> anyhow::Result<Exit> {
-    if args.env_set.is_some() {
-        // One environment set of a rendered script: the script grades every set together into
-        // the run's one junit.xml and report, and prints that verdict once.
-        return Ok(run_exit);
-    }
-    let grading = match super::grade::grading(plan, &args.plan, args.trust, against(args)) {
-        Ok(g) => g,
-        Err(exit) => return Ok(exit),
-    };
     let end = RunEnd {
         jobs,
         results,
         results_path,
         exit: run_exit,
     };
-    finish_with(args, plan, &grading, end)
+    finish_by(args, plan, None, end)
 }
 
-/// [`finish`] by a grading already resolved (the one that judged the run's node sets).
-fn finish_with(
+/// [`finish`] by the grading that judged the run's node sets, else one resolved now.
+fn finish_by(
     args: &Args,
     plan: &baton::plan::Plan,
-    grading: &Grading<'_>,
+    judged_by: Option<&Grading<'_>>,
     end: RunEnd<'_>,
 ) -> anyhow::Result<Exit> {
     if args.env_set.is_some() {
+        // One environment set of a rendered script: the script grades every set together into
+        // the run's one junit.xml and report, and prints that verdict once.
         return Ok(end.exit);
     }
+    let resolved;
+    let grading = match judged_by {
+        Some(g) => g,
+        None => {
+            resolved = match super::grade::grading(plan, &args.plan, args.trust, against(args)) {
+                Ok(g) => g,
+                Err(exit) => return Ok(exit),
+            };
+            &resolved
+        }
+    };
     let files = [(end.results_path.display().to_string(), end.results)];
     let ran: Vec<String> = end.jobs.iter().map(|j| j.id.clone()).collect();
     let g = grading.grade(&files, Some(&ran));
@@ -300,10 +301,7 @@ fn finish_with(
         args.format == RunFormat::Json,
     )?;
     super::nodes::write(dir, &g, &plan.name)?;
-    Ok(match end.exit {
-        Exit::Timeout | Exit::Runtime | Exit::Interrupted => end.exit,
-        _ => g.exit(),
-    })
+    Ok(baton::session::run_exit(end.exit, &g))
 }
 
 fn summary(results: &baton::results::Results, path: &std::path::Path) {

@@ -6,6 +6,7 @@
 
 use std::path::Path;
 
+use crate::exit::Exit;
 use crate::expand::Job;
 use crate::grade::{Baseline, Grade, GradeInput, Status, grade};
 use crate::plan::{Check, Plan, PlanFiles, Trust};
@@ -129,5 +130,13 @@ impl<'p> Grading<'p> {
             }
         }
         only
+    }
+}
+
+/// A graded run's exit: a timeout, runtime failure or signal outranks a failed criterion.
+pub fn run_exit(run: Exit, g: &Grade) -> Exit {
+    match run {
+        Exit::Timeout | Exit::Runtime | Exit::Interrupted => run,
+        _ => g.exit(),
     }
 }

@@ -16,7 +16,7 @@ mod rerun;
 
 pub use against::{Against, AgainstError, OpenedHistory, baseline_for, history_for};
 pub use early::{EarlyJunit, JunitError, plan_problems, run_junit, write_failed_junit};
-pub use grading::Grading;
+pub use grading::{Grading, run_exit};
 pub use inputs::{
     Folded, UnusableResults, fold_journals, outputs_clear, read_results, unusable_input,
 };
