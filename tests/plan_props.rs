@@ -721,7 +721,7 @@ proptest! {
         for j in &e.jobs {
             let listed = listed_without_op || (m.op > 0 && j.collective.reduces());
             prop_assert_eq!(j.id.contains('['), listed, "ID {}", &j.id);
-            prop_assert_eq!(baton::expand::test_of(&j.id), "t");
+            prop_assert_eq!(baton::plan::jobs::test_of(&j.id), "t");
             if m.dtype > 0 {
                 let dtype_part = format!("dtype={}", j.dtype);
                 prop_assert!(j.id.contains(&dtype_part), "{} lacks {}", &j.id, dtype_part);

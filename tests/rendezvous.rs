@@ -670,7 +670,7 @@ fn sizes_beyond_the_rank_limit_are_invalid_input_from_every_launcher() {
 
 #[test]
 fn mpirun_on_one_node_without_a_key_meets_with_the_users_private_secret() {
-    let Some(mpirun) = baton::runner::launch::which("mpirun") else {
+    let Some(mpirun) = baton::launch::which("mpirun") else {
         eprintln!("SKIPPED: no mpirun");
         return;
     };

@@ -23,7 +23,7 @@ fn mpich_bin(name: &str) -> Option<PathBuf> {
         .unwrap_or_else(|| {
             Path::new(env!("CARGO_MANIFEST_DIR")).join("target/mpich/debug/baton-mpi")
         });
-    let hydra = baton::runner::launch::which("mpirun.mpich");
+    let hydra = baton::launch::which("mpirun.mpich");
     let (Some(hydra), true) = (hydra, worker.is_file()) else {
         assert!(
             std::env::var("BATON_REQUIRE_MPICH").as_deref() != Ok("1"),

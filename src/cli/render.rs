@@ -81,7 +81,7 @@ pub fn run(args: &Args, color: bool) -> anyhow::Result<Exit> {
         }
     };
     let batch_script = write_scripts(args, &scripts)?;
-    let sets = baton::runner::launch::env_sets(&jobs).len();
+    let sets = baton::launch::env_sets(&jobs).len();
     let line = summary(
         &loaded.plan.name,
         jobs.len(),

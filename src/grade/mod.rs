@@ -29,6 +29,7 @@ pub use compare::{Comparison, JobComparison, SizeComparison, compare};
 pub use diagnosis::{Diagnosis, Shape};
 pub use measure::{measured_sizes, median as median_of, median_busbw, num, size};
 pub use nodesets::{SetVerdict, TestNodes, rerun_fleet};
+pub use regression::explain_host_mismatches;
 pub use run_info::RunInfo;
 pub use trend::{History, TrendSource};
 pub use verdict::{Case, CriterionVerdict, Grade, JobVerdict, Source, Status};

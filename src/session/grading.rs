@@ -84,7 +84,7 @@ impl<'p> Grading<'p> {
             files: Some(&self.files),
         });
         if let Some((name, mismatches)) = mismatches {
-            crate::baseline::explain(&mut g, &mismatches, name);
+            crate::grade::explain_host_mismatches(&mut g, &mismatches, name);
         }
         g
     }

@@ -4,8 +4,8 @@
 
 use plotters::prelude::*;
 
-use super::store::TrendRow;
-use crate::report::chart::{GROUP_COLORS, HEIGHT, OUT_OF_PLACE, WIDTH, plain};
+use super::chart::{GROUP_COLORS, HEIGHT, OUT_OF_PLACE, WIDTH, plain};
+use crate::history::TrendRow;
 
 /// Most lines drawn; beyond that the legend hides the chart (filter with --job or --node).
 pub const MAX_LINES: usize = 8;
@@ -111,5 +111,5 @@ pub fn svg(rows: &[TrendRow]) -> Result<String, ChartError> {
             .map_err(|e| err(&e))?;
         root.present().map_err(|e| err(&e))?;
     }
-    Ok(crate::report::xml::chars(&out).into_owned())
+    Ok(super::xml::chars(&out).into_owned())
 }

@@ -1,5 +1,6 @@
-//! Coordination among the ranks of a run — threads of one process or MPI processes — kept apart
-//! from data movement so the sweep, aggregation and verification code is shared by every backend.
+//! Coordination among the ranks of a run — threads of one process, MPI processes or the TCP
+//! rendezvous — kept apart from data movement so the sweep, aggregation and verification code is
+//! shared by every backend. Below both the runner and the rendezvous, which implements it.
 
 /// What the sweep needs from the set of all ranks taking part.
 pub trait World {

@@ -5,7 +5,16 @@
 //! more specific launcher therefore wins: `BATON_*` (set by hand or by pdsh), then the MPI
 //! launchers, and Slurm's own variables last.
 
-use super::RendezvousError;
+/// Launcher variables that cannot place this process: guessing would pair the wrong ranks.
+#[derive(Debug, thiserror::Error)]
+pub enum LauncherError {
+    #[error("{var}={value:?} is not a non-negative whole number")]
+    BadNumber { var: String, value: String },
+    #[error("{var}={value} is more ranks than the {max} a plan can have")]
+    TooMany { var: String, value: usize, max: u64 },
+    #[error("{0}")]
+    Inconsistent(String),
+}
 
 /// The launcher whose variables placed this process.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,14 +57,14 @@ pub struct Placement {
 fn number(
     get: &impl Fn(&str) -> Option<String>,
     var: &str,
-) -> Result<Option<usize>, RendezvousError> {
+) -> Result<Option<usize>, LauncherError> {
     match get(var) {
         None => Ok(None),
         Some(v) => v
             .trim()
             .parse::<usize>()
             .map(Some)
-            .map_err(|_| RendezvousError::BadNumber {
+            .map_err(|_| LauncherError::BadNumber {
                 var: var.into(),
                 value: v,
             }),
@@ -66,7 +75,7 @@ fn number(
 fn first(
     get: &impl Fn(&str) -> Option<String>,
     vars: &[&'static str],
-) -> Result<Option<(usize, &'static str)>, RendezvousError> {
+) -> Result<Option<(usize, &'static str)>, LauncherError> {
     for v in vars {
         if let Some(n) = number(get, v)? {
             return Ok(Some((n, *v)));
@@ -88,7 +97,7 @@ const LOCAL_NAMES: &[&str] = &[
 /// This process's placement from the environment `get` reads; `None` when no launcher placed
 /// it (a plain command in a shell or a batch script). Half-set or contradictory variables are
 /// an error naming them: guessing would pair the wrong ranks.
-pub fn detect(get: impl Fn(&str) -> Option<String>) -> Result<Option<Placement>, RendezvousError> {
+pub fn detect(get: impl Fn(&str) -> Option<String>) -> Result<Option<Placement>, LauncherError> {
     let get = &get;
     let slurm_step = get("SLURM_STEP_ID").is_some();
     // (source, rank variable, size variables in order, own local-rank variables)
@@ -144,7 +153,7 @@ pub fn detect(get: impl Fn(&str) -> Option<String>) -> Result<Option<Placement>,
             if source == Source::Baton {
                 for v in ["BATON_SIZE", "BATON_LOCAL_RANK"] {
                     if get(v).is_some() {
-                        return Err(RendezvousError::Inconsistent(format!(
+                        return Err(LauncherError::Inconsistent(format!(
                             "{v} is set but BATON_RANK is not: set BATON_RANK and BATON_SIZE together"
                         )));
                     }
@@ -160,20 +169,20 @@ pub fn detect(get: impl Fn(&str) -> Option<String>) -> Result<Option<Placement>,
             }
         }
         let Some((size, size_var)) = size else {
-            return Err(RendezvousError::Inconsistent(format!(
+            return Err(LauncherError::Inconsistent(format!(
                 "{rank_var}={rank} is set but the number of ranks is not (none of {}); set BATON_RANK and BATON_SIZE instead",
                 size_vars.join(", ")
             )));
         };
         if size as u64 > crate::plan::MAX_RANKS {
-            return Err(RendezvousError::TooMany {
+            return Err(LauncherError::TooMany {
                 var: size_var.into(),
                 value: size,
                 max: crate::plan::MAX_RANKS,
             });
         }
         if size == 0 || rank >= size {
-            return Err(RendezvousError::Inconsistent(format!(
+            return Err(LauncherError::Inconsistent(format!(
                 "{rank_var}={rank} is not below {size_var}={size}"
             )));
         }
@@ -192,7 +201,7 @@ pub fn detect(get: impl Fn(&str) -> Option<String>) -> Result<Option<Placement>,
         let (local_rank, local_var) = local.unwrap_or((0, ""));
         // No local rank given: alone on its node unless the launcher said otherwise.
         let local_rank = if local_var.is_empty() && local_size.is_some_and(|(n, _)| n > 1) {
-            return Err(RendezvousError::Inconsistent(format!(
+            return Err(LauncherError::Inconsistent(format!(
                 "{} is set but no local rank is: set BATON_LOCAL_RANK",
                 local_size.map(|(_, v)| v).unwrap_or("")
             )));
@@ -201,18 +210,18 @@ pub fn detect(get: impl Fn(&str) -> Option<String>) -> Result<Option<Placement>,
         };
         if let Some((ls, lv)) = local_size {
             if ls == 0 || ls > size {
-                return Err(RendezvousError::Inconsistent(format!(
+                return Err(LauncherError::Inconsistent(format!(
                     "{lv}={ls} is not between 1 and {size_var}={size}"
                 )));
             }
             if local_rank >= ls {
-                return Err(RendezvousError::Inconsistent(format!(
+                return Err(LauncherError::Inconsistent(format!(
                     "{local_var}={local_rank} is not below {lv}={ls}"
                 )));
             }
         }
         if local_rank > rank {
-            return Err(RendezvousError::Inconsistent(format!(
+            return Err(LauncherError::Inconsistent(format!(
                 "{local_var}={local_rank} is above {rank_var}={rank}: a local rank counts only this node's ranks"
             )));
         }
@@ -227,11 +236,33 @@ pub fn detect(get: impl Fn(&str) -> Option<String>) -> Result<Option<Placement>,
     Ok(None)
 }
 
+/// Whether an MPI launcher (mpirun, or srun with PMI/PMIx) started this process as one of its
+/// ranks, so `baton-mpi` must join that MPI world instead of starting its own ranks; a batch
+/// script's Slurm variables alone are no launcher.
+pub fn under_mpi_launcher(get: impl Fn(&str) -> Option<String>) -> bool {
+    get("OMPI_COMM_WORLD_SIZE").is_some() || get("PMIX_RANK").is_some() || get("PMI_RANK").is_some()
+}
+
+/// The process environment, as [`detect`] and [`under_mpi_launcher`] read it.
+pub fn process_env(k: &str) -> Option<String> {
+    std::env::var(k).ok()
+}
+
+/// An environment of `pairs` alone, for the unit tests of what reads one.
+#[cfg(test)]
+pub(crate) fn test_env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> + use<> {
+    let m: std::collections::HashMap<String, String> = pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    move |k| m.get(k).cloned()
+}
+
 /// Slurm's tasks on this node: known when every node runs the same number (`SLURM_TASKS_PER_NODE`
 /// like `2(x4)`), or when the step has one node.
 fn slurm_local_size(
     get: &impl Fn(&str) -> Option<String>,
-) -> Result<Option<(usize, &'static str)>, RendezvousError> {
+) -> Result<Option<(usize, &'static str)>, LauncherError> {
     if number(get, "SLURM_STEP_NUM_NODES")? == Some(1) {
         return Ok(number(get, "SLURM_STEP_NUM_TASKS")?
             .or(number(get, "SLURM_NTASKS")?)
@@ -242,8 +273,8 @@ fn slurm_local_size(
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_env as env;
     use super::*;
+    use test_env as env;
 
     fn place(pairs: &[(&str, &str)]) -> Placement {
         detect(env(pairs)).unwrap().unwrap()
@@ -371,8 +402,7 @@ mod tests {
         ] {
             for n in ["18446744073709551615", "1000000000000", "1048577"] {
                 let e = detect(env(&[(rank, "0"), (size, n)])).unwrap_err();
-                assert!(matches!(e, RendezvousError::TooMany { .. }), "{e}");
-                assert_eq!(e.exit(), crate::exit::Exit::Invalid);
+                assert!(matches!(e, LauncherError::TooMany { .. }), "{e}");
                 assert!(e.to_string().contains(&format!("{size}={n}")), "{e}");
             }
         }
@@ -389,19 +419,27 @@ mod tests {
             ("BATON_SIZE", "18446744073709551616"),
         ]))
         .unwrap_err();
-        assert_eq!(e.exit(), crate::exit::Exit::Invalid);
+        assert!(matches!(e, LauncherError::BadNumber { .. }), "{e}");
         assert!(detect(env(&[("BATON_RANK", "0"), ("BATON_SIZE", "1048576")])).is_ok());
     }
 
     #[test]
-    fn timeouts_are_read_and_bad_ones_named() {
-        assert_eq!(
-            crate::rendezvous::timeout_from(env(&[("BATON_RENDEZVOUS_TIMEOUT", "2.5")])).unwrap(),
-            std::time::Duration::from_millis(2500)
+    fn mpi_launchers_are_told_from_a_batch_script() {
+        assert!(under_mpi_launcher(env(&[("OMPI_COMM_WORLD_SIZE", "2")])));
+        assert!(under_mpi_launcher(env(&[
+            ("SLURM_STEP_ID", "0"),
+            ("PMIX_RANK", "1")
+        ])));
+        assert!(
+            !under_mpi_launcher(env(&[("SLURM_JOB_ID", "5")])),
+            "an sbatch script is not a rank"
         );
-        let e = crate::rendezvous::timeout_from(env(&[("BATON_RENDEZVOUS_TIMEOUT", "soon")]))
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("BATON_RENDEZVOUS_TIMEOUT=\"soon\""), "{e}");
+        assert!(!under_mpi_launcher(env(&[])));
+        // MPICH's and Intel MPI's Hydra: PMI-1 variables, no Slurm step.
+        assert!(under_mpi_launcher(env(&[
+            ("PMI_RANK", "1"),
+            ("PMI_SIZE", "2"),
+            ("MPI_LOCALRANKID", "1")
+        ])));
     }
 }

@@ -1,6 +1,11 @@
-//! How ranks get started: detecting an enclosing launcher, grouping jobs into environment sets
-//! (one fresh process set per set, because NCCL caches most of its variables per process), and
-//! building the `mpirun` command for a set.
+//! How ranks get started, shared by the rendered scripts and `baton run` so both launch a step
+//! the same way: the enclosing launcher's variables ([`launcher`]), jobs grouped into environment
+//! sets (one fresh process set per set, because NCCL caches most of its variables per process),
+//! the options of every `srun` step, which variables `mpirun` forwards, and the `mpirun` command
+//! for a set in its launcher's flavour ([`mpirun_flavour`]).
+
+pub mod launcher;
+pub mod mpirun_flavour;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -9,32 +14,6 @@ use std::process::Command;
 use indexmap::IndexMap;
 
 use crate::expand::Job;
-
-/// The launcher that started this process as one rank of many.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Launcher {
-    OpenMpi,
-    Slurm,
-    Pmi,
-}
-
-/// Detects whether this process is a rank under mpirun or srun (and so must not start its own).
-pub fn detect_launcher() -> Option<Launcher> {
-    detect_from(|k| std::env::var(k).ok())
-}
-
-fn detect_from(get: impl Fn(&str) -> Option<String>) -> Option<Launcher> {
-    if get("OMPI_COMM_WORLD_SIZE").is_some() {
-        return Some(Launcher::OpenMpi);
-    }
-    if get("SLURM_STEP_ID").is_some() && (get("PMIX_RANK").is_some() || get("PMI_RANK").is_some()) {
-        return Some(Launcher::Slurm);
-    }
-    if get("PMIX_RANK").is_some() || get("PMI_RANK").is_some() {
-        return Some(Launcher::Pmi);
-    }
-    None
-}
 
 pub use crate::plan::DEFAULT_MPI_RANKS_PER_NODE;
 
@@ -185,14 +164,14 @@ pub fn mpirun_command(
     program: &Path,
     args: &[OsString],
 ) -> Command {
-    let flavour = super::mpirun_flavour::flavour_of(mpirun);
+    let flavour = mpirun_flavour::flavour_of(mpirun);
     mpirun_command_for(flavour, mpirun, hosts, np, env, forward, program, args)
 }
 
 /// [`mpirun_command`] for a known flavour.
 #[allow(clippy::too_many_arguments)]
 pub fn mpirun_command_for(
-    flavour: super::mpirun_flavour::MpirunFlavour,
+    flavour: mpirun_flavour::MpirunFlavour,
     mpirun: &Path,
     hosts: Option<&str>,
     np: u32,
@@ -208,11 +187,11 @@ pub fn mpirun_command_for(
         .filter(|k| !env.contains_key(k) && forwards(k, forward))
         .collect();
     shell.sort();
-    if flavour == super::mpirun_flavour::MpirunFlavour::Hydra {
+    if flavour == mpirun_flavour::MpirunFlavour::Hydra {
         c.envs(env);
         let mut names: Vec<&str> = env.keys().map(String::as_str).collect();
         names.extend(shell.iter().map(String::as_str));
-        c.args(super::mpirun_flavour::hydra_args(hosts, np, &names));
+        c.args(mpirun_flavour::hydra_args(hosts, np, &names));
         c.arg(program).args(args);
         return c;
     }
@@ -249,43 +228,8 @@ fn is_root() -> bool {
 
 #[cfg(test)]
 mod tests {
+    use super::mpirun_flavour::MpirunFlavour;
     use super::*;
-    use crate::runner::mpirun_flavour::MpirunFlavour;
-
-    #[test]
-    fn launcher_detection() {
-        let env = |pairs: &'static [(&'static str, &'static str)]| {
-            move |k: &str| {
-                pairs
-                    .iter()
-                    .find(|(n, _)| *n == k)
-                    .map(|(_, v)| v.to_string())
-            }
-        };
-        assert_eq!(
-            detect_from(env(&[("OMPI_COMM_WORLD_SIZE", "2")])),
-            Some(Launcher::OpenMpi)
-        );
-        assert_eq!(
-            detect_from(env(&[("SLURM_STEP_ID", "0"), ("PMIX_RANK", "1")])),
-            Some(Launcher::Slurm)
-        );
-        assert_eq!(
-            detect_from(env(&[("SLURM_JOB_ID", "5")])),
-            None,
-            "an sbatch script is not a rank"
-        );
-        assert_eq!(detect_from(env(&[])), None);
-        // MPICH's and Intel MPI's Hydra: PMI-1 variables, no Slurm step.
-        assert_eq!(
-            detect_from(env(&[
-                ("PMI_RANK", "1"),
-                ("PMI_SIZE", "2"),
-                ("MPI_LOCALRANKID", "1")
-            ])),
-            Some(Launcher::Pmi)
-        );
-    }
 
     #[test]
     fn env_sets_group_equal_environments() {
