@@ -23,6 +23,7 @@ pub mod report;
 pub mod results;
 pub mod runner;
 pub mod secrets;
+pub mod session;
 pub mod shell;
 pub mod split;
 pub mod stdout;

@@ -11,6 +11,7 @@ pub fn save(
     out: &Path,
     force: bool,
     plan: Option<&Path>,
+    trust: baton::plan::Trust,
 ) -> anyhow::Result<Exit> {
     if let Err(e) = baton::output::refuse_inputs(out, results.iter().map(PathBuf::as_path)) {
         eprintln!("error: -o {e}");
@@ -29,7 +30,7 @@ pub fn save(
         })
         .collect();
     for (path, (name, r)) in results.iter().zip(&files) {
-        match failed_criteria(path, r, plan) {
+        match failed_criteria(path, r, plan, trust) {
             Ok(failed) => bad.extend(failed.into_iter().map(|p| format!("{name}: {p}"))),
             Err(e) => return Ok(e),
         }
@@ -126,6 +127,7 @@ fn failed_criteria(
     path: &Path,
     r: &baton::results::Results,
     given: Option<&Path>,
+    trust: baton::plan::Trust,
 ) -> Result<Vec<String>, Exit> {
     let Some(plan_path) = plan_of(path, given) else {
         if r.plan.is_some() {
@@ -149,15 +151,12 @@ fn failed_criteria(
         .iter()
         .map(|j| j.node_set.as_ref().map_or(&j.id, |s| &s.job).clone())
         .collect();
-    let files = [(path.display().to_string(), r.clone())];
-    let g = super::grade::grade_keyed(
-        &loaded.plan,
-        &plan_path.display().to_string(),
-        &files,
+    let none = (
         baton::grade::Baseline::None,
-        Some(&ran),
-        &baton::grade::History::None,
+        baton::session::OpenedHistory::None,
     );
+    let grading = baton::session::Grading::with(&loaded.plan, &plan_path, trust, none.0, none.1);
+    let g = grading.grade(&[(path.display().to_string(), r)], Some(&ran));
     Ok(g.jobs
         .iter()
         .flat_map(|j| j.criteria.iter().map(move |c| (j, c)))

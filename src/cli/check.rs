@@ -9,13 +9,14 @@ pub fn run(
     plans: &[PathBuf],
     format: CheckFormat,
     nodes: Option<super::GivenNodes<'_>>,
+    trust: baton::plan::Trust,
     color: bool,
 ) -> anyhow::Result<Exit> {
     let mut exit = Exit::Ok;
     for p in plans {
-        match load_plan(p, color, format, super::plan_trust()) {
+        match load_plan(p, color, format, trust) {
             Some(loaded) => {
-                let Some(sets) = node_sets(&loaded.plan, p, nodes) else {
+                let Some(sets) = node_sets(&loaded.plan, p, nodes, trust) else {
                     exit = Exit::Invalid;
                     continue;
                 };
@@ -30,7 +31,7 @@ pub fn run(
                     out.push_str(&format!("  {}: {}\n", s.test, s.summary()));
                 }
                 mpirun_names(p, &sets);
-                let files = super::plan_files(p);
+                let files = baton::session::plan_files(p, trust);
                 let mut problems: Vec<String> = files
                     .refused(&loaded.plan)
                     .iter()

@@ -10,12 +10,13 @@ pub fn run(
     format: ExpandFormat,
     max_listed: usize,
     nodes: Option<super::GivenNodes<'_>>,
+    trust: baton::plan::Trust,
     color: bool,
 ) -> anyhow::Result<Exit> {
-    let Some(loaded) = load_plan(plan, color, CheckFormat::Human, super::plan_trust()) else {
+    let Some(loaded) = load_plan(plan, color, CheckFormat::Human, trust) else {
         return Ok(Exit::Invalid);
     };
-    let Some(sets) = node_sets(&loaded.plan, plan, nodes) else {
+    let Some(sets) = node_sets(&loaded.plan, plan, nodes, trust) else {
         return Ok(Exit::Invalid);
     };
     let mut expansion = baton::expand::expand(&loaded.plan);

@@ -349,9 +349,12 @@ pub fn main(mpi: Option<MpiEntry>) -> i32 {
             };
         }
     };
-    if cli.trust_plan {
-        TRUST_PLAN.store(true, std::sync::atomic::Ordering::Relaxed);
-    }
+    // What the user vouched for travels as a value to each command that loads a plan.
+    let trust = if cli.trust_plan {
+        baton::plan::Trust::Trusted
+    } else {
+        baton::plan::Trust::Data
+    };
     let color = match cli.color {
         Color::Always => true,
         Color::Never => false,
@@ -367,6 +370,7 @@ pub fn main(mpi: Option<MpiEntry>) -> i32 {
             &plans,
             format,
             GivenNodes::of(nodes.as_deref(), hostfile.as_deref()),
+            trust,
             color,
         ),
         Command::Expand {
@@ -380,9 +384,10 @@ pub fn main(mpi: Option<MpiEntry>) -> i32 {
             format,
             max_listed,
             GivenNodes::of(nodes.as_deref(), hostfile.as_deref()),
+            trust,
             color,
         ),
-        Command::Run(args) => run::run(&args, mpi, color),
+        Command::Run(args) => run::run(&run::Args { trust, ..args }, mpi, color),
         Command::Render {
             plan,
             target,
@@ -414,6 +419,7 @@ pub fn main(mpi: Option<MpiEntry>) -> i32 {
                 results,
                 resume,
                 submit: submit.then_some(render::Submit { wait }),
+                trust,
             },
             color,
         ),
@@ -441,13 +447,16 @@ pub fn main(mpi: Option<MpiEntry>) -> i32 {
             grade::run(
                 &plan,
                 &results,
-                grade::Against {
+                baton::session::Against {
                     baseline: baseline.as_deref(),
                     history: history.as_deref(),
                 },
-                junit.as_deref(),
-                report.as_deref(),
+                grade::Outputs {
+                    junit: junit.as_deref(),
+                    report: report.as_deref(),
+                },
                 format,
+                trust,
                 color,
             )
         }
@@ -463,6 +472,7 @@ pub fn main(mpi: Option<MpiEntry>) -> i32 {
             baseline.as_deref(),
             history.as_deref(),
             &output,
+            trust,
             color,
         ),
         Command::Baseline { action } => match action {
@@ -471,7 +481,7 @@ pub fn main(mpi: Option<MpiEntry>) -> i32 {
                 output,
                 force,
                 plan,
-            } => baseline::save(&results, &output, force, plan.as_deref()),
+            } => baseline::save(&results, &output, force, plan.as_deref(), trust),
             BaselineAction::Compare {
                 old,
                 new,
@@ -550,18 +560,6 @@ pub fn select_jobs(
         .collect()
 }
 
-/// `--trust-plan`, set once from the command line before any plan is loaded.
-static TRUST_PLAN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-/// Whether the user vouched for the plan: commands that run or render it load it this way.
-fn plan_trust() -> baton::plan::Trust {
-    if TRUST_PLAN.load(std::sync::atomic::Ordering::Relaxed) {
-        baton::plan::Trust::Trusted
-    } else {
-        baton::plan::Trust::Data
-    }
-}
-
 /// Loads a plan, printing its diagnostics to stderr; `None` when it is invalid.
 fn load_plan(
     path: &std::path::Path,
@@ -617,16 +615,6 @@ impl<'a> GivenNodes<'a> {
     }
 }
 
-/// The files beside the plan at `path` it may read, as `--trust-plan` allows; beside the plan
-/// a rendered script was made from when it says so (`BATON_PLAN_DIR`: the script runs a copy
-/// of the plan in its output directory).
-pub fn plan_files(path: &std::path::Path) -> baton::plan::PlanFiles {
-    match std::env::var_os("BATON_PLAN_DIR").filter(|d| !d.is_empty()) {
-        Some(dir) => baton::plan::PlanFiles::in_dir(std::path::Path::new(&dir), plan_trust()),
-        None => baton::plan::PlanFiles::beside(path, plan_trust()),
-    }
-}
-
 /// The node sets of a plan's tests with `over:`, over `given` (`--nodes`, `--hostfile`), the
 /// node list the plan names (a hostfile beside the plan) or the allocation this runs in; `None`
 /// after printing why the list cannot be read.
@@ -634,6 +622,7 @@ fn node_sets(
     plan: &baton::plan::Plan,
     path: &std::path::Path,
     given: Option<GivenNodes<'_>>,
+    trust: baton::plan::Trust,
 ) -> Option<Vec<baton::expand::nodesets::TestSets>> {
     use baton::expand::nodesets;
     if plan.tests.iter().all(|t| t.over == baton::plan::Over::All) {
@@ -647,7 +636,11 @@ fn node_sets(
     let allocation = std::env::var(nodesets::SLURM_NODELIST).ok();
     let resolved = match given {
         Some(g) => g.list(&plan.nodes),
-        None => nodesets::resolve(&plan.nodes, &plan_files(path), allocation.as_deref()),
+        None => nodesets::resolve(
+            &plan.nodes,
+            &baton::session::plan_files(path, trust),
+            allocation.as_deref(),
+        ),
     };
     match resolved {
         Ok(list) => {
@@ -685,6 +678,7 @@ fn node_sets_not_runnable(
     plan: &baton::plan::Plan,
     path: &std::path::Path,
     in_allocation: bool,
+    trust: baton::plan::Trust,
 ) -> bool {
     use baton::expand::nodesets;
     if plan.tests.iter().all(|t| t.over == baton::plan::Over::All) {
@@ -693,8 +687,8 @@ fn node_sets_not_runnable(
     let allocation = in_allocation
         .then(|| std::env::var(nodesets::SLURM_NODELIST).ok())
         .flatten();
-    let (n, source) = match nodesets::resolve(&plan.nodes, &plan_files(path), allocation.as_deref())
-    {
+    let files = baton::session::plan_files(path, trust);
+    let (n, source) = match nodesets::resolve(&plan.nodes, &files, allocation.as_deref()) {
         Ok(nodesets::NodeList {
             hosts: Some(h),
             source,
@@ -726,28 +720,36 @@ fn node_sets_not_runnable(
 
 /// Loads a plan like [`load_plan`] and also returns the text it was checked from, for commands
 /// that carry the plan elsewhere (`render` puts it inside scripts).
-fn load_plan_source(path: &std::path::Path, color: bool) -> Option<(baton::plan::Loaded, String)> {
-    let (name, bytes) = match baton::plan::read_file(path) {
-        Ok(b) => b,
-        Err(baton::plan::LoadError::Invalid(report)) => {
-            eprint!("{}", diagnostics(&report, color, CheckFormat::Human));
-            return None;
-        }
-        Err(e) => {
-            eprintln!("error: {}", baton::stdout::visible(&e.to_string()));
-            return None;
-        }
-    };
-    match baton::plan::parse_bytes_with(&name, &bytes, plan_trust()) {
-        Ok(loaded) => {
-            if !loaded.report.diagnostics.is_empty() {
-                eprint!("{}", diagnostics(&loaded.report, color, CheckFormat::Human));
+fn load_plan_source(
+    path: &std::path::Path,
+    trust: baton::plan::Trust,
+    color: bool,
+) -> Option<(baton::plan::Loaded, String)> {
+    open_plan(path, trust, color).map(|o| (o.loaded, o.text))
+}
+
+/// Opens a plan once for a command that runs it, printing its diagnostics to stderr; `None`
+/// when it is invalid or unreadable.
+fn open_plan(
+    path: &std::path::Path,
+    trust: baton::plan::Trust,
+    color: bool,
+) -> Option<baton::session::OpenedPlan> {
+    use baton::session::OpenError;
+    match baton::session::open(path, trust) {
+        Ok(opened) => {
+            if !opened.loaded.report.diagnostics.is_empty() {
+                let report = &opened.loaded.report;
+                eprint!("{}", diagnostics(report, color, CheckFormat::Human));
             }
-            let text = String::from_utf8(bytes).ok()?;
-            Some((loaded, text))
+            Some(opened)
         }
-        Err(report) => {
+        Err(OpenError::Invalid(report)) => {
             eprint!("{}", diagnostics(&report, color, CheckFormat::Human));
+            None
+        }
+        Err(OpenError::Unreadable(e)) => {
+            eprintln!("error: {}", baton::stdout::visible(&e.to_string()));
             None
         }
     }

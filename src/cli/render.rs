@@ -20,6 +20,8 @@ pub struct Args {
     pub results: Option<PathBuf>,
     pub resume: bool,
     pub submit: Option<Submit>,
+    /// `--trust-plan`.
+    pub trust: baton::plan::Trust,
 }
 
 /// `--submit [--wait]`.
@@ -32,7 +34,7 @@ pub fn run(args: &Args, color: bool) -> anyhow::Result<Exit> {
         eprintln!("error: --submit submits the slurm script: add `--target slurm`");
         return Ok(Exit::Invalid);
     }
-    let Some((loaded, text)) = load_plan_source(&args.plan, color) else {
+    let Some((loaded, text)) = load_plan_source(&args.plan, args.trust, color) else {
         return Ok(Exit::Invalid);
     };
     let sweep = match sweep_of(args, &loaded.plan) {
@@ -65,7 +67,7 @@ pub fn run(args: &Args, color: bool) -> anyhow::Result<Exit> {
         plan_path: &plan_path,
         jobs: &jobs,
         baton: baton.as_deref(),
-        trust: super::plan_trust(),
+        trust: args.trust,
         sweep: sweep.clone(),
         results: results_text.as_deref(),
         resume: args.resume,
@@ -100,6 +102,7 @@ pub fn run(args: &Args, color: bool) -> anyhow::Result<Exit> {
                 plan: &args.plan,
                 name: &loaded.plan.name,
                 sets: if sweep.is_some() { None } else { Some(sets) },
+                trust: args.trust,
                 color,
             };
             submit_script(&script, submit, results.as_deref(), &graded)
@@ -111,7 +114,7 @@ pub fn run(args: &Args, color: bool) -> anyhow::Result<Exit> {
 /// The node-set batch job, if the plan has node sets; `Err` after saying why it cannot render
 /// (or be submitted without a node count).
 fn sweep_of(args: &Args, plan: &baton::plan::Plan) -> Result<Option<Sweep>, Exit> {
-    let files = super::plan_files(&args.plan);
+    let files = baton::session::plan_files(&args.plan, args.trust);
     let sweep = sweep(plan, &files, args.nodes.as_deref(), &args.targets).map_err(|e| {
         eprintln!("error: {}: {e}", args.plan.display());
         Exit::Invalid
@@ -248,6 +251,7 @@ struct Graded<'a> {
     /// Environment sets of the plain scripts (`set-K/results.json`); `None`: the node-set
     /// batch job's one `results.json`.
     sets: Option<usize>,
+    trust: baton::plan::Trust,
     color: bool,
 }
 
@@ -308,12 +312,13 @@ fn print_verdict(dir: &Path, g: &Graded) -> anyhow::Result<()> {
         eprintln!("baton: the job left no results in {}", dir.display());
         return Ok(());
     }
-    let against = super::grade::Against {
+    let against = baton::session::Against {
         baseline: None,
         history: None,
     };
     let format = super::GradeFormat::Text;
-    super::grade::run(g.plan, &files, against, None, None, format, g.color)?;
+    let outputs = super::grade::Outputs::default();
+    super::grade::run(g.plan, &files, against, outputs, format, g.trust, g.color)?;
     Ok(())
 }
 

@@ -3,9 +3,10 @@ use std::path::PathBuf;
 use baton::exit::Exit;
 use baton::launch::launcher;
 use baton::runner::orchestrate::{self, RunOptions};
+use baton::session::{Against, Grading};
 
 use super::failed_early as junit;
-use super::{MpiEntry, RunFormat, load_plan_source};
+use super::{MpiEntry, RunFormat, open_plan};
 
 /// `baton run`: what to run and where the results go.
 #[derive(Debug, Clone, clap::Args)]
@@ -53,14 +54,18 @@ pub struct Args {
     /// the output directory holding it).
     #[arg(long, value_name = "NODES_JSON")]
     pub rerun_failed: Option<PathBuf>,
+    /// `--trust-plan`, a global option: set from it after parsing.
+    #[arg(skip)]
+    pub trust: baton::plan::Trust,
 }
 
 pub fn run(args: &Args, mpi: Option<MpiEntry>, color: bool) -> anyhow::Result<Exit> {
-    let Some((loaded, text)) = load_plan_source(&args.plan, color) else {
-        let why = junit::plan_problems(&args.plan, super::plan_trust());
+    let Some(opened) = open_plan(&args.plan, args.trust, color) else {
+        let why = junit::plan_problems(&args.plan, args.trust);
         let why = why.unwrap_or_else(|| "the plan could not be read".into());
         return Ok(junit::run_junit(args, Exit::Invalid, "plan", &why));
     };
+    let plan = &opened.loaded.plan;
     // One rank of many: started by an MPI launcher, or placed by Slurm/pdsh/BATON_RANK as one
     // of several processes (a single srun task is a whole run: it starts its own GPU threads).
     let mpi_launcher = launcher::under_mpi_launcher(launcher::process_env);
@@ -81,13 +86,13 @@ pub fn run(args: &Args, mpi: Option<MpiEntry>, color: bool) -> anyhow::Result<Ex
             .as_ref()
             .is_some_and(|p| p.size > 1 || p.source == launcher::Source::Baton);
     let node_list = if under_launcher {
-        if super::node_sets_not_runnable(&loaded.plan, &args.plan, true) {
+        if super::node_sets_not_runnable(plan, &args.plan, true, args.trust) {
             let why = "the plan's node sets cannot run here (see the command's stderr)";
             return Ok(junit::run_junit(args, Exit::Invalid, "plan", why));
         }
         None
     } else {
-        match super::nodes::for_run(&loaded.plan, &args.plan, args) {
+        match super::nodes::for_run(plan, &args.plan, args) {
             Ok(l) => l,
             // Nothing to run (a rerun of a run that failed no node): no verdict to record.
             Err(Exit::Ok) => return Ok(Exit::Ok),
@@ -97,12 +102,12 @@ pub fn run(args: &Args, mpi: Option<MpiEntry>, color: bool) -> anyhow::Result<Ex
             }
         }
     };
-    let expansion = baton::expand::expand(&loaded.plan);
-    let plan_hash = baton::expand::plan_identity(&loaded.plan, &expansion.jobs);
-    let mut jobs: Vec<_> = expansion
+    let plan_hash = opened.identity.clone();
+    let mut jobs: Vec<_> = opened
         .jobs
-        .into_iter()
+        .iter()
         .filter(|j| args.only.as_deref().is_none_or(|p| j.id.contains(p)))
+        .cloned()
         .collect();
     if jobs.is_empty() {
         eprintln!(
@@ -130,9 +135,9 @@ pub fn run(args: &Args, mpi: Option<MpiEntry>, color: bool) -> anyhow::Result<Ex
     }
     if under_launcher {
         return match mpi {
-            Some(m) if mpi_launcher => (m.under_launcher)(args, &loaded.plan, &plan_hash, &jobs),
-            _ if loaded.plan.backend == baton::plan::Backend::Nccl => {
-                super::rank::over_tcp(args, &loaded.plan, &plan_hash, &jobs)
+            Some(m) if mpi_launcher => (m.under_launcher)(args, plan, &plan_hash, &jobs),
+            _ if plan.backend == baton::plan::Backend::Nccl => {
+                super::rank::over_tcp(args, plan, &plan_hash, &jobs)
             }
             _ => {
                 let why = "started as one rank of many (mpirun/srun) with `backend: mpi`, which \
@@ -150,7 +155,7 @@ pub fn run(args: &Args, mpi: Option<MpiEntry>, color: bool) -> anyhow::Result<Ex
     }
     let opts = RunOptions {
         plan_path: args.plan.clone(),
-        plan_text: text,
+        plan_text: opened.text.clone(),
         plan_hash,
         out_dir: args.out.clone(),
         resume: args.resume,
@@ -158,37 +163,16 @@ pub fn run(args: &Args, mpi: Option<MpiEntry>, color: bool) -> anyhow::Result<Ex
         capture_transport: args.capture_transport,
     };
     let over_sets = node_list.is_some();
+    // A node-set run grades as it goes (the judge of `over: isolate`) and at the end, by one
+    // grading path; a local run resolves its baseline only once it has something to grade.
+    let mut grading = None;
     let ran = match node_list {
         Some(nodes) => {
-            let base = match super::grade::baseline_for(
-                &args.plan,
-                &loaded.plan,
-                args.baseline.as_deref(),
-            ) {
-                Ok(b) => b,
+            let g = match super::grade::grading(plan, &args.plan, args.trust, against(args)) {
+                Ok(g) => grading.insert(g),
                 Err(exit) => return Ok(exit),
             };
-            let plan = &loaded.plan;
-            let history = super::grade::history_for(&args.plan, plan, args.history.as_deref());
-            let plan_files = super::plan_files(&args.plan);
-            let judge = |r: &baton::results::Results, ids: &[String]| -> bool {
-                let files = [("results.json".to_string(), r.clone())];
-                let g = baton::grade::grade(&baton::grade::GradeInput {
-                    plan,
-                    plan_file: None,
-                    results: &files,
-                    baseline: &base,
-                    only: None,
-                    history: &history.as_history(),
-                    files: Some(&plan_files),
-                });
-                ids.iter().all(|id| {
-                    g.jobs
-                        .iter()
-                        .find(|j| &j.id == id)
-                        .is_some_and(|j| j.status != baton::grade::Status::Fail)
-                })
-            };
+            let judge = |r: &baton::results::Results, ids: &[String]| g.judge(r, ids);
             let bar = super::progress::Bar::for_node_sets();
             let shown: &dyn baton::runner::progress::Progress = match &bar {
                 Some(b) => b,
@@ -203,7 +187,7 @@ pub fn run(args: &Args, mpi: Option<MpiEntry>, color: bool) -> anyhow::Result<Ex
             let shown = bar
                 .as_ref()
                 .map(|b| b as &dyn baton::runner::progress::Progress);
-            orchestrate::run(&loaded.plan, &jobs, &opts, shown)
+            orchestrate::run(plan, &jobs, &opts, shown)
         }
     };
     match ran {
@@ -226,14 +210,13 @@ pub fn run(args: &Args, mpi: Option<MpiEntry>, color: bool) -> anyhow::Result<Ex
                 .into_iter()
                 .filter(|j| over_sets || !outcome.not_reached.contains(&j.id))
                 .collect();
-            finish(
-                args,
-                &loaded.plan,
-                &ran,
-                &outcome.results,
-                &outcome.results_path,
-                outcome.exit,
-            )
+            let end = RunEnd {
+                jobs: &ran,
+                results: &outcome.results,
+                results_path: &outcome.results_path,
+                exit: outcome.exit,
+            };
+            finish_by(args, plan, grading.as_ref(), end)
         }
         Err(e) => {
             eprintln!("baton: {e}");
@@ -244,6 +227,22 @@ pub fn run(args: &Args, mpi: Option<MpiEntry>, color: bool) -> anyhow::Result<Ex
             Ok(junit::run_junit(args, e.exit(), "run", &e.to_string()))
         }
     }
+}
+
+/// `--baseline` and `--history`.
+fn against(args: &Args) -> Against<'_> {
+    Against {
+        baseline: args.baseline.as_deref(),
+        history: args.history.as_deref(),
+    }
+}
+
+/// How a run ended: the jobs it ran and their results.
+pub struct RunEnd<'a> {
+    pub jobs: &'a [baton::expand::Job],
+    pub results: &'a baton::results::Results,
+    pub results_path: &'a std::path::Path,
+    pub exit: Exit,
 }
 
 /// Grades what ran, writes `junit.xml` and `report/` beside the results, and combines the exit
@@ -257,28 +256,45 @@ pub fn finish(
     results_path: &std::path::Path,
     run_exit: Exit,
 ) -> anyhow::Result<Exit> {
+    let end = RunEnd {
+        jobs,
+        results,
+        results_path,
+        exit: run_exit,
+    };
+    finish_by(args, plan, None, end)
+}
+
+/// [`finish`] by the grading that judged the run's node sets, else one resolved now.
+fn finish_by(
+    args: &Args,
+    plan: &baton::plan::Plan,
+    judged_by: Option<&Grading<'_>>,
+    end: RunEnd<'_>,
+) -> anyhow::Result<Exit> {
     if args.env_set.is_some() {
         // One environment set of a rendered script: the script grades every set together into
         // the run's one junit.xml and report, and prints that verdict once.
-        return Ok(run_exit);
+        return Ok(end.exit);
     }
-    let base = match super::grade::baseline_for(&args.plan, plan, args.baseline.as_deref()) {
-        Ok(b) => b,
-        Err(exit) => return Ok(exit),
+    let resolved;
+    let grading = match judged_by {
+        Some(g) => g,
+        None => {
+            resolved = match super::grade::grading(plan, &args.plan, args.trust, against(args)) {
+                Ok(g) => g,
+                Err(exit) => return Ok(exit),
+            };
+            &resolved
+        }
     };
-    let history = super::grade::history_for(&args.plan, plan, args.history.as_deref());
-    let files = vec![(results_path.display().to_string(), results.clone())];
-    let ran: Vec<String> = jobs.iter().map(|j| j.id.clone()).collect();
-    let plan_file = args.plan.display().to_string();
-    let g = super::grade::grade_keyed(
-        plan,
-        &plan_file,
-        &files,
-        base,
-        Some(&ran),
-        &history.as_history(),
-    );
-    let dir = results_path.parent().unwrap_or(std::path::Path::new("."));
+    let files = [(end.results_path.display().to_string(), end.results)];
+    let ran: Vec<String> = end.jobs.iter().map(|j| j.id.clone()).collect();
+    let g = grading.grade(&files, Some(&ran));
+    let dir = end
+        .results_path
+        .parent()
+        .unwrap_or(std::path::Path::new("."));
     super::grade::emit(
         &g,
         Some(&dir.join("junit.xml")),
@@ -286,10 +302,7 @@ pub fn finish(
         args.format == RunFormat::Json,
     )?;
     super::nodes::write(dir, &g, &plan.name)?;
-    Ok(match run_exit {
-        Exit::Timeout | Exit::Runtime | Exit::Interrupted => run_exit,
-        _ => g.exit(),
-    })
+    Ok(baton::session::run_exit(end.exit, &g))
 }
 
 fn summary(results: &baton::results::Results, path: &std::path::Path) {

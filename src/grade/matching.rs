@@ -25,7 +25,7 @@ pub enum Found {
 /// and a line per result job that no plan job took.
 pub fn assign(
     jobs: &[Job],
-    files: &[(String, Results)],
+    files: &[(String, &Results)],
     backend: Backend,
 ) -> (Vec<Found>, Vec<String>) {
     let all: Vec<(&str, &JobResult)> = files
@@ -207,7 +207,7 @@ fn source_name(r: &JobResult) -> String {
 /// Why a job of a test over node sets has no results when none of its sets ran: the runner
 /// records such a set with why (`not run: node02 was proven dead earlier`), and that is the
 /// reason, not a missing log.
-fn not_run(job: &Job, files: &[(String, Results)]) -> Option<String> {
+fn not_run(job: &Job, files: &[(String, &Results)]) -> Option<String> {
     let sets: Vec<String> = files
         .iter()
         .flat_map(|(_, r)| &r.node_sets)
@@ -352,7 +352,8 @@ mod tests {
         expand(&loaded.plan).jobs
     }
 
-    fn results(label: Option<&str>) -> Vec<(String, Results)> {
+    /// The fixture log as one results file, named; leaked, as grading borrows what it reads.
+    fn results(label: Option<&str>) -> Vec<(String, &'static Results)> {
         let r = ingest(
             &[LogInput {
                 name: "ar.txt",
@@ -362,7 +363,7 @@ mod tests {
         )
         .unwrap()
         .results;
-        vec![("r.json".into(), r)]
+        vec![("r.json".into(), Box::leak(Box::new(r)))]
     }
 
     const AR: &str = "  - name: a\n    collective: all_reduce\n    sizes: [1G]\n";

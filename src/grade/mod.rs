@@ -61,8 +61,9 @@ pub enum Baseline {
 pub struct GradeInput<'a> {
     pub plan: &'a Plan,
     pub plan_file: Option<&'a str>,
-    /// Results files: (name, contents).
-    pub results: &'a [(String, Results)],
+    /// Results files: (name, contents), borrowed: a node-set run's judge grades the run so far
+    /// for each decision, which must not copy it.
+    pub results: &'a [(String, &'a Results)],
     pub baseline: &'a Baseline,
     /// Grade only these job IDs (what `run --only` / `--env-set` ran); `None` = every job.
     pub only: Option<&'a [String]>,
@@ -94,7 +95,7 @@ pub fn grade(input: &GradeInput<'_>) -> Grade {
     let others = relative_targets(&expansion.jobs, &found, files);
     let base_found: Vec<Result<Found, String>> = match input.baseline {
         Baseline::Loaded { name, results } => {
-            let files = [(name.clone(), (**results).clone())];
+            let files = [(name.clone(), &**results)];
             assign(&expansion.jobs, &files, input.plan.backend)
                 .0
                 .into_iter()
@@ -214,7 +215,7 @@ fn worst(it: impl Iterator<Item = Status>) -> Status {
 /// key leaves it out of its own history).
 struct TrendInput<'a> {
     history: &'a History<'a>,
-    results: &'a [(String, Results)],
+    results: &'a [(String, &'a Results)],
 }
 
 // Each argument is a separate input of the verdict (results, baseline, environments, profile,
@@ -306,7 +307,7 @@ fn grade_job<'e>(
             Check::Variance(t) => variance::evaluate(&ctx, c, t, text),
             Check::GroupSpread(t) => group_spread::evaluate(&ctx, c, t, text),
             Check::Trend(t) => {
-                let results = trend.results.iter().find(|r| r.0 == file).map(|r| &r.1);
+                let results = trend.results.iter().find(|r| r.0 == file).map(|r| r.1);
                 trend::evaluate(&ctx, c, t, text, trend.history, results)
             }
             // Fleet-relative: a job graded on its own ran as one node set, and one set has no

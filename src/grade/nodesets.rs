@@ -238,7 +238,7 @@ pub fn attribute_tests(
     plan: &Plan,
     jobs: &[Job],
     verdicts: &[JobVerdict],
-    results: &[(String, Results)],
+    results: &[(String, &Results)],
 ) -> Vec<TestNodes> {
     let Some(run) = results
         .iter()
@@ -367,10 +367,10 @@ fn first_failed<'v>(jobs: impl Iterator<Item = &'v JobVerdict>) -> Option<(&'sta
 }
 
 /// The node-set run among `results` (the one with a node list).
-fn node_set_run(results: &[(String, Results)]) -> Option<&Results> {
+fn node_set_run<'r>(results: &[(String, &'r Results)]) -> Option<&'r Results> {
     results
         .iter()
-        .map(|r| &r.1)
+        .map(|r| r.1)
         .find(|r| !r.node_list.is_empty())
 }
 
@@ -423,7 +423,7 @@ pub fn keep_unfinished(
     plan: &Plan,
     plan_jobs: &[Job],
     jobs: &mut Vec<Job>,
-    results: &[(String, Results)],
+    results: &[(String, &Results)],
 ) {
     let Some(run) = node_set_run(results) else {
         return;
@@ -446,7 +446,7 @@ pub fn explain_unrun(
     plan: &Plan,
     jobs: &[Job],
     verdicts: &mut [JobVerdict],
-    results: &[(String, Results)],
+    results: &[(String, &Results)],
 ) {
     let Some(run) = node_set_run(results) else {
         return;

@@ -29,7 +29,7 @@ pub struct RunInfo {
 }
 
 impl RunInfo {
-    pub fn of(plan: &Plan, results: &[(String, Results)]) -> RunInfo {
+    pub fn of(plan: &Plan, results: &[(String, &Results)]) -> RunInfo {
         let started = results
             .iter()
             .filter_map(|r| r.1.started.clone())
@@ -141,7 +141,10 @@ mod tests {
                 results("2026-01-01T10:00:00Z", Some("2026-01-01T10:10:00Z")),
             ),
         ];
-        let i = RunInfo::of(&plan, &files);
+        fn named(f: &[(String, Results)]) -> Vec<(String, &Results)> {
+            f.iter().map(|(n, r)| (n.clone(), r)).collect()
+        }
+        let i = RunInfo::of(&plan, &named(&files));
         assert_eq!(i.started.as_deref(), Some("2026-01-01T10:00:00Z"));
         assert_eq!(i.finished.as_deref(), Some("2026-01-01T10:20:00Z"));
         assert_eq!(i.duration_s, Some(1200));
@@ -149,7 +152,7 @@ mod tests {
         assert!(i.git.as_ref().unwrap().dirty);
         assert_eq!(i.producers.len(), 1);
         let unfinished = vec![("a".to_string(), results("2026-01-01T10:00:00Z", None))];
-        let i = RunInfo::of(&plan, &unfinished);
+        let i = RunInfo::of(&plan, &named(&unfinished));
         assert_eq!((i.finished, i.duration_s), (None, None));
     }
 }

@@ -53,7 +53,6 @@ const NOT_YET_MOVED: &[&str] = &[
     "src/cli/ingest.rs",
     "src/cli/mod.rs",
     "src/cli/nodes.rs",
-    "src/cli/nodes/rerun.rs",
     "src/cli/progress.rs",
     "src/cli/rank.rs",
     "src/cli/ranks.rs",

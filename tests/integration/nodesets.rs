@@ -1069,3 +1069,154 @@ tests:
         assert!(!err.contains(": exit 0 ("), "{err}");
     }
 }
+
+/// `over: isolate` over four named hosts on this machine, one rank each, judged by `expect`
+/// (plan-level keys in `top`): the plan, written into `d`.
+#[cfg(feature = "mpi")]
+fn isolate_plan(d: &std::path::Path, top: &str, expect: &str) -> std::path::PathBuf {
+    write(
+        d,
+        "p.yaml",
+        &format!(
+            "version: 1\nname: iso\nbackend: mpi\nlaunch: {{ ranks_per_node: 1 }}\n\
+             nodes: {{ hostlist: \"n[1-4]\" }}\ndefaults: {{ iters: 2, warmup: 1, timeout: 10s }}\n{top}\
+             tests:\n  - name: iso\n    over: isolate\n    collective: broadcast\n    sizes: [64K]\n\
+             \x20   expect:\n{expect}"
+        ),
+    )
+}
+
+/// A node set's hosts, comma-separated.
+#[cfg(feature = "mpi")]
+fn set_hosts(set: &serde_json::Value) -> String {
+    let hosts: Vec<&str> = set["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h.as_str().unwrap())
+        .collect();
+    hosts.join(",")
+}
+
+/// The sets `isolate` ran, as `(round, hosts)`, from a run's results.
+#[cfg(feature = "mpi")]
+fn sets_run(out: &std::path::Path) -> Vec<(u64, String)> {
+    let r: serde_json::Value = serde_json::from_str(&read(&out.join("results.json"))).unwrap();
+    r["node_sets"]
+        .as_array()
+        .expect("node_sets")
+        .iter()
+        .map(|s| (s["round"].as_u64().unwrap(), set_hosts(s)))
+        .collect()
+}
+
+/// The verdict `baton grade` gives each set the run ran, as `(round, hosts, status)`.
+#[cfg(feature = "mpi")]
+fn graded_sets(plan: &std::path::Path, out: &std::path::Path) -> Vec<(u64, String, String)> {
+    let g = baton_env(
+        &[
+            "grade",
+            "--format",
+            "json",
+            p(plan),
+            p(&out.join("results.json")),
+        ],
+        &[],
+    );
+    let doc: serde_json::Value =
+        serde_json::from_slice(&g.stdout).unwrap_or_else(|e| panic!("{e}: {}", show(&g)));
+    doc["node_sets"]
+        .as_array()
+        .expect("node_sets")
+        .iter()
+        .map(|s| {
+            let status = s["status"].as_str().unwrap().to_string();
+            (s["round"].as_u64().unwrap(), set_hosts(s), status)
+        })
+        .collect()
+}
+
+/// #22: what steers `over: isolate` is the verdict the report gives. A `regression` whose
+/// baseline holds every set only from other hosts fails every set in the final verdict (a
+/// baseline is compared only with runs on the same hosts); the judge that chose the rounds must
+/// fail them too, so isolation goes on examining the failed screening sets instead of ending
+/// with "every set passed" rounds that the report then calls failed.
+#[cfg(feature = "mpi")]
+#[test]
+fn isolation_is_steered_by_the_host_keyed_baseline_the_report_uses() {
+    let d = common::tmp("nodesets-iso-keyed");
+    let plan = isolate_plan(&d, "", "      - wrong: 0\n");
+    let agent = common::localsets::agent(&d, &[], None);
+    let first = d.join("first");
+    let o = common::localsets::baton_over(&agent, &["run", p(&plan), "-o", p(&first)]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    // The same measurements, as if taken on other machines.
+    let mut base: serde_json::Value =
+        serde_json::from_str(&read(&first.join("results.json"))).unwrap();
+    for j in base["jobs"].as_array_mut().unwrap() {
+        for r in j["layout"]["ranks"].as_array_mut().unwrap() {
+            r["host"] = "elsewhere".into();
+        }
+    }
+    write(&d, "base.json", &base.to_string());
+    let plan = isolate_plan(
+        &d,
+        "baseline: base.json\n",
+        "      - regression: \"<= 99%\"\n",
+    );
+    let out = d.join("out");
+    let o = common::localsets::baton_over(&agent, &["run", p(&plan), "-o", p(&out)]);
+    assert_eq!(code(&o), 1, "every set fails its regression: {}", show(&o));
+    assert!(
+        stdout(&o).contains("a baseline is compared only with runs on the same hosts"),
+        "{}",
+        show(&o)
+    );
+    let graded = graded_sets(&plan, &out);
+    assert!(
+        graded.iter().all(|(_, _, s)| s == "fail"),
+        "every set fails: {graded:?}"
+    );
+    // Both screening sets failed, so isolation examines them: it never ends with the
+    // survivors' round of all four nodes that follows a screen where everything passed.
+    let ran = sets_run(&out);
+    assert_eq!(ran.iter().filter(|(r, _)| *r == 1).count(), 2, "{ran:?}");
+    assert!(
+        !ran.iter().any(|(r, h)| *r == 2 && h == "n1,n2,n3,n4"),
+        "isolation steered by verdicts the report does not give: {ran:?}"
+    );
+}
+
+/// #22: a plan's own files steer `over: isolate` as they grade the report: a `relative`
+/// criterion against another run's results beside the plan (a share no set reaches) fails
+/// every set in both. (A plan-local hardware profile is the same lookup through the plan's
+/// files, but profiles hold NCCL figures, which need a GPU: `backend: mpi` refuses them.)
+#[cfg(feature = "mpi")]
+#[test]
+fn isolation_is_steered_by_the_plans_own_files() {
+    let d = common::tmp("nodesets-iso-relative");
+    let plan = isolate_plan(&d, "", "      - wrong: 0\n");
+    let agent = common::localsets::agent(&d, &[], None);
+    let first = d.join("first");
+    let o = common::localsets::baton_over(&agent, &["run", p(&plan), "-o", p(&first)]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    std::fs::copy(first.join("results.json"), d.join("phase-b.json")).unwrap();
+    let plan = isolate_plan(
+        &d,
+        "",
+        "      - relative: { to: iso, results: phase-b.json, busbw: \">= 100000%\" }\n",
+    );
+    let out = d.join("out");
+    let o = common::localsets::baton_over(&agent, &["run", p(&plan), "-o", p(&out)]);
+    assert_eq!(code(&o), 1, "every set fails its share: {}", show(&o));
+    let graded = graded_sets(&plan, &out);
+    assert!(
+        graded.iter().all(|(_, _, s)| s == "fail"),
+        "every set fails: {graded:?}"
+    );
+    let ran = sets_run(&out);
+    assert!(
+        !ran.iter().any(|(r, h)| *r == 2 && h == "n1,n2,n3,n4"),
+        "isolation steered by verdicts the report does not give: {ran:?}"
+    );
+}
