@@ -6,6 +6,7 @@ mod common;
 use baton::collective::{Collective, Dtype, RedOp};
 use baton::results::{JobStatus, MatchBy, Placement};
 use common::*;
+use std::path::Path;
 
 fn rows(r: &baton::results::JobResult) -> Vec<&baton::results::Row> {
     r.repeats.iter().flat_map(|x| &x.rows).collect()
@@ -252,6 +253,8 @@ fn labelled_logs_become_repeats_of_one_job() {
     assert!(stderr(&o).contains("different jobs"), "{}", show(&o));
 }
 
+/// A table cut short (the run died, or the capture did) keeps its rows, is a job error and
+/// exits 3: a log that shows a failure never exits 0 with no error recorded.
 #[test]
 fn truncated_logs_keep_their_rows_and_say_so() {
     let d = tmp("ingest_truncated");
@@ -259,23 +262,32 @@ fn truncated_logs_keep_their_rows_and_say_so() {
     let cut = &text[..text.find("   268435456").unwrap() + 30];
     let log = write(&d, "cut.txt", cut);
     let o = baton(&["ingest", p(&log), "-o", p(&d.join("r.json"))]);
-    assert_eq!(code(&o), 0, "{}", show(&o));
-    assert!(
-        stderr(&o).contains("log ends before the nccl-tests footer"),
-        "{}",
-        show(&o)
-    );
+    assert_eq!(code(&o), 3, "{}", show(&o));
     assert!(stderr(&o).contains("incomplete table row"), "{}", show(&o));
     let r = results(&d.join("r.json"));
     assert_eq!(r.jobs[0].status, JobStatus::Partial);
     assert_eq!(rows(&r.jobs[0]).len(), 25);
+    let errors: Vec<&str> = r.jobs[0]
+        .errors
+        .iter()
+        .map(|e| e.message.as_str())
+        .collect();
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.contains("log ends before the nccl-tests footer")),
+        "{errors:?}"
+    );
     // A JSON document cut mid-write keeps the rows before the cut.
     let json = read(&fixture("all_gather.json"));
     let cut = &json[..json.find("{\"size\":8192").unwrap() + 20];
     let log = write(&d, "cut.json", cut);
-    let r = results(&ingest(&d, "rj.json", &[&log], None));
+    let o = baton(&["ingest", p(&log), "-o", p(&d.join("rj.json"))]);
+    assert_eq!(code(&o), 3, "{}", show(&o));
+    let r = results(&d.join("rj.json"));
     assert_eq!(rows(&r.jobs[0]).len(), 5);
     assert_eq!(r.jobs[0].status, JobStatus::Partial);
+    assert!(!r.jobs[0].errors.is_empty());
 }
 
 #[test]
@@ -327,4 +339,101 @@ fn what_is_not_a_log_is_rejected_with_exit_2() {
     assert_eq!(code(&o), 2, "{}", show(&o));
     assert!(stderr(&o).contains("/nonexistent/log.txt"));
     assert!(!d.join("r.json").exists(), "nothing is written on failure");
+}
+
+/// The public corpus (tests/data/nccl-tests/real, see its SOURCES.md): every log is ingested
+/// exactly as `expected.py` read its printed table, or refused with a message that names the file
+/// and the reason; a refused log with the `--collective` its runs need ingests exactly. Exit codes
+/// follow the log: 0 only when it shows no failure.
+#[test]
+fn every_real_log_ingests_as_expected() {
+    let d = tmp("ingest_real");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/nccl-tests/real");
+    let mut n = 0;
+    for entry in std::fs::read_dir(dir.join("expected")).unwrap() {
+        let exp: serde_json::Value = serde_json::from_str(&read(&entry.unwrap().path())).unwrap();
+        let log = dir.join(exp["log"].as_str().unwrap());
+        let out = d.join(format!("{n}.json"));
+        let o = baton(&["ingest", p(&log), "-o", p(&out)]);
+        let name = exp["log"].as_str().unwrap();
+        if let Some(why) = exp["refuse"].as_str() {
+            assert_eq!(code(&o), 2, "{name}: {}", show(&o));
+            assert!(stderr(&o).contains(why), "{name}: {}", show(&o));
+            assert!(stderr(&o).contains(name), "{name}: {}", show(&o));
+            assert!(!out.exists(), "{name}: refused, yet written");
+            let Some(hint) = exp["hint"].as_str() else {
+                n += 1;
+                continue;
+            };
+            assert!(stderr(&o).contains("--collective"), "{name}: {}", show(&o));
+            let o = baton(&["ingest", p(&log), "-o", p(&out), "--collective", hint]);
+            check_real(name, &exp, &o, &results(&out), Some(hint));
+        } else {
+            check_real(name, &exp, &o, &results(&out), None);
+        }
+        n += 1;
+    }
+    assert!(n >= 30, "the corpus has {n} logs");
+}
+
+fn check_real(
+    name: &str,
+    exp: &serde_json::Value,
+    o: &std::process::Output,
+    r: &baton::results::Results,
+    hint: Option<&str>,
+) {
+    let runs = exp["runs"].as_array().unwrap();
+    assert_eq!(r.jobs.len(), runs.len(), "{name}: {}", show(o));
+    let mut failed = false;
+    for (j, run) in r.jobs.iter().zip(runs) {
+        let coll = run["collective"].as_str().or(hint).unwrap();
+        assert_eq!(j.collective.to_string(), coll, "{name}");
+        let status = run["status"].as_str().unwrap();
+        assert_eq!(
+            format!("{:?}", j.status).to_lowercase(),
+            status,
+            "{name}: {:?}",
+            j.errors
+        );
+        let min_errors = run["min_errors"].as_u64().unwrap() as usize;
+        assert!(
+            j.errors.len() >= min_errors,
+            "{name}: {} error(s), want {min_errors}: {:?}",
+            j.errors.len(),
+            j.errors
+        );
+        if min_errors == 0 {
+            assert!(j.errors.is_empty(), "{name}: {:?}", j.errors);
+        }
+        failed |= !j.errors.is_empty() || status != "completed";
+        let want = run["rows"].as_array().unwrap();
+        let got = rows(j);
+        assert_eq!(got.len(), want.len(), "{name}: rows");
+        for (g, w) in got.iter().zip(want) {
+            let at = format!("{name} line {}", w["line"]);
+            assert_eq!(g.size, w["size"].as_u64().unwrap(), "{at}");
+            assert_eq!(g.count, w["count"].as_u64().unwrap(), "{at}");
+            assert_eq!(j.dtype.to_string(), w["type"].as_str().unwrap(), "{at}");
+            for (place, key) in [
+                (Placement::OutOfPlace, "out_of_place"),
+                (Placement::InPlace, "in_place"),
+            ] {
+                let c = g.cell(place).unwrap();
+                let v = &w[key];
+                assert_eq!(c.time_us, v[0].as_f64(), "{at} {key} time");
+                assert_eq!(c.algbw, v[1].as_f64(), "{at} {key} algbw");
+                assert_eq!(c.busbw, v[2].as_f64(), "{at} {key} busbw");
+                assert_eq!(c.wrong, v[3].as_u64(), "{at} {key} #wrong");
+            }
+        }
+    }
+    let want_exit = if failed { code(o).max(1) } else { 0 };
+    assert_eq!(code(o), want_exit, "{name}: {}", show(o));
+    if failed {
+        assert!(
+            r.jobs.iter().any(|j| !j.errors.is_empty()),
+            "{name}: a failure must be recorded, not only an exit code"
+        );
+    }
 }

@@ -149,6 +149,9 @@ enum Command {
         /// Plan job ID these logs measured; several logs become its repeats.
         #[arg(long)]
         job: Option<String>,
+        /// Collective of runs whose log does not say (no start line, no program named).
+        #[arg(long, value_name = "NAME", value_parser = ingest::parse_collective)]
+        collective: Option<baton::collective::Collective>,
     },
     /// Grade results against a plan's criteria: verdicts, JUnit XML, report. Exit 1 on failure.
     Grade {
@@ -422,7 +425,12 @@ pub fn main(mpi: Option<MpiEntry>) -> i32 {
             Some(m) if baton::runner::launch::detect_launcher().is_some() => (m.worker)(&w),
             _ => rank::worker_over_tcp(&w),
         },
-        Command::Ingest { logs, output, job } => ingest::run(&logs, &output, job.as_deref()),
+        Command::Ingest {
+            logs,
+            output,
+            job,
+            collective,
+        } => ingest::run(&logs, &output, job.as_deref(), collective),
         Command::Grade {
             plan,
             results,

@@ -96,7 +96,9 @@ MANIFEST = {
     "mscclpp-507-table-no-header.txt": dict(
         runs=[(1, None, "partial", 1)], hint="all_reduce"
     ),
-    "rccl-1352-side-by-side.txt": dict(runs=[(1, None, None, 0)]),
+    "rccl-1352-side-by-side.txt": dict(
+        runs=[(1, None, None, 0)], refuse="not an nccl-tests log"
+    ),
     "nccl-tests-107-non-mpi-duplicate-rank0.txt": dict(
         runs=[(1, "all_reduce", "error", 1)], layout="noroot", wrong="maxerr"
     ),
