@@ -437,3 +437,186 @@ fn check_real(
         );
     }
 }
+
+/// One log per failure kind, real where the corpus has one: each exits non-zero and records a
+/// job error that says what failed and where. Never exit 0 with no error recorded.
+#[test]
+fn every_failure_kind_is_an_error_with_where_and_a_nonzero_exit() {
+    let d = tmp("ingest_failure_kinds");
+    let real = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/nccl-tests/real");
+    let fixture_text = read(&fixture("all_reduce.txt"));
+    let cut = &fixture_text[..fixture_text.find("  1073741824").unwrap()];
+    let timeout = write(
+        &d,
+        "timeout.txt",
+        &format!("{cut}vm: Test timeout (300s) common.cu:1234\n"),
+    );
+    let warn = write(
+        &d,
+        "warn.txt",
+        &fixture_text.replace(
+            "#  Rank  1",
+            "vm:1:2 [0] transport/nvls.cc:598 NCCL WARN Cuda failure 1 'invalid argument'\n#  Rank  1",
+        ),
+    );
+    let cases: Vec<(&str, std::path::PathBuf, Option<&str>, i32, &str)> = vec![
+        (
+            "before the table",
+            real.join("rccl-tests-50-mi210-failure-before-table.txt"),
+            None,
+            3,
+            "line 10: sharbox-ultra: Test NCCL failure",
+        ),
+        (
+            "inside a row",
+            real.join("nccl-tests-355-cuda-failure-inside-row.txt"),
+            None,
+            3,
+            "row of 2097152 B",
+        ),
+        (
+            "after the rows",
+            real.join("nccl-tests-322-failure-after-rows.txt"),
+            Some("all_reduce"),
+            3,
+            "line 7: HCA-128: Test NCCL failure",
+        ),
+        (
+            "CUDA init",
+            real.join("h100-cuda-init-failure.txt"),
+            None,
+            3,
+            "'system not yet initialized'",
+        ),
+        (
+            "nccl-tests 1.x",
+            real.join("nccl-tests-11-nvprof-cuda-failure.txt"),
+            None,
+            3,
+            "Cuda failure common.cu:510",
+        ),
+        (
+            "#wrong > 0",
+            real.join("rtx3090-wrong-108-failed.txt"),
+            Some("all_reduce"),
+            1,
+            "count wrong elements",
+        ),
+        (
+            "Out of bounds FAILED",
+            real.join("rtx3090-wrong-108-failed.txt"),
+            Some("all_reduce"),
+            1,
+            "Out of bounds values : 108 FAILED",
+        ),
+        (
+            "table cut short",
+            real.join("nccl-tests-287-5090-cut-short.txt"),
+            None,
+            3,
+            "log ends before the nccl-tests footer",
+        ),
+        (
+            "processes alone",
+            real.join("nccl-tests-107-non-mpi-duplicate-rank0.txt"),
+            None,
+            3,
+            "every process ran alone",
+        ),
+        ("timeout", timeout, None, 4, "Test timeout"),
+    ];
+    for (kind, log, collective, exit, says) in cases {
+        let out = d.join("r.json");
+        let mut args = vec!["ingest", p(&log), "-o", p(&out)];
+        if let Some(c) = collective {
+            args.extend(["--collective", c]);
+        }
+        let o = baton(&args);
+        assert_eq!(code(&o), exit, "{kind}: {}", show(&o));
+        let r = results(&out);
+        let errors: Vec<&str> = r
+            .jobs
+            .iter()
+            .flat_map(|j| &j.errors)
+            .map(|e| e.message.as_str())
+            .collect();
+        assert!(
+            errors.iter().any(|e| e.contains(says)),
+            "{kind}: {errors:?}"
+        );
+    }
+    // An NCCL WARN that reports an error is recorded even when the run completed.
+    let o = baton(&["ingest", p(&warn), "-o", p(&d.join("w.json"))]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    let r = results(&d.join("w.json"));
+    assert!(
+        r.jobs[0]
+            .errors
+            .iter()
+            .any(|e| e.message.contains("NCCL WARN Cuda failure")),
+        "{:?}",
+        r.jobs[0].errors
+    );
+}
+
+/// What each log run says ran, and the refusal when nothing does.
+#[test]
+fn the_collective_comes_from_the_start_line_a_named_program_or_the_flag() {
+    let d = tmp("ingest_collective_sources");
+    let plain = read(&fixture("broadcast.txt"));
+    let no_start: String = plain
+        .lines()
+        .filter(|l| !l.contains("Collective test"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let bare = write(&d, "bare.txt", &no_start);
+    let o = baton(&["ingest", p(&bare), "-o", p(&d.join("r.json"))]);
+    assert_eq!(code(&o), 2, "{}", show(&o));
+    assert!(
+        stderr(&o).contains("bare.txt: cannot tell which collective ran"),
+        "{}",
+        show(&o)
+    );
+    assert!(stderr(&o).contains("--collective NAME"), "{}", show(&o));
+    let echoed = write(
+        &d,
+        "echo.txt",
+        &format!("+ srun ./build/broadcast_perf -b 8\n{no_start}"),
+    );
+    let r = results(&ingest(&d, "e.json", &[&echoed], None));
+    assert_eq!(r.jobs[0].collective, Collective::Broadcast);
+    assert_eq!(r.jobs[0].root, Some(0));
+    let o = baton(&[
+        "ingest",
+        p(&bare),
+        "-o",
+        p(&d.join("f.json")),
+        "--collective",
+        "broadcast",
+    ]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    assert_eq!(
+        results(&d.join("f.json")).jobs[0].collective,
+        Collective::Broadcast
+    );
+    let o = baton(&[
+        "ingest",
+        p(&bare),
+        "-o",
+        p(&d.join("g.json")),
+        "--collective",
+        "gatherx",
+    ]);
+    assert_eq!(code(&o), 2, "{}", show(&o));
+    assert!(
+        stderr(&o).contains("unknown collective `gatherx`"),
+        "{}",
+        show(&o)
+    );
+    // `# Avg bus bandwidth` is kept as the log's claim.
+    assert!(
+        results(&d.join("f.json")).jobs[0]
+            .reported_avg_busbw
+            .is_some()
+    );
+}
