@@ -206,7 +206,7 @@ fn is_name(s: &str) -> bool {
 mod tests {
     use super::*;
 
-    fn strip_all<'a>(text: &'a str) -> Vec<(Option<u64>, &'a str)> {
+    fn strip_all(text: &str) -> Vec<(Option<u64>, &str)> {
         let p = Prefixes::detect(text.lines());
         text.lines()
             .map(|l| {
