@@ -44,7 +44,7 @@ fn run_errors(log: &Log) -> Vec<JobError> {
             ),
         ));
     }
-    if !log.complete && !log.fatal {
+    if !log.complete && !log.fatal && log.repeated_headers == 0 {
         out.push(error(
             ErrorKind::Other,
             format!(
