@@ -29,6 +29,9 @@ impl Tag<'_> {
 const MAX_LAYERS: usize = 3;
 /// A repeated tag longer than this is a line that happens to repeat, not a tag.
 const MAX_TAG: usize = 64;
+/// Lines a repeated prefix is looked for in: a launcher tags every line alike, so the first ones
+/// say it, and a million-line log costs no more to look at than a short one.
+const SAMPLE: usize = 10_000;
 
 /// The repeated prefix of one log, found in a first pass over its lines.
 #[derive(Debug, Default)]
@@ -40,8 +43,10 @@ pub struct Prefixes {
 }
 
 impl Prefixes {
-    /// Looks for a repeated prefix in two linear passes (a majority vote, then a count).
+    /// Looks for a repeated prefix in the first [`SAMPLE`] lines, in two passes (a majority
+    /// vote, then a count).
     pub fn detect<'a>(lines: impl Iterator<Item = &'a str> + Clone) -> Prefixes {
+        let lines = lines.take(SAMPLE);
         let mut candidate: Option<&str> = None;
         let mut votes = 0usize;
         let (mut total, mut hosty) = (0usize, 0usize);

@@ -97,10 +97,10 @@ impl<'s> Parser<'s> {
         } else if t.starts_with(|c: char| c.is_ascii_digit()) {
             self.row(t, n)
         } else {
-            self.other(t)
+            // Command lines, echoes and prose: the only lines that name a program.
+            self.other(t) || self.named(t, n)
         };
-        let named = !t.starts_with('#') && self.named(t, n);
-        if !known && !named {
+        if !known {
             self.unknown_count += 1;
             if self.unknown.len() < QUOTED_UNKNOWN {
                 self.unknown.push((n, shorten(t)));
