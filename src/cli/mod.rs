@@ -150,6 +150,9 @@ enum Command {
         /// Plan job ID these logs measured; several logs become its repeats.
         #[arg(long)]
         job: Option<String>,
+        /// Collective of runs whose log does not say (no start line, no program named).
+        #[arg(long, value_name = "NAME", value_parser = ingest::parse_collective)]
+        collective: Option<baton::collective::Collective>,
     },
     /// Grade results against a plan's criteria: verdicts, JUnit XML, report. Exit 1 on failure.
     Grade {
@@ -429,7 +432,12 @@ pub fn main(mpi: Option<MpiEntry>) -> i32 {
             Some(m) if launcher::under_mpi_launcher(launcher::process_env) => (m.worker)(&w),
             _ => rank::worker_over_tcp(&w),
         },
-        Command::Ingest { logs, output, job } => ingest::run(&logs, &output, job.as_deref()),
+        Command::Ingest {
+            logs,
+            output,
+            job,
+            collective,
+        } => ingest::run(&logs, &output, job.as_deref(), collective),
         Command::Grade {
             plan,
             results,

@@ -7,13 +7,124 @@ use std::rc::Rc;
 
 use indexmap::IndexMap;
 
+use super::Outcome;
 use super::log::{Log, LogRow, Warning};
 use super::sweep::{Mapper, Printed};
 use crate::collective::{Collective, Dtype, RedOp};
 use crate::plan::{Average, Backend, InPlace};
 use crate::results::{
-    GroupInfo, JobResult, JobSettings, JobStatus, Layout, MatchBy, RankInfo, Repeat, Row,
+    ErrorKind, GroupInfo, JobError, JobResult, JobSettings, JobStatus, Layout, MatchBy, Placement,
+    RankInfo, Repeat, Row,
 };
+
+/// What the log says happened to its run, for the exit code.
+pub fn outcome(log: &Log) -> Outcome {
+    let wrong = log.rows.iter().any(|r| first_wrong(r).is_some());
+    if log.errors.iter().any(|e| e.kind == ErrorKind::Timeout) {
+        Outcome::TimedOut
+    } else if log.fatal || log.repeated_headers > 0 || !log.complete {
+        Outcome::RunFailed
+    } else if log.check_failed || wrong {
+        Outcome::CheckFailed
+    } else {
+        Outcome::Clean
+    }
+}
+
+/// The errors the log shows beyond its failure lines: processes running alone, a table cut
+/// short. They hold for every job of the run.
+fn run_errors(log: &Log) -> Vec<JobError> {
+    let mut out = Vec::new();
+    if log.repeated_headers > 0 {
+        out.push(error(
+            ErrorKind::Launcher,
+            format!(
+                "the header is printed {} times before any row: every process ran alone (nccl-tests built without MPI=1, or the launcher did not wire the ranks together), so the table is not one run over all ranks",
+                log.repeated_headers + 1
+            ),
+        ));
+    }
+    if !log.complete && !log.fatal && log.repeated_headers == 0 {
+        out.push(error(
+            ErrorKind::Other,
+            format!(
+                "log ends before the nccl-tests footer (truncated or the run died): keeping the {} row(s) it has",
+                log.rows.len()
+            ),
+        ));
+    }
+    out
+}
+
+/// One error for the rows of a job that count wrong elements, naming the first.
+fn wrong_rows(rows: &[&LogRow]) -> Option<JobError> {
+    let bad: Vec<(&LogRow, Placement, u64)> = rows
+        .iter()
+        .filter_map(|r| first_wrong(r).map(|(p, w)| (*r, p, w)))
+        .collect();
+    let (r, p, w) = bad.first()?;
+    let place = match p {
+        Placement::OutOfPlace => "out-of-place",
+        Placement::InPlace => "in-place",
+    };
+    let mut e = error(
+        ErrorKind::Other,
+        format!(
+            "{} row(s) count wrong elements (#wrong > 0); first at line {}: {} B {place}, {w} wrong",
+            bad.len(),
+            r.line,
+            r.size
+        ),
+    );
+    e.placement = Some(*p);
+    Some(e)
+}
+
+fn first_wrong(r: &LogRow) -> Option<(Placement, u64)> {
+    [
+        (Placement::OutOfPlace, &r.out_of_place),
+        (Placement::InPlace, &r.in_place),
+    ]
+    .into_iter()
+    .find_map(|(p, c)| c.as_ref()?.wrong.filter(|w| *w > 0).map(|w| (p, w)))
+}
+
+fn error(kind: ErrorKind, message: String) -> JobError {
+    JobError {
+        kind,
+        message,
+        repeat: None,
+        requested: None,
+        placement: None,
+    }
+}
+
+/// `# Avg bus bandwidth` is the mean busbw over every cell nccl-tests printed; a different
+/// mean says rows are missing or were edited.
+fn check_avg(log: &Log, warnings: &mut Vec<Warning>) {
+    let Some(avg) = log.avg_busbw else { return };
+    let cells: Vec<f64> = log
+        .rows
+        .iter()
+        .flat_map(|r| [&r.out_of_place, &r.in_place])
+        .filter_map(|c| c.as_ref()?.busbw)
+        .collect();
+    if cells.is_empty() {
+        return;
+    }
+    let mean = cells.iter().sum::<f64>() / cells.len() as f64;
+    // Cells print with 2 decimals, the average with 6 significant digits.
+    if (mean - avg).abs() > 0.01 + 0.001 * avg.abs() {
+        warnings.push(Warning {
+            source: log.source.clone(),
+            line: None,
+            message: format!(
+                "the log's `# Avg bus bandwidth` is {avg}, but its {} cell(s) average {mean:.4}: rows are missing or were edited",
+                cells.len()
+            ),
+        });
+    }
+}
 
 /// Ranks of the communicator whose numbers rank 0 prints: the size of rank 0's split group.
 pub fn comm_size(log: &Log) -> u64 {
@@ -40,6 +151,7 @@ pub fn jobs(log: &Log, collective: Collective, warnings: &mut Vec<Warning>) -> V
         });
     }
     check_ratio(log, collective, n, warnings);
+    check_avg(log, warnings);
     let sweep = log.sweep();
     if sweep.is_none() && !log.rows.is_empty() {
         warnings.push(Warning {
@@ -58,6 +170,7 @@ pub fn jobs(log: &Log, collective: Collective, warnings: &mut Vec<Warning>) -> V
     let mut out = Vec::new();
     let mut printed: HashMap<Dtype, Rc<Printed>> = HashMap::new();
     for ((dtype, op, root), rows) in blocks {
+        let rows_of_block = rows.clone();
         let p = printed
             .entry(dtype)
             .or_insert_with(|| Rc::new(Printed::new(sweep.as_ref(), collective, dtype, n)));
@@ -85,9 +198,9 @@ pub fn jobs(log: &Log, collective: Collective, warnings: &mut Vec<Warning>) -> V
                 });
             }
         }
-        out.push(job(
-            log, collective, dtype, op, root, repeats, &layout, &groups,
-        ));
+        let mut j = job(log, collective, dtype, op, root, repeats, &layout, &groups);
+        j.errors.extend(wrong_rows(&rows_of_block));
+        out.push(j);
     }
     if off_sweep > 0 {
         warnings.push(Warning {
@@ -109,6 +222,10 @@ pub fn jobs(log: &Log, collective: Collective, warnings: &mut Vec<Warning>) -> V
             &layout,
             &groups,
         ));
+    }
+    let extra = run_errors(log);
+    for j in &mut out {
+        j.errors.extend(extra.iter().cloned());
     }
     out
 }
@@ -135,13 +252,9 @@ fn job(
     attrs.extend(op.map(|o| o.to_string()));
     attrs.extend(root.map(|r| format!("root={r}")));
     let has_rows = repeats.iter().any(|r| !r.rows.is_empty());
-    let status = if log
-        .errors
-        .iter()
-        .any(|e| e.kind == crate::results::ErrorKind::Timeout)
-    {
+    let status = if log.errors.iter().any(|e| e.kind == ErrorKind::Timeout) {
         JobStatus::Timeout
-    } else if !has_rows && !log.errors.is_empty() {
+    } else if log.fatal || log.repeated_headers > 0 || (!has_rows && !log.errors.is_empty()) {
         JobStatus::Error
     } else if !log.complete {
         JobStatus::Partial
@@ -175,6 +288,7 @@ fn job(
         transports: log.transports.clone(),
         telemetry: Vec::new(),
         status,
+        reported_avg_busbw: log.avg_busbw,
         errors: log.errors.clone(),
         match_by: MatchBy::Attributes,
         sources: vec![log.source.clone()],

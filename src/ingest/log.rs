@@ -13,16 +13,40 @@ use crate::results::{Cell, JobError, TransportLink};
 #[derive(Debug, Clone, Default)]
 pub struct Log {
     pub source: String,
-    /// Program name as printed (`all_reduce_perf`, possibly with a build suffix).
+    /// Program name as printed (`all_reduce_perf`, possibly with a build suffix) on the
+    /// `# Collective test starting:` line (or JSON `args`).
     pub program: Option<String>,
+    /// A program some other line of the run names (a command line, an echo, prose), with its
+    /// line: what old nccl-tests, which printed no start line, leaves to go by.
+    pub named: Option<(String, usize)>,
+    /// A second, different program named in the same run: then neither says what ran.
+    pub named_conflict: Option<(String, usize)>,
+    /// The line the run starts at (1 for the first run of a file).
+    pub first_line: usize,
     pub collective: Option<Collective>,
     pub header: Option<Header>,
     /// Largest size after nccl-tests' memory clamp (`# Reducing maxBytes to …`).
     pub clamped_max: Option<u64>,
     pub devices: Vec<Device>,
     pub rows: Vec<LogRow>,
-    /// The footer (`# Collective test concluded`, or JSON `end_time`) was seen.
+    /// The footer (`# Out of bounds values`, `# Avg bus bandwidth`, `# Collective test
+    /// concluded`, or JSON `end_time`) was seen.
     pub complete: bool,
+    /// nccl-tests' own `# Avg bus bandwidth` (the mean busbw over every cell of the run).
+    pub avg_busbw: Option<f64>,
+    /// The table header line's columns, which old versions vary.
+    pub columns: Option<Columns>,
+    /// A failure line (`Test … failure`, a process running alone) ended the run.
+    pub fatal: bool,
+    /// The footer says the data check failed (`Out of bounds values : N FAILED`).
+    pub check_failed: bool,
+    /// The header was printed again before any row: every process of a non-MPI build prints
+    /// its own.
+    pub repeated_headers: usize,
+    /// Lines that start like a table row but hold no numbers (templates, `XXXXX`): how many, and
+    /// the first one with why.
+    pub unreadable_rows: usize,
+    pub first_unreadable: Option<(usize, String)>,
     /// The time column is CPU time (`-C 1`), not the wall time bandwidths derive from.
     pub cputime: bool,
     pub errors: Vec<JobError>,
@@ -59,13 +83,29 @@ impl Log {
     pub fn new(source: &str) -> Self {
         Log {
             source: source.to_string(),
+            first_line: 1,
             ..Log::default()
         }
     }
 
-    /// Whether the file carries an nccl-tests run (header or table), not only NCCL_DEBUG lines.
+    /// A new run of `source` starting at `line`.
+    pub fn starting_at(source: &str, line: usize) -> Self {
+        Log {
+            first_line: line,
+            ..Log::new(source)
+        }
+    }
+
+    /// Whether the file carries an nccl-tests run (header, table or failure), not only
+    /// NCCL_DEBUG lines.
     pub fn has_run(&self) -> bool {
-        self.program.is_some() || self.header.is_some() || !self.rows.is_empty()
+        self.program.is_some() || self.header.is_some() || !self.rows.is_empty() || self.fatal
+    }
+
+    /// Whether a line naming a program, or a new header, starts another run: this one printed
+    /// its table, its footer or its failure.
+    pub fn finished(&self) -> bool {
+        !self.rows.is_empty() || self.complete || self.fatal
     }
 
     /// The sweep after the memory clamp, which is what actually ran.
@@ -123,6 +163,16 @@ impl Log {
     pub fn is_split(&self) -> bool {
         self.index.split
     }
+}
+
+/// Which columns the table header names: versions before 2.11 print no `root` (nor, before
+/// 2.9, `redop`) and an `error` column holding the largest error instead of `#wrong`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Columns {
+    pub redop: bool,
+    pub root: bool,
+    /// The column after busbw counts wrong elements (`#wrong`), rather than being an error size.
+    pub wrong_count: bool,
 }
 
 /// The `# nThread …` line (or the JSON `config` object).

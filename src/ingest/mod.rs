@@ -2,13 +2,19 @@
 //! vendor's own scripts) are graded by the same rules as `baton run`.
 //!
 //! Each file is read as nccl-tests JSON (`-J`, version 3) when it starts with `{`, otherwise as
-//! nccl-tests text output with any NCCL_DEBUG=INFO lines mixed in. A file with only NCCL_DEBUG
-//! lines adds its transports to the one run it is ingested with.
+//! nccl-tests text output (one or more runs, behind any launcher tags) with any NCCL_DEBUG=INFO
+//! lines mixed in. A file with only NCCL_DEBUG lines adds its transports to the one run it is
+//! ingested with. docs/grading.md says what is accepted, inferred and refused.
 
 mod build;
 pub mod debug;
+mod failure;
+mod header;
 mod json;
 mod log;
+mod prefix;
+mod program;
+mod row;
 mod sanity;
 mod sweep;
 mod text;
@@ -41,6 +47,29 @@ pub struct LogInput<'a> {
 pub struct Ingested {
     pub results: Results,
     pub warnings: Vec<Warning>,
+    /// The worst thing the logs show happened to the runs.
+    pub outcome: Outcome,
+}
+
+/// What the logs say of the runs they hold, worst first last: the exit code follows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Outcome {
+    /// Every run printed its whole table and footer, with no failure and no wrong element.
+    Clean,
+    /// A run completed but its data check failed (`#wrong` > 0, `Out of bounds values : N FAILED`).
+    CheckFailed,
+    /// A run failed (`Test … failure`, processes running alone) or its table was cut short.
+    RunFailed,
+    /// A run timed out.
+    TimedOut,
+}
+
+/// How to ingest: the plan job the logs measured, and the collective of runs that do not say.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Options<'a> {
+    pub label: Option<&'a str>,
+    /// `--collective`: for runs with neither a start line nor a program named anywhere.
+    pub collective: Option<Collective>,
 }
 
 /// Why logs could not become results.
@@ -69,15 +98,28 @@ pub enum IngestError {
 /// Reads `logs` into one results file. With `label`, every job must be the same (collective,
 /// dtype, op, root, ranks): they become repeats of the plan job `label`.
 pub fn ingest(logs: &[LogInput<'_>], label: Option<&str>) -> Result<Ingested, IngestError> {
+    ingest_with(
+        logs,
+        &Options {
+            label,
+            collective: None,
+        },
+    )
+}
+
+/// [`ingest`] with every option.
+pub fn ingest_with(logs: &[LogInput<'_>], opts: &Options<'_>) -> Result<Ingested, IngestError> {
+    let label = opts.label;
     let mut warnings = Vec::new();
     let mut runs: Vec<Log> = Vec::new();
     let mut debug_only: Vec<Log> = Vec::new();
     for input in logs {
-        let log = parse_one(input, &mut warnings)?;
-        if log.has_run() {
-            runs.push(log);
-        } else {
-            debug_only.push(log);
+        for log in parse_one(input, &mut warnings)? {
+            if log.has_run() {
+                runs.push(log);
+            } else {
+                debug_only.push(log);
+            }
         }
     }
     if runs.is_empty() {
@@ -93,27 +135,11 @@ pub fn ingest(logs: &[LogInput<'_>], label: Option<&str>) -> Result<Ingested, In
         });
     }
     let mut per_log: Vec<Vec<JobResult>> = Vec::new();
+    let mut outcome = Outcome::Clean;
+    let several = runs.len() > 1;
     for log in &runs {
-        let collective = log.collective.ok_or_else(|| match &log.program {
-            Some(p) => IngestError::Unsupported {
-                path: log.source.clone(),
-                program: p.clone(),
-            },
-            None => IngestError::NoCollective {
-                path: log.source.clone(),
-                why: "no `# Collective test starting:` line (nor JSON `args`)".into(),
-            },
-        })?;
-        if !log.complete {
-            warnings.push(Warning {
-                source: log.source.clone(),
-                line: None,
-                message: format!(
-                    "log ends before the nccl-tests footer (truncated or the run died): keeping the {} row(s) it has",
-                    log.rows.len()
-                ),
-            });
-        }
+        let collective = collective_of(log, opts.collective, several, &mut warnings)?;
+        outcome = outcome.max(build::outcome(log));
         per_log.push(build::jobs(log, collective, &mut warnings));
     }
     let mut jobs: Vec<JobResult> = match label {
@@ -150,10 +176,68 @@ pub fn ingest(logs: &[LogInput<'_>], label: Option<&str>) -> Result<Ingested, In
     results.started = None;
     results.environment = environment(runs.iter().chain(&debug_only));
     results.jobs = jobs;
-    Ok(Ingested { results, warnings })
+    Ok(Ingested {
+        results,
+        warnings,
+        outcome,
+    })
 }
 
-fn parse_one(input: &LogInput<'_>, warnings: &mut Vec<Warning>) -> Result<Log, IngestError> {
+/// The collective a run measured: its start line, else the program a line of it names, else
+/// `--collective`; a refusal that says how to give it otherwise.
+fn collective_of(
+    log: &Log,
+    hint: Option<Collective>,
+    several: bool,
+    warnings: &mut Vec<Warning>,
+) -> Result<Collective, IngestError> {
+    let path = || log.source.clone();
+    let run = || {
+        if several {
+            format!("the run at line {}", log.first_line)
+        } else {
+            "the log".to_string()
+        }
+    };
+    let named = match (&log.program, &log.named, &log.named_conflict) {
+        (Some(p), ..) => Some(p),
+        (None, Some((a, la)), Some((b, lb))) => {
+            return hint.ok_or_else(|| IngestError::NoCollective {
+                path: path(),
+                why: format!(
+                    "{} names both `{a}` (line {la}) and `{b}` (line {lb}); give the one that ran with --collective NAME",
+                    run()
+                ),
+            });
+        }
+        (None, Some((p, _)), None) => Some(p),
+        (None, None, _) => None,
+    };
+    let Some(p) = named else {
+        return hint.ok_or_else(|| IngestError::NoCollective {
+            path: path(),
+            why: format!(
+                "{} has no `# Collective test starting:` line and names no nccl-tests program (`all_reduce_perf`, …) in a command line or elsewhere; give it with --collective NAME ({})",
+                run(),
+                Collective::names().join(", ")
+            ),
+        });
+    };
+    let c = log::collective_of_program(p).ok_or_else(|| IngestError::Unsupported {
+        path: path(),
+        program: p.clone(),
+    })?;
+    if let Some(h) = hint.filter(|h| *h != c) {
+        warnings.push(Warning {
+            source: path(),
+            line: Some(log.first_line),
+            message: format!("--collective {h} ignored for {}: it names `{p}`", run()),
+        });
+    }
+    Ok(c)
+}
+
+fn parse_one(input: &LogInput<'_>, warnings: &mut Vec<Warning>) -> Result<Vec<Log>, IngestError> {
     let path = input.name.to_string();
     if input.bytes.len() > MAX_LOG_BYTES {
         return Err(IngestError::TooLarge {
@@ -168,29 +252,44 @@ fn parse_one(input: &LogInput<'_>, warnings: &mut Vec<Warning>) -> Result<Log, I
             why: "it is binary".into(),
         });
     }
-    let (log, w) = if text.trim_start().starts_with('{') {
-        json::parse(&path, &text).map_err(|e| IngestError::NotALog {
+    let (logs, w) = if text.trim_start().starts_with('{') {
+        let (log, w) = json::parse(&path, &text).map_err(|e| IngestError::NotALog {
             path: path.clone(),
             why: e.0,
-        })?
+        })?;
+        (vec![log], w)
     } else {
         text::parse(&path, &text)
     };
-    if let Some((line, why)) = log
-        .impossible
-        .clone()
-        .or_else(|| sanity::first_impossible(&log))
-    {
-        return Err(IngestError::Impossible { path, line, why });
+    for log in &logs {
+        if let Some((line, why)) = log
+            .impossible
+            .clone()
+            .or_else(|| sanity::first_impossible(log))
+        {
+            return Err(IngestError::Impossible { path, line, why });
+        }
+        if let Some((line, why)) = &log.first_unreadable
+            && log.rows.is_empty()
+            && !log.fatal
+        {
+            return Err(IngestError::NotALog {
+                path,
+                why: format!(
+                    "its {} table row(s) hold no numbers (line {line}: {why}): a template or an edited log, not measurements",
+                    log.unreadable_rows
+                ),
+            });
+        }
     }
-    if !log.has_run() && log.debug_lines == 0 {
+    if logs.iter().all(|l| !l.has_run() && l.debug_lines == 0) {
         return Err(IngestError::NotALog {
             path,
             why: "no nccl-tests header, table rows or NCCL_DEBUG lines found".into(),
         });
     }
     warnings.extend(w);
-    Ok(log)
+    Ok(logs)
 }
 
 /// Appends the links of `more` that `links` does not hold yet, in time linear in both.

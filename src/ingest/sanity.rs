@@ -37,7 +37,12 @@ fn impossible(row: &LogRow, cputime: bool) -> Option<String> {
         ("in-place", &row.in_place),
     ] {
         let Some(c) = cell else { continue };
-        if let Some(why) = cell_impossible(c, row.size, cputime) {
+        // Versions before 2.0 printed the bytes of all GPUs as size, yet derived algbw from one
+        // GPU's count: either explains a printed algbw.
+        let per_gpu = row.count.saturating_mul(row.dtype.size());
+        let why = cell_impossible(c, row.size, cputime)
+            .and_then(|why| cell_impossible(c, per_gpu, cputime).map(|_| why));
+        if let Some(why) = why {
             return Some(format!("{name} {why}"));
         }
     }

@@ -1,92 +1,444 @@
-//! nccl-tests' stdout: header, `# Rank` device lines, the table (with or without `-S`
-//! timestamps, `-I` per-iteration columns, `N/A` for unchecked cells), footer, error lines, and any
-//! NCCL_DEBUG lines mixed in. Lines it does not know are skipped and counted, never fatal.
+//! nccl-tests' stdout as sites keep it: one or more runs (a header, `# Rank` device lines, the
+//! table, the footer), each possibly behind launcher tags, among command lines, shell prompts,
+//! NCCL_DEBUG lines and whatever else the capture caught. Lines it does not know are skipped and
+//! counted, never fatal.
+//!
+//! A new run starts at a `# Collective test starting:` line, a header or a line naming a program
+//! once the run before has printed its table, footer or failure. A header printed again before
+//! any row is not a new run: it is another process of a non-MPI build, each of which runs alone.
 
 use super::debug::{self, DebugLine};
-use super::log::{
-    Device, Header, Log, LogRow, Warning, collective_of_program, nccl_version_from_code,
-};
-use super::sweep::{Step, Sweep};
-use crate::collective::{Dtype, RedOp};
-use crate::results::{Cell, ErrorKind, JobError};
+use super::failure::{self, Failure};
+use super::header::{is_header, parse_device, parse_header};
+use super::log::{Columns, Log, Warning, collective_of_program, nccl_version_from_code};
+use super::prefix::{Prefixes, Tag};
+use super::program;
+use super::row::{self, RowError};
+use crate::results::{ErrorKind, JobError};
 
 /// Most variables one log may state (`… set by environment to …`).
 const MAX_ENV: usize = 1000;
 /// How many unrecognised lines are quoted in the warning (all are counted).
 const QUOTED_UNKNOWN: usize = 3;
+/// Most errors kept per run; a log of a million failure lines says no more than this.
+const MAX_ERRORS: usize = 100;
+/// NCCL WARN lines that report no error (probes of optional libraries).
+const BENIGN_WARNS: &[&str] = &[
+    "Failed to open libibverbs",
+    "Missing \"amd_iommu=on\"",
+    "NET/Plugin",
+    "Could not find",
+];
 
-/// Parses a text log. Never fails: what it cannot read becomes a warning.
-pub fn parse(source: &str, text: &str) -> (Log, Vec<Warning>) {
-    let mut log = Log::new(source);
-    let mut warnings = Vec::new();
-    let mut unknown: Vec<(usize, String)> = Vec::new();
-    let mut unknown_count = 0usize;
-    let mut last_row_error: Option<(usize, String)> = None;
+/// Parses a text log into its runs (at least one, possibly holding only NCCL_DEBUG lines).
+/// Never fails: what it cannot read becomes a warning.
+pub fn parse(source: &str, text: &str) -> (Vec<Log>, Vec<Warning>) {
+    let prefixes = Prefixes::detect(text.lines());
+    let mut p = Parser::new(source);
     for (i, raw) in text.lines().enumerate() {
-        let n = i + 1;
-        let line = strip_launcher_tag(raw.trim_end_matches('\r'));
-        let t = line.trim();
+        p.line(i + 1, raw.trim_end_matches('\r'), &prefixes);
+    }
+    p.finish()
+}
+
+struct Parser<'s> {
+    source: &'s str,
+    runs: Vec<Log>,
+    cur: Log,
+    warnings: Vec<Warning>,
+    unknown: Vec<(usize, String)>,
+    unknown_count: usize,
+    last_row_error: Option<(usize, String)>,
+    /// Lines stripped of a launcher tag, per launcher, with an example tag.
+    tagged: Vec<(&'static str, usize, String)>,
+    benign_warns: usize,
+    first_benign: Option<String>,
+}
+
+impl<'s> Parser<'s> {
+    fn new(source: &'s str) -> Self {
+        Parser {
+            source,
+            runs: Vec::new(),
+            cur: Log::new(source),
+            warnings: Vec::new(),
+            unknown: Vec::new(),
+            unknown_count: 0,
+            last_row_error: None,
+            tagged: Vec::new(),
+            benign_warns: 0,
+            first_benign: None,
+        }
+    }
+
+    fn line(&mut self, n: usize, raw: &str, prefixes: &Prefixes) {
+        let (tag, line) = prefixes.strip(raw);
+        // Markdown code spans (`…`) around a pasted line.
+        let t = line.trim().trim_matches('`').trim();
         if t.is_empty() {
-            continue;
+            return;
+        }
+        if let Some(tag) = tag {
+            self.count_tag(tag);
         }
         let known = if let Some(d) = debug::parse_line(line) {
-            apply_debug(&mut log, d);
+            self.debug(d);
+            true
+        } else if let Some(f) = failure::parse(t) {
+            if let failure::Line::Failure(f) = f {
+                self.failure(n, f, tag);
+            }
             true
         } else if let Some(c) = t.strip_prefix('#') {
-            header_line(&mut log, c.trim(), n, &mut warnings)
+            self.header_line(c.trim(), n)
+        } else if bare_header(t) {
+            // Markdown ate the `#` (or nccl-tests 1.x never printed it).
+            self.header_line(t, n)
         } else if t.starts_with(|c: char| c.is_ascii_digit()) {
-            match parse_row(t, n, log.cputime) {
-                Ok(row) => {
-                    log.rows.push(row);
-                    last_row_error = None;
-                    true
-                }
-                Err(e) if e.starts_with("impossible") => {
-                    log.impossible.get_or_insert((n, e));
-                    true
-                }
-                Err(e) => {
-                    last_row_error = Some((n, e));
-                    false
-                }
-            }
+            self.row(t, n)
         } else {
-            error_line(&mut log, t)
+            // Command lines, echoes and prose: the only lines that name a program.
+            self.other(t) || self.named(t, n)
         };
         if !known {
-            unknown_count += 1;
-            if unknown.len() < QUOTED_UNKNOWN {
-                unknown.push((n, shorten(t)));
+            self.unknown_count += 1;
+            if self.unknown.len() < QUOTED_UNKNOWN {
+                self.unknown.push((n, shorten(t)));
             }
         }
     }
-    if let Some((n, e)) = last_row_error {
-        warnings.push(Warning {
-            source: source.to_string(),
-            line: Some(n),
-            message: format!("incomplete table row skipped: {e}"),
-        });
+
+    fn count_tag(&mut self, tag: Tag<'_>) {
+        match self.tagged.iter_mut().find(|(l, ..)| *l == tag.launcher) {
+            Some((_, k, _)) => *k += 1,
+            None => self.tagged.push((tag.launcher, 1, tag.text.to_string())),
+        }
     }
-    if unknown_count > 0 {
-        let quoted: Vec<String> = unknown
-            .iter()
-            .map(|(n, t)| format!("line {n}: `{t}`"))
-            .collect();
-        warnings.push(Warning {
-            source: source.to_string(),
-            line: None,
-            message: format!(
-                "skipped {unknown_count} unrecognised line(s) ({}{})",
-                quoted.join("; "),
-                if unknown_count > quoted.len() {
-                    "; …"
-                } else {
-                    ""
+
+    /// Starts a new run at line `n`, keeping the current one if it holds anything.
+    fn new_run(&mut self, n: usize) {
+        let done = std::mem::replace(&mut self.cur, Log::starting_at(self.source, n));
+        if done.has_run() || !done.errors.is_empty() || done.debug_lines > 0 {
+            self.runs.push(done);
+        }
+    }
+
+    /// A line that names a program (a command line, an echo, prose). Returns whether it did.
+    fn named(&mut self, t: &str, n: usize) -> bool {
+        let Some(p) = program::named(t) else {
+            return false;
+        };
+        if self.cur.finished() {
+            self.new_run(n);
+        }
+        match &self.cur.named {
+            None => self.cur.named = Some((p.to_string(), n)),
+            Some((q, _)) if q != p && self.cur.named_conflict.is_none() => {
+                self.cur.named_conflict = Some((p.to_string(), n));
+            }
+            Some(_) => {}
+        }
+        true
+    }
+
+    fn debug(&mut self, d: DebugLine) {
+        if let DebugLine::Warn(m) = &d
+            && BENIGN_WARNS.iter().any(|b| m.contains(b))
+        {
+            self.benign_warns += 1;
+            self.first_benign.get_or_insert_with(|| m.clone());
+            self.cur.debug_lines += 1;
+            return;
+        }
+        apply_debug(&mut self.cur, d);
+    }
+
+    fn failure(&mut self, n: usize, f: Failure<'_>, tag: Option<Tag<'_>>) {
+        let by = tag
+            .map(|t| format!(" [{}]", t.describe()))
+            .unwrap_or_default();
+        let cut = f
+            .cut_row
+            .and_then(|r| r.split_whitespace().next())
+            .map(|size| format!(" (it cut short the table row of {size} B)"))
+            .unwrap_or_default();
+        self.cur.fatal = true;
+        self.push_error(f.kind, format!("line {n}{by}: {}{cut}", f.text));
+    }
+
+    fn push_error(&mut self, kind: ErrorKind, message: String) {
+        if self.cur.errors.len() < MAX_ERRORS {
+            self.cur.errors.push(error(kind, message));
+        }
+    }
+
+    fn row(&mut self, t: &str, n: usize) -> bool {
+        match row::parse(t, n, self.cur.cputime, self.cur.columns) {
+            Ok(row) => {
+                if self.cur.complete {
+                    // Rows after a footer belong to a run whose header was not captured.
+                    self.new_run(n);
                 }
-            ),
-        });
+                self.cur.rows.push(row);
+                self.last_row_error = None;
+                true
+            }
+            Err(RowError::Impossible(e)) => {
+                self.cur
+                    .impossible
+                    .get_or_insert((n, format!("impossible: {e}")));
+                true
+            }
+            Err(RowError::NotNumbers(e)) => {
+                self.cur.unreadable_rows += 1;
+                self.cur.first_unreadable.get_or_insert((n, e.clone()));
+                self.last_row_error = Some((n, e));
+                false
+            }
+            Err(RowError::Shape(e)) => {
+                self.last_row_error = Some((n, e));
+                false
+            }
+        }
     }
-    (log, warnings)
+
+    /// A line neither `#`, row, debug nor failure: the few plain lines nccl-tests prints.
+    fn other(&mut self, t: &str) -> bool {
+        if let Some(v) = t.strip_prefix("NCCL version ") {
+            // Printed bare (without NCCL_DEBUG) by nccl-tests since 2.8.
+            if let Some(DebugLine::Version { nccl, cuda }) =
+                debug::parse_line(&format!("NCCL INFO NCCL version {v}"))
+            {
+                self.cur.nccl_version = Some(nccl);
+                self.cur.cuda_version = cuda.or(self.cur.cuda_version.take());
+            }
+            return true;
+        }
+        t.starts_with("rccl-tests: Version") || t == "..."
+    }
+
+    /// A `#` line, without the `#`. Returns whether it was recognised.
+    fn header_line(&mut self, c: &str, n: usize) -> bool {
+        if c.is_empty() {
+            return true;
+        }
+        if let Some(rest) = c.strip_prefix("nccl-tests version") {
+            self.version(rest, n);
+            return true;
+        }
+        if let Some(p) = c.strip_prefix("Collective test starting:") {
+            if self.cur.program.is_some() || self.cur.finished() {
+                self.new_run(n);
+            }
+            let p = p.trim();
+            self.cur.program = Some(p.to_string());
+            self.cur.collective = collective_of_program(p);
+            return true;
+        }
+        if let Some(p) = c.strip_prefix("Collective test concluded:") {
+            if let Some(p) = program::named(p) {
+                self.cur.named.get_or_insert_with(|| (p.to_string(), n));
+            }
+            self.cur.complete = true;
+            return true;
+        }
+        if is_header(c) {
+            self.sweep_header(c, n);
+            return true;
+        }
+        if let Some(rest) = c.strip_prefix("Rank") {
+            self.device(rest, n);
+            return true;
+        }
+        if let Some(rest) = c.strip_prefix("Reducing maxBytes to") {
+            self.cur.clamped_max = rest.split_whitespace().next().and_then(|v| v.parse().ok());
+            return true;
+        }
+        if c.starts_with("size") || c.starts_with("bytes") {
+            self.columns(c);
+            return true;
+        }
+        self.footer_or_known(c)
+    }
+
+    fn version(&mut self, rest: &str, n: usize) {
+        // A version line opens a run in 2.17+: one after a finished run starts the next.
+        if self.cur.finished() {
+            self.new_run(n);
+        }
+        if let Some(code) = rest
+            .split_whitespace()
+            .find_map(|t| t.strip_prefix("nccl-library="))
+            .and_then(|v| v.parse().ok())
+        {
+            self.cur.nccl_version = self
+                .cur
+                .nccl_version
+                .take()
+                .or(nccl_version_from_code(code));
+        }
+    }
+
+    fn sweep_header(&mut self, c: &str, n: usize) {
+        if self.cur.header.is_some() {
+            if !self.cur.finished() {
+                self.cur.repeated_headers += 1;
+                return;
+            }
+            self.new_run(n);
+        } else if self.cur.finished() {
+            self.new_run(n);
+        }
+        match parse_header(c) {
+            Some(h) => self.cur.header = Some(h),
+            None => self.warnings.push(Warning {
+                source: self.source.to_string(),
+                line: Some(n),
+                message: "cannot read the `# nThread … minBytes … maxBytes …` header; requested sizes fall back to printed sizes".into(),
+            }),
+        }
+    }
+
+    fn device(&mut self, rest: &str, n: usize) {
+        let Some(d) = parse_device(rest) else { return };
+        // A million duplicate lines get ten warnings, not a million.
+        let rank = d.rank;
+        if !self.cur.add_device(d) {
+            self.cur.duplicate_ranks += 1;
+            if self.cur.duplicate_ranks <= 10 {
+                self.warnings.push(Warning {
+                    source: self.source.to_string(),
+                    line: Some(n),
+                    message: format!(
+                        "rank {rank} is listed twice: a non-MPI build or a broken MPI wire-up runs every process alone"
+                    ),
+                });
+            }
+        }
+    }
+
+    /// The table header: which columns this version prints, and whether time is CPU time.
+    fn columns(&mut self, c: &str) {
+        let words: Vec<&str> = c.split_whitespace().collect();
+        let has = |w: &str| words.contains(&w);
+        if has("count") || has("N") {
+            self.cur.cputime = has("cputime");
+            self.cur.columns = Some(Columns {
+                redop: has("redop") || has("op"),
+                root: has("root"),
+                wrong_count: has("#wrong") || !(has("error") || has("res")),
+            });
+        }
+    }
+
+    fn footer_or_known(&mut self, c: &str) -> bool {
+        if let Some(rest) = c.strip_prefix("error:") {
+            let m = rest.trim();
+            if !m.is_empty() {
+                self.push_error(ErrorKind::Nccl, m.to_string());
+            }
+            return true;
+        }
+        if let Some(rest) = c.strip_prefix("Out of bounds values") {
+            self.cur.complete = true;
+            if rest.contains("FAILED") {
+                self.cur.check_failed = true;
+                self.push_error(
+                    ErrorKind::Other,
+                    format!("nccl-tests footer: Out of bounds values{rest}"),
+                );
+            }
+            return true;
+        }
+        if let Some(rest) = c.strip_prefix("Avg bus bandwidth") {
+            self.cur.complete = true;
+            self.cur.avg_busbw = rest.trim_start_matches([' ', ':']).trim().parse().ok();
+            return true;
+        }
+        const KNOWN: &[&str] = &[
+            "Using devices",
+            "(B)",
+            "Writing JSON output",
+            "skipping json output",
+            "Blocking Enabled",
+            "Per-Iteration Report",
+            "Parallel Init Enabled",
+            "GPU memory usage",
+            "NCCL Tests compiled with",
+            "Errors with asterisks",
+        ];
+        KNOWN.iter().any(|k| c.starts_with(k))
+            || (c.contains("out-of-place") && c.contains("in-place"))
+    }
+
+    fn finish(mut self) -> (Vec<Log>, Vec<Warning>) {
+        let source = self.source.to_string();
+        let warn = |line, message| Warning {
+            source: source.clone(),
+            line,
+            message,
+        };
+        let mut warnings = std::mem::take(&mut self.warnings);
+        if let Some((n, e)) = self.last_row_error.take() {
+            warnings.push(warn(Some(n), format!("incomplete table row skipped: {e}")));
+        }
+        for (launcher, k, example) in &self.tagged {
+            warnings.push(warn(
+                None,
+                format!("launcher tags stripped from {k} line(s) ({launcher}, e.g. `{example}`)"),
+            ));
+        }
+        if let Some(first) = &self.first_benign {
+            warnings.push(warn(
+                None,
+                format!(
+                    "{} NCCL WARN line(s) report no error and are not job errors (first: `{}`)",
+                    self.benign_warns,
+                    shorten(first)
+                ),
+            ));
+        }
+        if self.unknown_count > 0 {
+            let quoted: Vec<String> = self
+                .unknown
+                .iter()
+                .map(|(n, t)| format!("line {n}: `{t}`"))
+                .collect();
+            let more = if self.unknown_count > quoted.len() {
+                "; …"
+            } else {
+                ""
+            };
+            warnings.push(warn(
+                None,
+                format!(
+                    "skipped {} unrecognised line(s) ({}{more})",
+                    self.unknown_count,
+                    quoted.join("; ")
+                ),
+            ));
+        }
+        let last = std::mem::take(&mut self.cur);
+        if last.has_run() || !last.errors.is_empty() || last.debug_lines > 0 || self.runs.is_empty()
+        {
+            self.runs.push(last);
+        }
+        (self.runs, warnings)
+    }
+}
+
+/// Header lines without their `#`: nccl-tests 1.x printed `nThread …` bare, and Markdown turns
+/// `# Rank …` into a heading and drops the `#`.
+fn bare_header(t: &str) -> bool {
+    is_header(t)
+        || t == "Using devices"
+        || (t.starts_with("Rank ")
+            && t[5..]
+                .trim_start()
+                .starts_with(|c: char| c.is_ascii_digit())
+            && t.contains(" device "))
+        || ((t.starts_with("size") || t.starts_with("bytes")) && t.contains("time"))
+        || (t.contains("out-of-place") && t.contains("in-place"))
 }
 
 fn shorten(t: &str) -> String {
@@ -97,35 +449,6 @@ fn shorten(t: &str) -> String {
         let s: String = t.chars().take(MAX).collect();
         format!("{s}…")
     }
-}
-
-/// Removes the tag a launcher puts before every line: `[1,0]<stdout>:` (`mpirun --tag-output`)
-/// or `0: ` (`srun -l`).
-fn strip_launcher_tag(line: &str) -> &str {
-    // `srun -l`: the task number, right-aligned, then ": ".
-    let lead = line.trim_start();
-    let digits = lead.len() - lead.trim_start_matches(|c: char| c.is_ascii_digit()).len();
-    if digits > 0
-        && let Some(r) = lead[digits..].strip_prefix(": ")
-    {
-        return r;
-    }
-    // `mpirun --tag-output`: `[job,rank]<stdout>:`.
-    let Some(rest) = line.strip_prefix('[') else {
-        return line;
-    };
-    let Some((ids, after)) = rest.split_once(']') else {
-        return line;
-    };
-    if !ids.chars().all(|c| c.is_ascii_digit() || c == ',') {
-        return line;
-    }
-    for tag in ["<stdout>:", "<stderr>:"] {
-        if let Some(r) = after.strip_prefix(tag) {
-            return r;
-        }
-    }
-    line
 }
 
 pub(super) fn apply_debug(log: &mut Log, d: DebugLine) {
@@ -176,384 +499,14 @@ fn error(kind: ErrorKind, message: String) -> JobError {
     }
 }
 
-/// nccl-tests' own failure lines (`host: Test NCCL failure …`).
-fn error_line(log: &mut Log, t: &str) -> bool {
-    let kind = if t.contains("Test NCCL failure") {
-        ErrorKind::Nccl
-    } else if t.contains("Test CUDA failure") {
-        ErrorKind::Cuda
-    } else if t.contains("Test timeout") {
-        ErrorKind::Timeout
-    } else if t.starts_with("Invalid number of GPUs") || t.starts_with("Please check the number") {
-        ErrorKind::Launcher
-    } else if t.contains(": Test failure ") || t.starts_with(".. ") {
-        // The per-level trace after a failure: the failure line itself says it all.
-        return true;
-    } else {
-        return false;
-    };
-    log.errors.push(error(kind, t.to_string()));
-    true
-}
-
-/// A `#` line, without the `#`. Returns whether it was recognised.
-fn header_line(log: &mut Log, c: &str, n: usize, warnings: &mut Vec<Warning>) -> bool {
-    if c.is_empty() {
-        return true;
-    }
-    if let Some(rest) = c.strip_prefix("nccl-tests version") {
-        if let Some(code) = rest
-            .split_whitespace()
-            .find_map(|t| t.strip_prefix("nccl-library="))
-            .and_then(|v| v.parse().ok())
-        {
-            log.nccl_version = log.nccl_version.take().or(nccl_version_from_code(code));
-        }
-        return true;
-    }
-    if let Some(p) = c.strip_prefix("Collective test starting:") {
-        let p = p.trim();
-        log.program = Some(p.to_string());
-        log.collective = collective_of_program(p);
-        return true;
-    }
-    if c.starts_with("Collective test concluded:") {
-        log.complete = true;
-        return true;
-    }
-    if c.starts_with("nThread") {
-        match parse_header(c) {
-            Some(h) => log.header = Some(h),
-            None => warnings.push(Warning {
-                source: log.source.clone(),
-                line: Some(n),
-                message: "cannot read the `# nThread … minBytes … maxBytes …` header; requested sizes fall back to printed sizes".into(),
-            }),
-        }
-        return true;
-    }
-    if let Some(rest) = c.strip_prefix("Rank") {
-        if let Some(d) = parse_device(rest) {
-            // A million duplicate lines get ten warnings, not a million.
-            let rank = d.rank;
-            if !log.add_device(d) {
-                log.duplicate_ranks += 1;
-                if log.duplicate_ranks <= 10 {
-                    warnings.push(Warning {
-                        source: log.source.clone(),
-                        line: Some(n),
-                        message: format!(
-                            "rank {rank} is listed twice: a non-MPI build or a broken MPI wire-up runs every process alone"
-                        ),
-                    });
-                }
-            }
-        }
-        return true;
-    }
-    if let Some(rest) = c.strip_prefix("Reducing maxBytes to") {
-        log.clamped_max = rest.split_whitespace().next().and_then(|v| v.parse().ok());
-        return true;
-    }
-    if c.starts_with("size") {
-        log.cputime = c.split_whitespace().any(|t| t == "cputime");
-        return true;
-    }
-    if let Some(rest) = c.strip_prefix("error:") {
-        let m = rest.trim();
-        if !m.is_empty() {
-            log.errors.push(error(ErrorKind::Nccl, m.to_string()));
-        }
-        return true;
-    }
-    if let Some(rest) = c.strip_prefix("Out of bounds values") {
-        if rest.contains("FAILED") {
-            log.errors.push(error(
-                ErrorKind::Other,
-                format!("nccl-tests footer: Out of bounds values{rest}"),
-            ));
-        }
-        return true;
-    }
-    const KNOWN: &[&str] = &[
-        "Using devices",
-        "(B)",
-        "Avg bus bandwidth",
-        "Writing JSON output",
-        "skipping json output",
-        "Blocking Enabled",
-        "Per-Iteration Report",
-        "Parallel Init Enabled",
-        "GPU memory usage",
-    ];
-    KNOWN.iter().any(|k| c.starts_with(k)) || (c.contains("out-of-place") && c.contains("in-place"))
-}
-
-/// `nThread 1 nGpus 2 minBytes 8 maxBytes 8589934592 step: 2(factor) warmup iters: 1 iters: 20
-/// agg iters: 1 validation: 1 graph: 0 unalign: 0`.
-fn parse_header(c: &str) -> Option<Header> {
-    let toks: Vec<&str> = c.split_whitespace().collect();
-    let after = |pair: &[&str]| -> Option<&str> {
-        toks.windows(pair.len() + 1)
-            .find(|w| w[..pair.len()] == *pair)
-            .map(|w| w[pair.len()])
-    };
-    let num = |pair: &[&str]| after(pair).and_then(|v| v.parse::<u64>().ok());
-    let small = |pair: &[&str], default: u32| {
-        num(pair)
-            .and_then(|v| u32::try_from(v).ok())
-            .unwrap_or(default)
-    };
-    let step_tok = after(&["step:"])?;
-    let (v, kind) = step_tok.split_once('(')?;
-    let v: u64 = v.parse().ok()?;
-    let step = if kind.starts_with("factor") {
-        Step::Factor(v)
-    } else {
-        Step::Bytes(v)
-    };
-    // `iters:` appears after `warmup` and `agg` too; the plain one follows `iters:` of warmup.
-    let iters = toks
-        .windows(2)
-        .enumerate()
-        .find(|(i, w)| {
-            w[0] == "iters:" && *i > 0 && toks[i - 1] != "warmup" && toks[i - 1] != "agg"
-        })
-        .and_then(|(_, w)| w[1].parse().ok())
-        .unwrap_or(20);
-    Some(Header {
-        nthreads: small(&["nThread"], 1),
-        ngpus: small(&["nGpus"], 1),
-        sweep: Sweep {
-            min: num(&["minBytes"])?,
-            max: num(&["maxBytes"])?,
-            step,
-        },
-        warmup: small(&["warmup", "iters:"], 1),
-        iters,
-        agg_iters: small(&["agg", "iters:"], 1),
-        validation: small(&["validation:"], 1),
-        graph: small(&["graph:"], 0),
-    })
-}
-
-/// ` 0 Group 0 Pid 1476 on vm device 0 [0000:00:06] NVIDIA H200` (Group is absent in older
-/// versions; the bus id may read `[0x1b]`).
-fn parse_device(rest: &str) -> Option<Device> {
-    let toks: Vec<&str> = rest.split_whitespace().collect();
-    let rank = toks.first()?.parse().ok()?;
-    let val = |key: &str| {
-        toks.iter()
-            .position(|t| *t == key)
-            .and_then(|i| toks.get(i + 1))
-    };
-    let group = val("Group").and_then(|v| v.parse().ok()).unwrap_or(0);
-    let pid = val("Pid").and_then(|v| v.parse().ok());
-    let host = val("on")?.to_string();
-    let dpos = toks.iter().position(|t| *t == "device")?;
-    let device = toks.get(dpos + 1)?.parse().ok()?;
-    let mut name_from = dpos + 2;
-    let pci = toks.get(dpos + 2).and_then(|t| {
-        let inner = t.strip_prefix('[')?.strip_suffix(']')?;
-        name_from += 1;
-        Some(inner.to_string())
-    });
-    let name = toks
-        .get(name_from..)
-        .map(|n| n.join(" "))
-        .filter(|n| !n.is_empty());
-    Some(Device {
-        rank,
-        group,
-        pid,
-        host,
-        device,
-        pci,
-        name,
-    })
-}
-
-/// One table row: five prefix columns, then per placement `time algbw busbw #wrong` (plus four
-/// `-I` columns), then an optional `-S` timestamp (two tokens).
-fn parse_row(t: &str, line: usize, cputime: bool) -> Result<LogRow, String> {
-    let toks: Vec<&str> = t.split_whitespace().collect();
-    if toks.len() < 5 {
-        return Err(format!("{} fields, expected at least 13", toks.len()));
-    }
-    let size = toks[0]
-        .parse()
-        .map_err(|_| format!("size `{}` is not a byte count", toks[0]))?;
-    let count = toks[1]
-        .parse()
-        .map_err(|_| format!("count `{}` is not an element count", toks[1]))?;
-    let dtype: Dtype = toks[2]
-        .parse()
-        .map_err(|_| format!("unknown datatype `{}`", toks[2]))?;
-    let op = match toks[3] {
-        "none" => None,
-        o => Some(
-            o.parse::<RedOp>()
-                .map_err(|_| format!("unsupported reduction `{o}`"))?,
-        ),
-    };
-    let root = toks[4]
-        .parse()
-        .map_err(|_| format!("root `{}` is not a number", toks[4]))?;
-    let rest = &toks[5..];
-    let (half, timestamp) = match rest.len() {
-        8 => (4, false),
-        10 => (4, true),
-        16 => (8, false),
-        18 => (8, true),
-        k => return Err(format!("{} fields, expected 13 (15 with -S)", k + 5)),
-    };
-    if timestamp && !looks_like_timestamp(rest[2 * half], rest[2 * half + 1]) {
-        return Err("trailing fields are not a `-S` timestamp".into());
-    }
-    let out_of_place = Some(parse_half(&rest[..half], cputime)?);
-    let in_place = Some(parse_half(&rest[half..2 * half], cputime)?);
-    Ok(LogRow {
-        line,
-        size,
-        count,
-        dtype,
-        op,
-        root,
-        out_of_place,
-        in_place,
-    })
-}
-
-fn looks_like_timestamp(date: &str, time: &str) -> bool {
-    date.len() == 10
-        && date.chars().filter(|c| *c == '-').count() == 2
-        && time.chars().filter(|c| *c == ':').count() == 2
-}
-
-fn parse_half(f: &[&str], cputime: bool) -> Result<Cell, String> {
-    let num = |s: &str, what: &str| -> Result<Option<f64>, String> {
-        let v: f64 = s
-            .parse()
-            .map_err(|_| format!("{what} `{s}` is not a number"))?;
-        Ok(v.is_finite().then_some(v))
-    };
-    let time = num(f[0], "time")?;
-    let algbw = num(f[1], "algbw")?;
-    let busbw = num(f[2], "busbw")?;
-    let wrong = match f[3] {
-        "N/A" => None,
-        w => {
-            let v = num(w, "#wrong")?.ok_or_else(|| format!("#wrong `{w}` is not a count"))?;
-            Some(super::sanity::wrong_count(v, w)?)
-        }
-    };
-    let mut cell = Cell::measured(0.0, 0.0, 0.0, wrong);
-    // With -C 1 the column is CPU enqueue time: not the time bandwidths mean, so not recorded.
-    cell.time_us = if cputime { None } else { time };
-    cell.algbw = algbw;
-    cell.busbw = busbw;
-    Ok(cell)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn rows_in_every_layout() {
-        let r = parse_row(
-            "1048576 262144 float sum -1 17.07 61.41 61.41 0 62.12 16.88 16.88 0",
-            1,
-            false,
-        )
-        .unwrap();
-        assert_eq!(
-            (r.size, r.count, r.dtype, r.op),
-            (1048576, 262144, Dtype::Float, Some(RedOp::Sum))
-        );
-        let oop = r.out_of_place.unwrap();
-        assert_eq!(
-            (oop.time_us, oop.busbw, oop.wrong),
-            (Some(17.07), Some(61.41), Some(0))
-        );
-        // alltoall: unchecked in-place prints N/A.
-        let r = parse_row(
-            "1048576 131072 float none -1 16.53 63.44 31.72 0 16.09 65.16 32.58 N/A",
-            1,
-            false,
-        )
-        .unwrap();
-        assert_eq!(r.op, None);
-        assert_eq!(r.in_place.unwrap().wrong, None);
-        // -S timestamp.
-        let r = parse_row(
-            "8 2 float sum -1 12.91 0.00 0.00 0 13.36 0.00 0.00 0 2026-11-30 05:12:09",
-            1,
-            false,
-        )
-        .unwrap();
-        assert_eq!(r.in_place.unwrap().time_us, Some(13.36));
-        // -I per-iteration columns, big #wrong in %g form.
-        let r = parse_row(
-            "8 2 float sum -1 12.91 0.00 0.00 1.23457e+06 1 2 3 4 13.36 0.00 0.00 0 1 2 3 4",
-            1,
-            false,
-        )
-        .unwrap();
-        assert_eq!(r.out_of_place.unwrap().wrong, Some(1234570));
-        // -C 1: CPU time is not kept.
-        let r = parse_row(
-            "8 2 float sum -1 12.91 0.00 0.00 0 13.36 0.00 0.00 0",
-            1,
-            true,
-        )
-        .unwrap();
-        assert_eq!(r.out_of_place.unwrap().time_us, None);
-        for bad in [
-            "8 2 float sum -1 12.91 0.00",
-            "8 2 floaty sum -1 12.91 0.00 0.00 0 13.36 0.00 0.00 0",
-            "8 2 float mulsum -1 12.91 0.00 0.00 0 13.36 0.00 0.00 0",
-            "8 2 float sum -1 x 0.00 0.00 0 13.36 0.00 0.00 0",
-            "8 2 float sum -1 1 0.00 0.00 -3 13.36 0.00 0.00 0",
-        ] {
-            assert!(parse_row(bad, 1, false).is_err(), "{bad}");
-        }
-    }
-
-    #[test]
-    fn header_and_devices() {
-        let h = parse_header("nThread 1 nGpus 2 minBytes 8 maxBytes 8589934592 step: 2(factor) warmup iters: 1 iters: 20 agg iters: 1 validation: 0 graph: 3 unalign: 0").unwrap();
-        assert_eq!(
-            (
-                h.nthreads,
-                h.ngpus,
-                h.iters,
-                h.warmup,
-                h.validation,
-                h.graph
-            ),
-            (1, 2, 20, 1, 0, 3)
-        );
-        assert_eq!(h.sweep.step, Step::Factor(2));
-        let h = parse_header("nThread 1 nGpus 1 minBytes 1048576 maxBytes 4194304 step: 1048576(bytes) warmup iters: 5 iters: 50 agg iters: 2 validation: 1 graph: 0").unwrap();
-        assert_eq!((h.iters, h.warmup, h.agg_iters), (50, 5, 2));
-        assert_eq!(h.sweep.step, Step::Bytes(1048576));
-        let d = parse_device(
-            "  1 Group  3 Pid   1476 on         vm device  1 [0000:00:07] NVIDIA H200",
-        )
-        .unwrap();
-        assert_eq!(
-            (d.rank, d.group, d.pid, d.host.as_str(), d.device),
-            (1, 3, Some(1476), "vm", 1)
-        );
-        assert_eq!(d.pci.as_deref(), Some("0000:00:07"));
-        assert_eq!(d.name.as_deref(), Some("NVIDIA H200"));
-        let d = parse_device("  1 Pid  12346 on   nodeA device  1 [0x43] NVIDIA H100 80GB HBM3")
-            .unwrap();
-        assert_eq!(
-            (d.group, d.name.as_deref()),
-            (0, Some("NVIDIA H100 80GB HBM3"))
-        );
+    fn one(text: &str) -> (Log, Vec<Warning>) {
+        let (mut runs, w) = parse("t.txt", text);
+        assert_eq!(runs.len(), 1, "{runs:?}");
+        (runs.remove(0), w)
     }
 
     #[test]
@@ -565,7 +518,7 @@ mod tests {
             #  Rank  3 Group  1 Pid   13 on n1 device  3 [0000:04:00] GPU\n\
             n1:12:99 [2] NCCL INFO Channel 00/0 : 0[2] -> 1[3] via P2P/IPC\n\
             n1:10:98 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC\n";
-        let (log, w) = parse("s.txt", text);
+        let (log, w) = one(text);
         assert!(w.is_empty(), "{w:?}");
         let comms: Vec<Option<&str>> = log.transports.iter().map(|t| t.comm.as_deref()).collect();
         assert_eq!(comms, vec![Some("group 1"), Some("group 0")]);
@@ -575,39 +528,74 @@ mod tests {
     fn an_srun_labelled_log_reads_like_the_plain_one() {
         let plain = include_str!("../../tests/data/nccl-tests/h200x2/all_reduce.txt");
         let labelled: String = plain.lines().map(|l| format!("0: {l}\n")).collect();
-        let (a, wa) = parse("plain.txt", plain);
-        let (b, wb) = parse("srun.txt", &labelled);
-        assert_eq!(wa.len(), wb.len(), "{wb:?}");
+        let (a, wa) = one(plain);
+        let (b, wb) = one(&labelled);
+        assert_eq!(wa.len() + 1, wb.len(), "{wb:?}");
+        assert!(wb.iter().any(|w| w.message.contains("srun -l")), "{wb:?}");
         assert!(!a.rows.is_empty());
         assert_eq!(format!("{:?}", a.rows), format!("{:?}", b.rows));
         assert_eq!(a.devices.len(), b.devices.len());
     }
 
     #[test]
-    fn launcher_tags_and_unknown_lines() {
-        assert_eq!(
-            strip_launcher_tag("[1,0]<stdout>:# Using devices"),
-            "# Using devices"
-        );
-        assert_eq!(strip_launcher_tag("[0000:00:06] x"), "[0000:00:06] x");
-        assert_eq!(strip_launcher_tag(" 3: # Using devices"), "# Using devices");
-        assert_eq!(
-            strip_launcher_tag("12:        8   2  float"),
-            "       8   2  float"
-        );
-        // NCCL's own `host:pid:tid` prefix is not a task number.
-        let debug = "10:1869:1956 [1] NCCL INFO Channel 00/0 : 1[1] -> 0[0] via P2P/IPC";
-        assert_eq!(strip_launcher_tag(debug), debug);
-        let (log, w) = parse(
-            "x.txt",
-            "hello\n# Collective test starting: all_reduce_perf\nbanana split\n",
-        );
+    fn unknown_lines_are_counted() {
+        let (log, w) = one("hello\n# Collective test starting: all_reduce_perf\nbanana split\n");
         assert_eq!(log.program.as_deref(), Some("all_reduce_perf"));
         assert_eq!(w.len(), 1);
         assert!(
             w[0].message.contains("skipped 2 unrecognised"),
             "{}",
             w[0].message
+        );
+    }
+
+    #[test]
+    fn runs_split_at_start_lines_headers_and_commands() {
+        let run = "# nThread 1 nGpus 1 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 1 iters: 1 agg iters: 1 validation: 1 graph: 0\n\
+            8 2 float sum -1 1.00 0.01 0.00 0 1.00 0.01 0.00 0\n# Out of bounds values : 0 OK\n";
+        let text =
+            format!("./build/all_reduce_perf -b 8\n{run}$ ./build/broadcast_perf\n{run}{run}");
+        let (runs, _) = parse("m.txt", &text);
+        let named: Vec<Option<&str>> = runs
+            .iter()
+            .map(|r| r.named.as_ref().map(|n| n.0.as_str()))
+            .collect();
+        assert_eq!(
+            named,
+            vec![Some("all_reduce_perf"), Some("broadcast_perf"), None]
+        );
+        assert_eq!(
+            runs.iter().map(|r| r.first_line).collect::<Vec<_>>(),
+            vec![1, 5, 9]
+        );
+        // A header printed twice before any row: processes of a non-MPI build, one run.
+        let h =
+            "# nThread 1 nGpus 1 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 1 iters: 1\n";
+        let (log, _) = one(&format!("{h}{h}"));
+        assert_eq!(log.repeated_headers, 1);
+    }
+
+    #[test]
+    fn failures_are_errors_with_where() {
+        let text = "[1,0]<stdout>:# nThread 1 nGpus 1 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 1 iters: 1\n\
+            [1,0]<stdout>:        8             2     float     sum      -1 node0: Test CUDA failure common.cu:389 'an illegal memory access was encountered'\n\
+            [1,0]<stdout>: .. node0 pid 62767: Test failure common.cu:519\n";
+        let (log, _) = one(text);
+        assert!(log.fatal);
+        assert_eq!(log.errors.len(), 1, "{:?}", log.errors);
+        let m = &log.errors[0].message;
+        assert!(
+            m.starts_with("line 2 [rank 0 (mpirun --tag-output)]: node0: Test CUDA failure"),
+            "{m}"
+        );
+        assert!(m.contains("row of 8 B"), "{m}");
+        let (log, w) = one(
+            "x:1:2 [0] misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]\n# nThread 1 nGpus 1 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 1 iters: 1\n",
+        );
+        assert!(log.errors.is_empty(), "{:?}", log.errors);
+        assert!(
+            w.iter().any(|w| w.message.contains("report no error")),
+            "{w:?}"
         );
     }
 }

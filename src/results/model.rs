@@ -253,6 +253,10 @@ pub struct JobResult {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub telemetry: Vec<TelemetrySample>,
     pub status: JobStatus,
+    /// The `# Avg bus bandwidth` an ingested nccl-tests log printed for this job's run (GB/s,
+    /// the mean busbw over every cell of the run), kept as the log's own claim.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reported_avg_busbw: Option<f64>,
     /// Errors not tied to one cell (init failures, launcher errors) and copies of cell errors.
     #[serde(default)]
     pub errors: Vec<JobError>,

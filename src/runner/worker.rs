@@ -143,6 +143,7 @@ pub fn job_result(job: &Job, backend: Backend, layout: Layout) -> JobResult {
         transports: Vec::new(),
         telemetry: Vec::new(),
         status: JobStatus::Partial,
+        reported_avg_busbw: None,
         errors: Vec::new(),
         node_set: job.node_set.clone(),
     }

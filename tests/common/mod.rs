@@ -221,7 +221,11 @@ pub fn corrupted_all_reduce(dir: &Path, size: u64, field: usize, wrong: &str) ->
         }
     });
     let log = write(dir, "wrong.txt", &text);
-    ingest(dir, "r.json", &[&log], None)
+    let out = dir.join("r.json");
+    let r = baton(&["ingest", p(&log), "-o", p(&out)]);
+    // A log whose rows count wrong elements shows a failed data check: exit 1, results written.
+    assert_eq!(code(&r), 1, "{}", show(&r));
+    out
 }
 
 /// An all_reduce test over every fixture size, shared by criteria tests that append `expect:`.

@@ -365,7 +365,9 @@ fn timeouts_exit_4() {
         "hang.txt",
         &format!("{cut}vm: Test timeout (300s) common.cu:1234\n"),
     );
-    let r = ingest(&d, "r.json", &[&log], None);
+    let r = d.join("r.json");
+    let o = baton(&["ingest", p(&log), "-o", p(&r)]);
+    assert_eq!(code(&o), 4, "ingest says the log timed out: {}", show(&o));
     let out = grade_sweep(
         &d,
         "p.yaml",

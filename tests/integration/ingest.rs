@@ -6,6 +6,7 @@ use crate::common;
 use baton::collective::{Collective, Dtype, RedOp};
 use baton::results::{JobStatus, MatchBy, Placement};
 use common::*;
+use std::path::Path;
 
 fn rows(r: &baton::results::JobResult) -> Vec<&baton::results::Row> {
     r.repeats.iter().flat_map(|x| &x.rows).collect()
@@ -252,6 +253,8 @@ fn labelled_logs_become_repeats_of_one_job() {
     assert!(stderr(&o).contains("different jobs"), "{}", show(&o));
 }
 
+/// A table cut short (the run died, or the capture did) keeps its rows, is a job error and
+/// exits 3: a log that shows a failure never exits 0 with no error recorded.
 #[test]
 fn truncated_logs_keep_their_rows_and_say_so() {
     let d = tmp("ingest_truncated");
@@ -259,23 +262,32 @@ fn truncated_logs_keep_their_rows_and_say_so() {
     let cut = &text[..text.find("   268435456").unwrap() + 30];
     let log = write(&d, "cut.txt", cut);
     let o = baton(&["ingest", p(&log), "-o", p(&d.join("r.json"))]);
-    assert_eq!(code(&o), 0, "{}", show(&o));
-    assert!(
-        stderr(&o).contains("log ends before the nccl-tests footer"),
-        "{}",
-        show(&o)
-    );
+    assert_eq!(code(&o), 3, "{}", show(&o));
     assert!(stderr(&o).contains("incomplete table row"), "{}", show(&o));
     let r = results(&d.join("r.json"));
     assert_eq!(r.jobs[0].status, JobStatus::Partial);
     assert_eq!(rows(&r.jobs[0]).len(), 25);
+    let errors: Vec<&str> = r.jobs[0]
+        .errors
+        .iter()
+        .map(|e| e.message.as_str())
+        .collect();
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.contains("log ends before the nccl-tests footer")),
+        "{errors:?}"
+    );
     // A JSON document cut mid-write keeps the rows before the cut.
     let json = read(&fixture("all_gather.json"));
     let cut = &json[..json.find("{\"size\":8192").unwrap() + 20];
     let log = write(&d, "cut.json", cut);
-    let r = results(&ingest(&d, "rj.json", &[&log], None));
+    let o = baton(&["ingest", p(&log), "-o", p(&d.join("rj.json"))]);
+    assert_eq!(code(&o), 3, "{}", show(&o));
+    let r = results(&d.join("rj.json"));
     assert_eq!(rows(&r.jobs[0]).len(), 5);
     assert_eq!(r.jobs[0].status, JobStatus::Partial);
+    assert!(!r.jobs[0].errors.is_empty());
 }
 
 #[test]
@@ -327,4 +339,284 @@ fn what_is_not_a_log_is_rejected_with_exit_2() {
     assert_eq!(code(&o), 2, "{}", show(&o));
     assert!(stderr(&o).contains("/nonexistent/log.txt"));
     assert!(!d.join("r.json").exists(), "nothing is written on failure");
+}
+
+/// The public corpus (tests/data/nccl-tests/real, see its SOURCES.md): every log is ingested
+/// exactly as `expected.py` read its printed table, or refused with a message that names the file
+/// and the reason; a refused log with the `--collective` its runs need ingests exactly. Exit codes
+/// follow the log: 0 only when it shows no failure.
+#[test]
+fn every_real_log_ingests_as_expected() {
+    let d = tmp("ingest_real");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/nccl-tests/real");
+    let mut n = 0;
+    for entry in std::fs::read_dir(dir.join("expected")).unwrap() {
+        let exp: serde_json::Value = serde_json::from_str(&read(&entry.unwrap().path())).unwrap();
+        let log = dir.join(exp["log"].as_str().unwrap());
+        let out = d.join(format!("{n}.json"));
+        let o = baton(&["ingest", p(&log), "-o", p(&out)]);
+        let name = exp["log"].as_str().unwrap();
+        if let Some(why) = exp["refuse"].as_str() {
+            assert_eq!(code(&o), 2, "{name}: {}", show(&o));
+            assert!(stderr(&o).contains(why), "{name}: {}", show(&o));
+            assert!(stderr(&o).contains(name), "{name}: {}", show(&o));
+            assert!(!out.exists(), "{name}: refused, yet written");
+            let Some(hint) = exp["hint"].as_str() else {
+                n += 1;
+                continue;
+            };
+            assert!(stderr(&o).contains("--collective"), "{name}: {}", show(&o));
+            let o = baton(&["ingest", p(&log), "-o", p(&out), "--collective", hint]);
+            check_real(name, &exp, &o, &results(&out), Some(hint));
+        } else {
+            check_real(name, &exp, &o, &results(&out), None);
+        }
+        n += 1;
+    }
+    assert!(n >= 30, "the corpus has {n} logs");
+}
+
+fn check_real(
+    name: &str,
+    exp: &serde_json::Value,
+    o: &std::process::Output,
+    r: &baton::results::Results,
+    hint: Option<&str>,
+) {
+    let runs = exp["runs"].as_array().unwrap();
+    assert_eq!(r.jobs.len(), runs.len(), "{name}: {}", show(o));
+    let mut failed = false;
+    for (j, run) in r.jobs.iter().zip(runs) {
+        let coll = run["collective"].as_str().or(hint).unwrap();
+        assert_eq!(j.collective.to_string(), coll, "{name}");
+        let status = run["status"].as_str().unwrap();
+        assert_eq!(
+            format!("{:?}", j.status).to_lowercase(),
+            status,
+            "{name}: {:?}",
+            j.errors
+        );
+        let min_errors = run["min_errors"].as_u64().unwrap() as usize;
+        assert!(
+            j.errors.len() >= min_errors,
+            "{name}: {} error(s), want {min_errors}: {:?}",
+            j.errors.len(),
+            j.errors
+        );
+        if min_errors == 0 {
+            assert!(j.errors.is_empty(), "{name}: {:?}", j.errors);
+        }
+        failed |= !j.errors.is_empty() || status != "completed";
+        let want = run["rows"].as_array().unwrap();
+        let got = rows(j);
+        assert_eq!(got.len(), want.len(), "{name}: rows");
+        for (g, w) in got.iter().zip(want) {
+            let at = format!("{name} line {}", w["line"]);
+            assert_eq!(g.size, w["size"].as_u64().unwrap(), "{at}");
+            assert_eq!(g.count, w["count"].as_u64().unwrap(), "{at}");
+            assert_eq!(j.dtype.to_string(), w["type"].as_str().unwrap(), "{at}");
+            for (place, key) in [
+                (Placement::OutOfPlace, "out_of_place"),
+                (Placement::InPlace, "in_place"),
+            ] {
+                let c = g.cell(place).unwrap();
+                let v = &w[key];
+                assert_eq!(c.time_us, v[0].as_f64(), "{at} {key} time");
+                assert_eq!(c.algbw, v[1].as_f64(), "{at} {key} algbw");
+                assert_eq!(c.busbw, v[2].as_f64(), "{at} {key} busbw");
+                assert_eq!(c.wrong, v[3].as_u64(), "{at} {key} #wrong");
+            }
+        }
+    }
+    let want_exit = if failed { code(o).max(1) } else { 0 };
+    assert_eq!(code(o), want_exit, "{name}: {}", show(o));
+    if failed {
+        assert!(
+            r.jobs.iter().any(|j| !j.errors.is_empty()),
+            "{name}: a failure must be recorded, not only an exit code"
+        );
+    }
+}
+
+/// One log per failure kind, real where the corpus has one: each exits non-zero and records a
+/// job error that says what failed and where. Never exit 0 with no error recorded.
+#[test]
+fn every_failure_kind_is_an_error_with_where_and_a_nonzero_exit() {
+    let d = tmp("ingest_failure_kinds");
+    let real = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/nccl-tests/real");
+    let fixture_text = read(&fixture("all_reduce.txt"));
+    let cut = &fixture_text[..fixture_text.find("  1073741824").unwrap()];
+    let timeout = write(
+        &d,
+        "timeout.txt",
+        &format!("{cut}vm: Test timeout (300s) common.cu:1234\n"),
+    );
+    let warn = write(
+        &d,
+        "warn.txt",
+        &fixture_text.replace(
+            "#  Rank  1",
+            "vm:1:2 [0] transport/nvls.cc:598 NCCL WARN Cuda failure 1 'invalid argument'\n#  Rank  1",
+        ),
+    );
+    let cases: Vec<(&str, std::path::PathBuf, Option<&str>, i32, &str)> = vec![
+        (
+            "before the table",
+            real.join("rccl-tests-50-mi210-failure-before-table.txt"),
+            None,
+            3,
+            "line 10: sharbox-ultra: Test NCCL failure",
+        ),
+        (
+            "inside a row",
+            real.join("nccl-tests-355-cuda-failure-inside-row.txt"),
+            None,
+            3,
+            "row of 2097152 B",
+        ),
+        (
+            "after the rows",
+            real.join("nccl-tests-322-failure-after-rows.txt"),
+            Some("all_reduce"),
+            3,
+            "line 7: HCA-128: Test NCCL failure",
+        ),
+        (
+            "CUDA init",
+            real.join("h100-cuda-init-failure.txt"),
+            None,
+            3,
+            "'system not yet initialized'",
+        ),
+        (
+            "nccl-tests 1.x",
+            real.join("nccl-tests-11-nvprof-cuda-failure.txt"),
+            None,
+            3,
+            "Cuda failure common.cu:510",
+        ),
+        (
+            "#wrong > 0",
+            real.join("rtx3090-wrong-108-failed.txt"),
+            Some("all_reduce"),
+            1,
+            "count wrong elements",
+        ),
+        (
+            "Out of bounds FAILED",
+            real.join("rtx3090-wrong-108-failed.txt"),
+            Some("all_reduce"),
+            1,
+            "Out of bounds values : 108 FAILED",
+        ),
+        (
+            "table cut short",
+            real.join("nccl-tests-287-5090-cut-short.txt"),
+            None,
+            3,
+            "log ends before the nccl-tests footer",
+        ),
+        (
+            "processes alone",
+            real.join("nccl-tests-107-non-mpi-duplicate-rank0.txt"),
+            None,
+            3,
+            "every process ran alone",
+        ),
+        ("timeout", timeout, None, 4, "Test timeout"),
+    ];
+    for (kind, log, collective, exit, says) in cases {
+        let out = d.join("r.json");
+        let mut args = vec!["ingest", p(&log), "-o", p(&out)];
+        if let Some(c) = collective {
+            args.extend(["--collective", c]);
+        }
+        let o = baton(&args);
+        assert_eq!(code(&o), exit, "{kind}: {}", show(&o));
+        let r = results(&out);
+        let errors: Vec<&str> = r
+            .jobs
+            .iter()
+            .flat_map(|j| &j.errors)
+            .map(|e| e.message.as_str())
+            .collect();
+        assert!(
+            errors.iter().any(|e| e.contains(says)),
+            "{kind}: {errors:?}"
+        );
+    }
+    // An NCCL WARN that reports an error is recorded even when the run completed.
+    let o = baton(&["ingest", p(&warn), "-o", p(&d.join("w.json"))]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    let r = results(&d.join("w.json"));
+    assert!(
+        r.jobs[0]
+            .errors
+            .iter()
+            .any(|e| e.message.contains("NCCL WARN Cuda failure")),
+        "{:?}",
+        r.jobs[0].errors
+    );
+}
+
+/// What each log run says ran, and the refusal when nothing does.
+#[test]
+fn the_collective_comes_from_the_start_line_a_named_program_or_the_flag() {
+    let d = tmp("ingest_collective_sources");
+    let plain = read(&fixture("broadcast.txt"));
+    let no_start: String = plain
+        .lines()
+        .filter(|l| !l.contains("Collective test"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let bare = write(&d, "bare.txt", &no_start);
+    let o = baton(&["ingest", p(&bare), "-o", p(&d.join("r.json"))]);
+    assert_eq!(code(&o), 2, "{}", show(&o));
+    assert!(
+        stderr(&o).contains("bare.txt: cannot tell which collective ran"),
+        "{}",
+        show(&o)
+    );
+    assert!(stderr(&o).contains("--collective NAME"), "{}", show(&o));
+    let echoed = write(
+        &d,
+        "echo.txt",
+        &format!("+ srun ./build/broadcast_perf -b 8\n{no_start}"),
+    );
+    let r = results(&ingest(&d, "e.json", &[&echoed], None));
+    assert_eq!(r.jobs[0].collective, Collective::Broadcast);
+    assert_eq!(r.jobs[0].root, Some(0));
+    let o = baton(&[
+        "ingest",
+        p(&bare),
+        "-o",
+        p(&d.join("f.json")),
+        "--collective",
+        "broadcast",
+    ]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    assert_eq!(
+        results(&d.join("f.json")).jobs[0].collective,
+        Collective::Broadcast
+    );
+    let o = baton(&[
+        "ingest",
+        p(&bare),
+        "-o",
+        p(&d.join("g.json")),
+        "--collective",
+        "gatherx",
+    ]);
+    assert_eq!(code(&o), 2, "{}", show(&o));
+    assert!(
+        stderr(&o).contains("unknown collective `gatherx`"),
+        "{}",
+        show(&o)
+    );
+    // `# Avg bus bandwidth` is kept as the log's claim.
+    assert!(
+        results(&d.join("f.json")).jobs[0]
+            .reported_avg_busbw
+            .is_some()
+    );
 }

@@ -1,7 +1,7 @@
 //! Fuzz-style robustness: random and mutated logs never panic the ingest parsers; they either
 //! yield results or a typed error.
 
-use baton::ingest::{LogInput, ingest};
+use baton::ingest::{LogInput, Outcome, ingest};
 use proptest::prelude::*;
 
 const FIXTURES: &[&str] = &[
@@ -12,6 +12,45 @@ const FIXTURES: &[&str] = &[
     include_str!("../data/nccl-tests/h200x2/mpi_np2_a3.txt"),
     include_str!("../data/nccl-tests/h200x2/broadcast.txt"),
 ];
+
+/// Real logs that ingest cleanly, with and without a start line.
+const CLEAN: &[&str] = &[
+    include_str!("data/nccl-tests/h200x2/all_reduce.txt"),
+    include_str!("data/nccl-tests/h200x2/broadcast.txt"),
+    include_str!("data/nccl-tests/real/cscs-gh200-srun-2.18.txt"),
+    include_str!("data/nccl-tests/real/gb10-all-gather-two-runs.txt"),
+    include_str!("data/nccl-tests/real/l40s-reducing-maxbytes.txt"),
+];
+
+/// A launcher's tag for every line: what `mpirun --tag-output`, `srun -l`, pdsh, SkyPilot or a
+/// wrapper script print.
+fn launcher() -> impl Strategy<Value = String> {
+    prop_oneof![
+        (0u32..64).prop_map(|r| format!("[1,{r}]<stdout>:")),
+        (0u32..64).prop_map(|r| format!("{r:>2}: ")),
+        "[a-z][a-z0-9-]{0,12}".prop_map(|h| format!("{h}: ")),
+        (0u32..8).prop_map(|r| format!("(head, rank={r}, pid=4242) ")),
+        "[a-z]{1,6}[0-9]{0,3}".prop_map(|w| format!("{w}| ")),
+    ]
+}
+
+fn rows_of(text: &str) -> Option<(String, Outcome)> {
+    let i = ingest(
+        &[LogInput {
+            name: "p.txt",
+            bytes: text.as_bytes(),
+        }],
+        None,
+    )
+    .ok()?;
+    let rows: Vec<_> = i
+        .results
+        .jobs
+        .iter()
+        .map(|j| (&j.collective, &j.repeats))
+        .collect();
+    Some((format!("{rows:?}"), i.outcome))
+}
 
 fn run(bytes: &[u8], label: Option<&str>) {
     let _ = ingest(
@@ -109,6 +148,49 @@ proptest! {
         let mut text = String::from("# Collective test starting: all_reduce_perf\n");
         text.push_str(&lines.join("\n"));
         run(text.as_bytes(), None);
+    }
+
+    /// A launcher tag on every line changes nothing the log says.
+    #[test]
+    fn prefixed_logs_read_like_plain_ones(which in 0..CLEAN.len(), tag in launcher()) {
+        let plain = CLEAN[which];
+        let tagged: String = plain.lines().map(|l| format!("{tag}{l}\n")).collect();
+        let want = rows_of(plain).expect("the plain log ingests");
+        prop_assert_eq!(Some(want), rows_of(&tagged));
+    }
+
+    /// Other output between the lines (NCCL INFO from other ranks, launcher chatter) and a cut
+    /// anywhere: never a panic, and a log cut before its footer never reads as a clean run.
+    #[test]
+    fn interleaved_and_truncated_logs(
+        which in 0..CLEAN.len(),
+        tag in prop::option::of(launcher()),
+        noise in prop::collection::vec((any::<usize>(), prop_oneof![
+            Just("node9:77:88 [3] NCCL INFO Channel 00/0 : 3[3] -> 0[0] via P2P/IPC".to_string()),
+            Just("Warning: Permanently added 'node9' (ED25519) to the list of known hosts.".to_string()),
+            Just("#".to_string()),
+            "[ -~]{0,60}",
+        ]), 0..8),
+        cut in any::<usize>(),
+    ) {
+        let mut lines: Vec<String> = CLEAN[which].lines().map(str::to_string).collect();
+        for (at, l) in noise {
+            lines.insert(at % (lines.len() + 1), l);
+        }
+        let keep = cut % (lines.len() + 1);
+        lines.truncate(keep);
+        let text: String = lines
+            .iter()
+            .map(|l| format!("{}{l}\n", tag.as_deref().unwrap_or("")))
+            .collect();
+        run(text.as_bytes(), None);
+        let footer = ["Out of bounds values", "Avg bus bandwidth", "Collective test concluded"];
+        let last_run = text.rfind("# nThread").map_or(text.as_str(), |at| &text[at..]);
+        if !footer.iter().any(|f| last_run.contains(f))
+            && let Some((_, outcome)) = rows_of(&text)
+        {
+            prop_assert!(outcome >= Outcome::RunFailed, "a cut log read as {:?}", outcome);
+        }
     }
 
     #[test]

@@ -214,6 +214,7 @@ fn big_debug_log(ranks: u64, links: u64) -> String {
         ));
     }
     s.push_str("       8             2     float     sum      -1    10.00    0.00    0.00      0    10.00    0.00    0.00      0\n");
+    s.push_str("# Out of bounds values : 0 OK\n");
     s
 }
 
