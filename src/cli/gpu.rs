@@ -9,7 +9,7 @@ use baton::runner::{environment, orchestrate, worker};
 /// `baton __worker PLAN --plan-hash H --jobs FILE --journal J --gpus N` for `backend: nccl`.
 pub fn local_worker(w: &super::WorkerArgs) -> anyhow::Result<Exit> {
     let nccl_version = libs::preflight()?;
-    let (plan, jobs, hash) = super::worker_plan(w)?;
+    let (plan, jobs, hash) = w.load()?;
     let mut results = orchestrate::new_results(&plan, &w.plan_name, "run", &hash);
     results.environment = environment::capture(&[worker::hostname()]);
     local::describe_environment(&mut results, nccl_version);

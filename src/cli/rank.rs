@@ -68,7 +68,7 @@ pub fn over_tcp(args: &Args, plan: &Plan, plan_hash: &str, jobs: &[Job]) -> anyh
 /// with `BATON_RENDEZVOUS`) for the NCCL backend: the ranks meet over the TCP rendezvous, and
 /// rank 0 journals every row as an MPI worker's would.
 pub fn worker_over_tcp(w: &crate::cli::WorkerArgs) -> anyhow::Result<Exit> {
-    let (plan, jobs, hash) = crate::cli::worker_plan(w)?;
+    let (plan, jobs, hash) = w.load()?;
     if plan.backend != baton::plan::Backend::Nccl {
         anyhow::bail!(
             "`backend: mpi` measures MPI itself: its rank worker is `baton-mpi __worker`"

@@ -47,7 +47,7 @@ impl RankWorld for MpiWorld {
 /// that order, from the plan copy the parent `baton run` read.
 pub fn run(w: &WorkerArgs) -> anyhow::Result<Exit> {
     let world = init()?;
-    let (plan, jobs, hash) = crate::cli::worker_plan(w)?;
+    let (plan, jobs, hash) = w.load()?;
     let base = orchestrate::new_results(&plan, &w.plan_name, "run", &hash);
     rank::execute(
         &world,

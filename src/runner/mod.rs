@@ -27,3 +27,4 @@ pub mod telemetry;
 pub mod transport;
 pub mod watchdog;
 pub mod worker;
+pub mod worker_args;

@@ -25,6 +25,7 @@ use super::outdir::{self, OutDir, OutDirError};
 use super::progress::Progress;
 use super::refusal::{self, Refusal};
 use super::set_events::SetEvent;
+use super::worker_args::WorkerArgs;
 use crate::exit::Exit;
 use crate::expand::Job;
 use crate::expand::nodesets::is_one_job;
@@ -479,21 +480,18 @@ fn run_step(ctx: &Ctx<'_>, run: &SetRun, sjobs: &[Job]) -> StepEnd {
         if let Err(err) = written {
             return end(false, format!("cannot write the job list: {err}"), false);
         }
-        let args: Vec<OsString> = vec![
-            "__worker".into(),
-            ctx.snapshot.clone().into(),
-            "--plan-hash".into(),
-            ctx.opts.plan_hash.clone().into(),
-            "--plan-name".into(),
-            ctx.opts.plan_path.clone().into(),
-            "--jobs".into(),
-            ids_file.into(),
-            "--journal".into(),
-            out_dir.join(&run.journal).into(),
-            "--node-set".into(),
-            set_file.clone().into(),
-            "--table".into(),
-        ];
+        let args = WorkerArgs {
+            plan: ctx.snapshot.clone(),
+            plan_hash: ctx.opts.plan_hash.clone(),
+            plan_name: ctx.opts.plan_path.clone(),
+            jobs: ids_file,
+            journal: out_dir.join(&run.journal),
+            table: true,
+            gpus: 0,
+            progress: None,
+            node_set: Some(set_file.clone()),
+        }
+        .to_args();
         let cmd = step_command(ctx, &run.hosts, &es.env, &args);
         let idle = idle_limit(&es.jobs.iter().map(|&i| todo[i].clone()).collect::<Vec<_>>());
         let limit = Limit::Silence(out_dir.join(&run.journal), idle);

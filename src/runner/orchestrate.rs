@@ -3,12 +3,12 @@
 //! is rebuilt from it after each set and at the end, so an interrupted run keeps everything
 //! measured.
 
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use super::launch::{self, EnvSet};
 use super::outdir::{self, OutDir, OutDirError};
 use super::progress::{self, Progress};
+use super::worker_args::WorkerArgs;
 use crate::exit::Exit;
 use crate::expand::Job;
 use crate::plan::{Backend, Plan};
@@ -471,25 +471,19 @@ fn run_worker(
         source: std::io::Error::other(e),
     })?;
     crate::output::write_atomic(&ids_file, &text).map_err(OutDirError::from)?;
-    let mut args: Vec<OsString> = vec![
-        "__worker".into(),
-        ctx.snapshot.into(),
-        "--plan-hash".into(),
-        opts.plan_hash.clone().into(),
-        "--plan-name".into(),
-        opts.plan_path.clone().into(),
-        "--jobs".into(),
-        ids_file.into(),
-        "--journal".into(),
-        ctx.out.journal_path().into(),
-    ];
-    if opts.print_table {
-        args.push("--table".into());
-    }
     let feed = parts.join(format!("{name}.progress"));
     crate::output::write_atomic(&feed, b"").map_err(OutDirError::from)?;
-    args.push("--progress".into());
-    args.push(feed.clone().into());
+    let mut args = WorkerArgs {
+        plan: ctx.snapshot.to_path_buf(),
+        plan_hash: opts.plan_hash.clone(),
+        plan_name: opts.plan_path.clone(),
+        jobs: ids_file,
+        journal: ctx.out.journal_path(),
+        table: opts.print_table,
+        gpus: 0,
+        progress: Some(feed.clone()),
+        node_set: None,
+    };
     let (cmd, what) = match ctx.launcher {
         Launcher::Mpirun {
             mpirun,
@@ -497,12 +491,13 @@ fn run_worker(
             np,
             forward,
         } => (
-            launch::mpirun_command(mpirun, None, *np, env, forward, worker, &args),
+            launch::mpirun_command(mpirun, None, *np, env, forward, worker, &args.to_args()),
             mpirun,
         ),
         Launcher::Threads { baton, gpus } => {
+            args.gpus = *gpus;
             let mut c = std::process::Command::new(baton);
-            c.args(&args).arg("--gpus").arg(gpus.to_string()).envs(env);
+            c.args(args.to_args()).envs(env);
             (c, baton)
         }
     };
