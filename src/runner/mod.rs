@@ -23,6 +23,7 @@ pub mod progress;
 pub mod refusal;
 pub mod set_events;
 pub mod stalled;
+pub mod supervise;
 pub mod telemetry;
 pub mod transport;
 pub mod watchdog;

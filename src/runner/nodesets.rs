@@ -14,7 +14,7 @@
 use std::collections::HashSet;
 use std::ffi::OsString;
 use std::path::PathBuf;
-use std::process::{Command, ExitStatus, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 mod round;
@@ -25,6 +25,7 @@ use super::outdir::{self, OutDir, OutDirError};
 use super::progress::Progress;
 use super::refusal::{self, Refusal};
 use super::set_events::SetEvent;
+use super::supervise::{Cause, Ended, Limit, Output, supervise};
 use super::worker_args::WorkerArgs;
 use crate::exit::Exit;
 use crate::expand::Job;
@@ -495,9 +496,15 @@ fn run_step(ctx: &Ctx<'_>, run: &SetRun, sjobs: &[Job]) -> StepEnd {
         let cmd = step_command(ctx, &run.hosts, &es.env, &args);
         let idle = idle_limit(&es.jobs.iter().map(|&i| todo[i].clone()).collect::<Vec<_>>());
         let limit = Limit::Silence(out_dir.join(&run.journal), idle);
-        match watch(cmd, &log, &limit, Some(ctx.out.lock_fd())) {
-            Ok(Ended::Exit(s)) if s.success() => {}
-            Ok(Ended::Exit(s)) => {
+        match supervise(cmd, Output::File(&log), &limit, Some(ctx.out.lock_fd())) {
+            Ok(Ended {
+                cause: Cause::Exited,
+                status: s,
+            }) if s.success() => {}
+            Ok(Ended {
+                cause: Cause::Exited,
+                status: s,
+            }) => {
                 let what = match s.code() {
                     Some(c) if c == Exit::Timeout.code() => "a collective timed out".to_string(),
                     Some(c) => format!("exit {c}"),
@@ -505,14 +512,20 @@ fn run_step(ctx: &Ctx<'_>, run: &SetRun, sjobs: &[Job]) -> StepEnd {
                 };
                 return end(false, what, s.code() == Some(Exit::Timeout.code()));
             }
-            Ok(Ended::Deadline) => {
+            Ok(Ended {
+                cause: Cause::Limit,
+                ..
+            }) => {
                 return end(
                     false,
                     format!("no new row for {} s: stopped as hung", idle.as_secs()),
                     true,
                 );
             }
-            Ok(Ended::Stopped) => return end(false, "stopped by a signal".into(), false),
+            Ok(Ended {
+                cause: Cause::Stopped,
+                ..
+            }) => return end(false, "stopped by a signal".into(), false),
             Err(err) => return end(false, format!("cannot start the step: {err}"), false),
         }
     }
@@ -593,74 +606,6 @@ fn step_command(
     }
 }
 
-enum Ended {
-    Exit(ExitStatus),
-    Deadline,
-    Stopped,
-}
-
-/// When a watched command is given up on.
-enum Limit {
-    /// After this long in all.
-    Total(Duration),
-    /// After this long without the file growing.
-    Silence(PathBuf, Duration),
-}
-
-/// Runs `cmd` in its own process group with output to `log`, until it ends, its `limit` passes
-/// (SIGTERM, then SIGKILL), or the run is stopped.
-fn watch(
-    mut cmd: Command,
-    log: &std::fs::File,
-    limit: &Limit,
-    keep_fd: Option<std::os::fd::RawFd>,
-) -> std::io::Result<Ended> {
-    cmd.stdin(Stdio::null())
-        .stdout(log.try_clone()?)
-        .stderr(log.try_clone()?);
-    super::progress::in_own_group(&mut cmd, keep_fd);
-    let mut child = cmd.spawn()?;
-    let group = child.id() as libc::pid_t;
-    let mut last = Instant::now();
-    let mut size = 0u64;
-    let mut checked = Instant::now();
-    let mut termed: Option<(Instant, bool)> = None;
-    loop {
-        if let Some(status) = child.try_wait()? {
-            return Ok(match termed {
-                Some((_, true)) => Ended::Deadline,
-                Some((_, false)) => Ended::Stopped,
-                None => Ended::Exit(status),
-            });
-        }
-        let over = match limit {
-            Limit::Total(d) => last.elapsed() > *d,
-            Limit::Silence(file, d) => {
-                if checked.elapsed() >= Duration::from_secs(1) {
-                    checked = Instant::now();
-                    let now = std::fs::metadata(file).map_or(0, |m| m.len());
-                    if now != size {
-                        size = now;
-                        last = Instant::now();
-                    }
-                }
-                last.elapsed() > *d
-            }
-        };
-        let stops = super::interrupt::count();
-        if termed.is_none() && (stops > 0 || over) {
-            // SAFETY: signals the step's own process group.
-            unsafe { libc::kill(-group, libc::SIGTERM) };
-            termed = Some((Instant::now(), stops == 0));
-        }
-        if termed.is_some_and(|(t, _)| stops > 1 || t.elapsed() > super::progress::STOP_GRACE) {
-            // SAFETY: as above.
-            unsafe { libc::kill(-group, libc::SIGKILL) };
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
 /// The hosts of a failed set that do not run a trivial step within [`PROBE_TIMEOUT`].
 fn probe(ctx: &Ctx<'_>, hosts: &[String]) -> Vec<String> {
     let answers: Vec<bool> = std::thread::scope(|s| {
@@ -668,7 +613,7 @@ fn probe(ctx: &Ctx<'_>, hosts: &[String]) -> Vec<String> {
             .iter()
             .map(|h| {
                 s.spawn(move || {
-                    let mut c = match &ctx.step {
+                    let c = match &ctx.step {
                         Step::Srun { srun, .. } => {
                             let mut c = Command::new(srun);
                             // --overlap: a hung step may still hold the node's CPUs; a node
@@ -684,14 +629,12 @@ fn probe(ctx: &Ctx<'_>, hosts: &[String]) -> Vec<String> {
                             c
                         }
                     };
-                    c.stdin(Stdio::null())
-                        .stdout(Stdio::null())
-                        .stderr(Stdio::null());
                     let Ok(null) = std::fs::File::create("/dev/null") else {
                         return false;
                     };
                     let limit = Limit::Total(PROBE_TIMEOUT);
-                    matches!(watch(c, &null, &limit, None), Ok(Ended::Exit(s)) if s.success())
+                    supervise(c, Output::File(&null), &limit, None)
+                        .is_ok_and(|e| e.cause == Cause::Exited && e.status.success())
                 })
             })
             .collect();

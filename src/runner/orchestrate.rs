@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use super::launch::{self, EnvSet};
 use super::outdir::{self, OutDir, OutDirError};
 use super::progress::{self, Progress};
+use super::supervise::{Limit, Output, supervise};
 use super::worker_args::WorkerArgs;
 use crate::exit::Exit;
 use crate::expand::Job;
@@ -501,10 +502,15 @@ fn run_worker(
             (c, baton)
         }
     };
-    progress::run_watched(cmd, feed, done, progress, Some(ctx.out.lock_fd())).map_err(|source| {
-        RunError::Io {
+    let output = Output::Relay {
+        progress,
+        feed,
+        done,
+    };
+    supervise(cmd, output, &Limit::None, Some(ctx.out.lock_fd()))
+        .map(|e| e.status)
+        .map_err(|source| RunError::Io {
             what: format!("cannot start {}", what.display()),
             source,
-        }
-    })
+        })
 }
