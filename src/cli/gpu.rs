@@ -3,14 +3,15 @@
 use anyhow::Context;
 use baton::exit::Exit;
 use baton::runner::fault::Fault;
+use baton::runner::lifecycle::{self, Maker};
 use baton::runner::nccl::{libs, local};
-use baton::runner::{environment, orchestrate, worker};
+use baton::runner::{environment, worker};
 
 /// `baton __worker PLAN --plan-hash H --jobs FILE --journal J --gpus N` for `backend: nccl`.
 pub fn local_worker(w: &super::WorkerArgs) -> anyhow::Result<Exit> {
     let nccl_version = libs::preflight()?;
     let (plan, jobs, hash) = w.load()?;
-    let mut results = orchestrate::new_results(&plan, &w.plan_name, "run", &hash);
+    let mut results = lifecycle::results(&plan, &w.plan_name, &hash, Maker::Worker);
     results.environment = environment::capture(&[worker::hostname()]);
     local::describe_environment(&mut results, nccl_version);
     let base = worker::WorkerConfig {

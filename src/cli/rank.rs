@@ -10,6 +10,7 @@ use baton::plan::{Backend, Plan};
 use baton::rendezvous::TcpWorld;
 use baton::results::{Results, TransportLink};
 use baton::runner::fault::Fault;
+use baton::runner::lifecycle::{self, Maker};
 use baton::runner::nccl::{Gpu, NcclEngine, libs, local};
 use baton::runner::orchestrate;
 use baton::runner::outdir::{self, OutDir};
@@ -85,7 +86,7 @@ pub fn worker_over_tcp(w: &crate::cli::WorkerArgs) -> anyhow::Result<Exit> {
             return Ok(e.exit());
         }
     };
-    let base = baton::runner::orchestrate::new_results(&plan, &w.plan_name, "run", &hash);
+    let base = lifecycle::results(&plan, &w.plan_name, &hash, Maker::Worker);
     execute(
         &joined.world,
         &plan,
@@ -233,7 +234,7 @@ pub fn run_as_rank<W: RankWorld>(
     // Rank 0 claims the directory and starts (or resumes) the journal; everyone learns the outcome.
     let mut claim = None;
     let go = if me == 0 {
-        let fresh = orchestrate::run_results(plan, &args.plan, "run", plan_hash);
+        let fresh = lifecycle::results(plan, &args.plan, plan_hash, Maker::Owner);
         match OutDir::claim(&args.out).and_then(|o| {
             let s = o.start(fresh, args.resume)?;
             Ok((o, s))
@@ -337,7 +338,7 @@ pub fn run_as_rank<W: RankWorld>(
     let base = claim
         .as_ref()
         .map(|(_, r)| r.clone())
-        .unwrap_or_else(|| orchestrate::new_results(plan, &args.plan, "run", plan_hash));
+        .unwrap_or_else(|| lifecycle::results(plan, &args.plan, plan_hash, Maker::Worker));
     let ran = execute(
         world,
         plan,

@@ -5,8 +5,8 @@ use baton::exit::Exit;
 use baton::expand::Job;
 use baton::plan::Plan;
 use baton::results::Results;
+use baton::runner::lifecycle::{self, Maker};
 use baton::runner::mpi::{HostEngine, MpiWorld};
-use baton::runner::orchestrate;
 use baton::runner::worker::{self, WorkerConfig};
 use baton::runner::world::World;
 
@@ -48,7 +48,7 @@ impl RankWorld for MpiWorld {
 pub fn run(w: &WorkerArgs) -> anyhow::Result<Exit> {
     let world = init()?;
     let (plan, jobs, hash) = w.load()?;
-    let base = orchestrate::new_results(&plan, &w.plan_name, "run", &hash);
+    let base = lifecycle::results(&plan, &w.plan_name, &hash, Maker::Worker);
     rank::execute(
         &world,
         &plan,

@@ -12,6 +12,7 @@ pub mod fault;
 pub mod interrupt;
 pub mod launch;
 pub mod layout;
+pub mod lifecycle;
 #[cfg(feature = "mpi")]
 pub mod mpi;
 pub mod mpirun_flavour;

@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 mod round;
 
 use super::launch;
+use super::lifecycle::{self, Maker};
 use super::orchestrate::{self, RunError, RunOptions, RunOutcome};
 use super::outdir::{self, OutDir, OutDirError};
 use super::progress::Progress;
@@ -169,7 +170,7 @@ pub fn run(
         ))
     })?;
     let out = OutDir::claim(&opts.out_dir)?;
-    let mut fresh = orchestrate::run_results(plan, &opts.plan_path, "run", &opts.plan_hash);
+    let mut fresh = lifecycle::results(plan, &opts.plan_path, &opts.plan_hash, Maker::Owner);
     fresh.node_list = nodes.hosts.clone();
     fresh.rerun = nodes.rerun.clone();
     let base = fresh.clone();

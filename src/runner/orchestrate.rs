@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use super::launch::{self, EnvSet};
+use super::lifecycle::{self, Maker};
 use super::outdir::{self, OutDir, OutDirError};
 use super::progress::{self, Progress};
 use super::supervise::{Limit, Output, supervise};
@@ -14,7 +15,7 @@ use crate::exit::Exit;
 use crate::expand::Job;
 use crate::plan::{Backend, Plan};
 use crate::results::journal::{Journal, Record};
-use crate::results::{self, ErrorKind, JobError, JobResult, JobStatus, PlanRef, Producer, Results};
+use crate::results::{self, ErrorKind, JobError, JobResult, JobStatus, Results};
 
 pub struct RunOptions {
     /// The plan as the user named it (recorded in the results and shown in messages).
@@ -65,29 +66,6 @@ impl RunError {
             _ => Exit::Runtime,
         }
     }
-}
-
-/// A new results document for `plan`, carrying its identity.
-pub fn new_results(plan: &Plan, plan_path: &Path, command: &str, hash: &str) -> Results {
-    let mut r = Results::new(Producer::baton(command));
-    r.plan = Some(PlanRef {
-        name: plan.name.clone(),
-        file: Some(plan_path.display().to_string()),
-        hash: Some(hash.to_string()),
-        description: plan.description.clone(),
-        git: None,
-    });
-    r
-}
-
-/// [`new_results`] of the process that owns the run (the one that claims the output
-/// directory), which also records the plan's git revision: asked once per run, not per rank.
-pub fn run_results(plan: &Plan, plan_path: &Path, command: &str, hash: &str) -> Results {
-    let mut r = new_results(plan, plan_path, command, hash);
-    if let Some(p) = &mut r.plan {
-        p.git = crate::plan::revision::git_revision(plan_path);
-    }
-    r
 }
 
 /// Exit code for finished results: timeouts, then runtime errors, then corrupted data.
@@ -159,7 +137,7 @@ pub fn run(
     let io = |what: String| move |source| RunError::Io { what, source };
     let launcher = launcher_for(plan)?;
     let out = OutDir::claim(&opts.out_dir)?;
-    let fresh = run_results(plan, &opts.plan_path, "run", &opts.plan_hash);
+    let fresh = lifecycle::results(plan, &opts.plan_path, &opts.plan_hash, Maker::Owner);
     let start = out.start(fresh, opts.resume)?;
     if let Some(p) = &start.kept_aside {
         eprintln!(
