@@ -15,11 +15,11 @@ mod history;
 mod ingest;
 mod manual;
 mod nodes;
-mod progress;
 pub mod rank;
 mod ranks;
 mod render;
 pub mod run;
+pub mod ui;
 
 /// Version-controlled acceptance plans for GPU clusters: expand, run, grade.
 #[derive(Debug, Parser)]

@@ -86,6 +86,10 @@ pub fn worker_over_tcp(w: &crate::cli::WorkerArgs) -> anyhow::Result<Exit> {
             return Ok(e.exit());
         }
     };
+    let me = joined.world.rank();
+    joined
+        .world
+        .on_broken(Box::new(move |why| say_broken(me, why)));
     let base = lifecycle::results(&plan, &w.plan_name, &hash, Maker::Worker);
     execute(
         &joined.world,
@@ -97,6 +101,12 @@ pub fn worker_over_tcp(w: &crate::cli::WorkerArgs) -> anyhow::Result<Exit> {
         w.progress.as_deref(),
     )?;
     Ok(Exit::Ok)
+}
+
+/// A rank's last words when its world broke.
+fn say_broken(rank: usize, why: &str) {
+    use baton::runner::events::{Events, RunEvent};
+    crate::cli::ui::Ui::plain().event(&RunEvent::WorldBroken { rank, why });
 }
 
 /// When transports are wanted, NCCL's log goes to a file per rank: set up before any thread
@@ -148,6 +158,7 @@ pub fn execute<W: RankWorld>(
         backend: plan.backend,
         journal: journal.to_path_buf(),
         print_table: table && world.rank() == 0,
+        events: std::sync::Arc::new(crate::cli::ui::Ui::plain()),
         fault: Fault::from_env(),
         device_label: world.device_label().into(),
         results,
@@ -329,11 +340,14 @@ pub fn run_as_rank<W: RankWorld>(
         let (args, plan, jobs) = (args.clone(), plan.clone(), jobs.to_vec());
         let (journal, results_path) = (journal.clone(), results_path.clone());
         world.on_broken(Box::new(move |why| {
+            say_broken(me, why);
             let cut = Cut::Broken(why.to_string());
             if let Err(e) = cut_short(&args, &plan, &jobs, &journal, &results_path, &cut) {
                 eprintln!("baton: {e:#}");
             }
         }));
+    } else {
+        world.on_broken(Box::new(move |why| say_broken(me, why)));
     }
     let base = claim
         .as_ref()
@@ -349,7 +363,8 @@ pub fn run_as_rank<W: RankWorld>(
         None,
     );
     let links = capture.as_ref().map(|c| {
-        let mine = serde_json::to_string(&c.collect()).unwrap_or_default();
+        let mine =
+            serde_json::to_string(&c.collect(&crate::cli::ui::Ui::plain())).unwrap_or_default();
         world
             .all_gather_string(&mine)
             .iter()

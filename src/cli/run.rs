@@ -188,22 +188,12 @@ pub fn run(args: &Args, mpi: Option<MpiEntry>, color: bool) -> anyhow::Result<Ex
                         .is_some_and(|j| j.status != baton::grade::Status::Fail)
                 })
             };
-            let bar = super::progress::Bar::for_node_sets();
-            let shown: &dyn baton::runner::progress::Progress = match &bar {
-                Some(b) => b,
-                None => &super::progress::SetLines,
-            };
-            let ran = baton::runner::nodesets::run(plan, &jobs, &opts, &nodes, &judge, shown);
-            shown.end();
+            let ui = super::ui::Ui::for_node_sets();
+            let ran = baton::runner::nodesets::run(plan, &jobs, &opts, &nodes, &judge, &ui);
+            baton::runner::events::Events::event(&ui, &baton::runner::events::RunEvent::End);
             ran
         }
-        None => {
-            let bar = super::progress::Bar::for_terminal();
-            let shown = bar
-                .as_ref()
-                .map(|b| b as &dyn baton::runner::progress::Progress);
-            orchestrate::run(&loaded.plan, &jobs, &opts, shown)
-        }
+        None => orchestrate::run(&loaded.plan, &jobs, &opts, &super::ui::Ui::for_run()),
     };
     match ran {
         Ok(outcome) => {

@@ -8,6 +8,7 @@ pub mod table;
 pub mod world;
 
 pub mod environment;
+pub mod events;
 pub mod fault;
 pub mod interrupt;
 pub mod launch;
@@ -20,7 +21,6 @@ pub mod nccl;
 pub mod nodesets;
 pub mod orchestrate;
 pub mod outdir;
-pub mod progress;
 pub mod refusal;
 pub mod set_events;
 pub mod stalled;

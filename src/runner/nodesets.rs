@@ -19,13 +19,12 @@ use std::time::{Duration, Instant};
 
 mod round;
 
+use super::events::{Events, RunEvent};
 use super::launch;
 use super::lifecycle::{self, Maker};
 use super::orchestrate::{self, RunError, RunOptions, RunOutcome};
 use super::outdir::{self, OutDir, OutDirError};
-use super::progress::Progress;
 use super::refusal::{self, Refusal};
-use super::set_events::SetEvent;
 use super::supervise::{Cause, Ended, Limit, Output, supervise};
 use super::worker_args::WorkerArgs;
 use crate::exit::Exit;
@@ -106,7 +105,7 @@ struct Ctx<'a> {
     per_node: u64,
     base: Results,
     judge: Judge<'a>,
-    shown: &'a dyn Progress,
+    events: &'a dyn Events,
 }
 
 /// How one step ended.
@@ -147,7 +146,7 @@ pub fn run(
     opts: &RunOptions,
     nodes: &Nodes,
     judge: Judge<'_>,
-    shown: &dyn Progress,
+    events: &dyn Events,
 ) -> Result<RunOutcome, RunError> {
     let step = step_for(plan)?;
     // GPU ranks meet over baton's TCP rendezvous: plain `baton`, no MPI library on the nodes.
@@ -176,7 +175,7 @@ pub fn run(
     let base = fresh.clone();
     let start = out.start(fresh, opts.resume)?;
     if let Some(p) = &start.kept_aside {
-        shown.node_sets(&SetEvent::KeptAside {
+        events.event(&RunEvent::KeptAside {
             results: &out.results_path(),
             kept: p,
         });
@@ -223,9 +222,9 @@ pub fn run(
         per_node,
         base,
         judge,
-        shown,
+        events,
     };
-    shown.node_sets(&SetEvent::Start {
+    events.event(&RunEvent::NodeSets {
         hosts: &nodes.hosts,
     });
     let mut not_reached = Vec::new();
@@ -245,7 +244,7 @@ pub fn run(
         }
     }
     if let Some(r) = &refused {
-        shown.node_sets(&SetEvent::Refused {
+        events.event(&RunEvent::Refused {
             message: &r.message,
             fix: &r.fix,
         });

@@ -5,10 +5,10 @@
 
 use std::path::{Path, PathBuf};
 
+use super::events::{self, Events, RunEvent};
 use super::launch::{self, EnvSet};
 use super::lifecycle::{self, Maker};
 use super::outdir::{self, OutDir, OutDirError};
-use super::progress::{self, Progress};
 use super::supervise::{Limit, Output, supervise};
 use super::worker_args::WorkerArgs;
 use crate::exit::Exit;
@@ -125,14 +125,14 @@ pub(crate) fn error(kind: ErrorKind, message: String) -> JobError {
     }
 }
 
-/// Runs `jobs` of `plan`, each environment set in its own process set, telling `progress`
-/// (when there is one to show) how far it got and passing the workers' output through it.
+/// Runs `jobs` of `plan`, each environment set in its own process set, telling `events` how far
+/// it got and passing the workers' output on as events.
 /// SIGINT, SIGTERM and SIGHUP stop it between rows (see [`super::interrupt`]).
 pub fn run(
     plan: &Plan,
     jobs: &[Job],
     opts: &RunOptions,
-    progress: Option<&dyn Progress>,
+    events: &dyn Events,
 ) -> Result<RunOutcome, RunError> {
     let io = |what: String| move |source| RunError::Io { what, source };
     let launcher = launcher_for(plan)?;
@@ -140,11 +140,10 @@ pub fn run(
     let fresh = lifecycle::results(plan, &opts.plan_path, &opts.plan_hash, Maker::Owner);
     let start = out.start(fresh, opts.resume)?;
     if let Some(p) = &start.kept_aside {
-        eprintln!(
-            "baton: {} held results of an earlier run; kept them as {} (use --resume to continue a run instead)",
-            out.results_path().display(),
-            p.display()
-        );
+        events.event(&RunEvent::KeptAside {
+            results: &out.results_path(),
+            kept: p,
+        });
     }
     let mut journal = start.journal;
     let done = outdir::completed(&start.results);
@@ -154,11 +153,10 @@ pub fn run(
         .cloned()
         .collect();
     if opts.resume {
-        eprintln!(
-            "baton: resuming: {} job(s) already complete, {} to run",
-            jobs.len() - todo.len(),
-            todo.len()
-        );
+        events.event(&RunEvent::Resuming {
+            complete: jobs.len() - todo.len(),
+            todo: todo.len(),
+        });
     }
     let parts = opts.out_dir.join("parts");
     crate::output::ensure_dir(&parts).map_err(OutDirError::from)?;
@@ -169,8 +167,9 @@ pub fn run(
     // Workers' output always comes through this process, bar or not: a reader that leaves
     // early (`baton run … | head`) then ends only the printing. Inherited, mpirun itself would
     // meet the closed pipe and abort every rank ("SIGPIPE detected … aborting").
-    let shown: &dyn Progress = progress.unwrap_or(&progress::Passthrough);
-    shown.begin(progress::rows(&todo));
+    events.event(&RunEvent::Begin {
+        rows: events::rows(&todo),
+    });
     let mut rows_done = 0;
     let mut not_reached = Vec::new();
     let ctx = SetContext {
@@ -184,16 +183,19 @@ pub fn run(
             not_reached.extend(set.jobs.iter().map(|i| todo[*i].id.clone()));
             continue;
         }
-        let ran = run_set(&ctx, k, set, &todo, &mut journal, (shown, rows_done));
+        let ran = run_set(&ctx, k, set, &todo, &mut journal, (events, rows_done));
         // Failed jobs end early: the count moves past what they would have measured.
-        rows_done += progress::rows(set.jobs.iter().map(|i| &todo[*i]));
+        rows_done += events::rows(set.jobs.iter().map(|i| &todo[*i]));
         if let Some(last) = set.jobs.last() {
-            shown.update(rows_done, &todo[*last].id);
+            events.event(&RunEvent::Rows {
+                rows: rows_done,
+                job: &todo[*last].id,
+            });
         }
         not_reached.extend(ran?);
         out.fold()?;
     }
-    shown.end();
+    events.event(&RunEvent::End);
     let interrupted = super::interrupt::requested()
         .then(|| super::interrupt::signal_name().unwrap_or("a signal"));
     if let Some(sig) = interrupted {
@@ -327,7 +329,7 @@ fn run_set(
     set: &EnvSet,
     jobs: &[Job],
     journal: &mut Journal,
-    (progress, done): (&dyn Progress, u64),
+    (events, done): (&dyn Events, u64),
 ) -> Result<Vec<String>, RunError> {
     let parts = ctx.opts.out_dir.join("parts");
     let launcher = ctx.launcher;
@@ -347,7 +349,7 @@ fn run_set(
     for attempt in 0.. {
         let waiting: std::collections::HashSet<usize> = pending.iter().copied().collect();
         let finished = set.jobs.iter().filter(|i| !waiting.contains(i));
-        let watch = (progress, done + progress::rows(finished.map(|i| &jobs[*i])));
+        let watch = (events, done + events::rows(finished.map(|i| &jobs[*i])));
         let from = journal.len()?;
         let status = run_worker(ctx, k, attempt, &pending, jobs, &env, watch)?;
         // What this attempt started and how each of those jobs stands, from its own records.
@@ -396,24 +398,32 @@ fn run_set(
                 } else {
                     describe.clone()
                 };
-                eprintln!("baton: {}: not run ({why})", job.id);
+                events.event(&RunEvent::NotRun {
+                    job: &job.id,
+                    why: &why,
+                });
                 journal.append(&Record::Job {
                     job: Box::new(not_run(job, job_backend(launcher), why)),
                 })?;
             }
             if !status.success() && !timeout {
-                eprintln!("baton: environment set {k}: {describe}");
+                events.event(&RunEvent::SetEnded {
+                    set: k,
+                    why: &describe,
+                    retry: None,
+                });
             }
             break;
         }
-        eprintln!(
-            "baton: environment set {k}: {describe}; starting a fresh worker for the {} job(s) it did not reach",
-            pending.len()
-        );
+        events.event(&RunEvent::SetEnded {
+            set: k,
+            why: &describe,
+            retry: Some(pending.len()),
+        });
     }
     // Every job of the set started in this run with no links, so each gets the set's links.
     if let Some(c) = &capture {
-        let links = c.collect();
+        let links = c.collect(events);
         for i in &set.jobs {
             journal.append(&Record::Transports {
                 job: jobs[*i].id.clone(),
@@ -433,7 +443,7 @@ fn run_worker(
     which: &[usize],
     jobs: &[Job],
     env: &indexmap::IndexMap<String, String>,
-    (progress, done): (&dyn Progress, u64),
+    (events, done): (&dyn Events, u64),
 ) -> Result<std::process::ExitStatus, RunError> {
     let opts = ctx.opts;
     let parts = opts.out_dir.join("parts");
@@ -480,11 +490,7 @@ fn run_worker(
             (c, baton)
         }
     };
-    let output = Output::Relay {
-        progress,
-        feed,
-        done,
-    };
+    let output = Output::Relay { events, feed, done };
     supervise(cmd, output, &Limit::None, Some(ctx.out.lock_fd()))
         .map(|e| e.status)
         .map_err(|source| RunError::Io {

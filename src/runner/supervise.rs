@@ -15,7 +15,7 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use super::progress::Progress;
+use super::events::{Events, RunEvent};
 
 /// How long a stopped child may take to go before it is killed.
 pub const STOP_GRACE: Duration = Duration::from_secs(10);
@@ -32,11 +32,11 @@ pub enum Limit {
 
 /// Where a child's output goes.
 pub enum Output<'a> {
-    /// Line by line through `progress` (workers' output always passes through the parent, so a
-    /// closed stdout never reaches mpirun), with `feed` (rank 0's line per finished row)
-    /// advancing it from `done` rows.
+    /// Line by line as events (workers' output always passes through the parent, so a closed
+    /// stdout never reaches mpirun), with `feed` (rank 0's line per finished row) counting rows
+    /// on from `done`.
     Relay {
-        progress: &'a dyn Progress,
+        events: &'a dyn Events,
         feed: PathBuf,
         done: u64,
     },
@@ -79,14 +79,10 @@ pub fn supervise(
             let mut child = cmd.spawn()?;
             wait(&mut child, limit)
         }
-        Output::Relay {
-            progress,
-            feed,
-            done,
-        } => {
+        Output::Relay { events, feed, done } => {
             cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
             let mut child = cmd.spawn()?;
-            relay(&mut child, progress, &feed, done, limit)
+            relay(&mut child, events, &feed, done, limit)
         }
     }
 }
@@ -94,7 +90,7 @@ pub fn supervise(
 /// Waits for `child` while its output is passed on and `feed` is followed.
 fn relay(
     child: &mut Child,
-    progress: &dyn Progress,
+    events: &dyn Events,
     feed: &Path,
     done: u64,
     limit: &Limit,
@@ -104,12 +100,12 @@ fn relay(
     let finished = AtomicBool::new(false);
     std::thread::scope(|s| {
         if let Some(o) = out {
-            s.spawn(move || forward(o, false, progress));
+            s.spawn(move || forward(o, false, events));
         }
         if let Some(e) = err {
-            s.spawn(move || forward(e, true, progress));
+            s.spawn(move || forward(e, true, events));
         }
-        let tail = s.spawn(|| tail(feed, done, &finished, progress));
+        let tail = s.spawn(|| tail(feed, done, &finished, events));
         let ended = wait(child, limit);
         finished.store(true, Ordering::Relaxed);
         let _ = tail.join();
@@ -204,17 +200,20 @@ impl Quiet {
     }
 }
 
-fn forward(r: impl Read, stderr: bool, progress: &dyn Progress) {
+fn forward(r: impl Read, stderr: bool, events: &dyn Events) {
     for line in BufReader::new(r).lines() {
         match line {
-            Ok(l) => progress.line(&l, stderr),
+            Ok(line) => events.event(&RunEvent::WorkerLine {
+                line: &line,
+                stderr,
+            }),
             Err(_) => break,
         }
     }
 }
 
 /// Follows `feed` until `finished` is set (then reads it one last time).
-fn tail(feed: &Path, mut rows: u64, finished: &AtomicBool, progress: &dyn Progress) {
+fn tail(feed: &Path, mut rows: u64, finished: &AtomicBool, events: &dyn Events) {
     let mut offset = 0u64;
     let mut partial = String::new();
     loop {
@@ -232,8 +231,8 @@ fn tail(feed: &Path, mut rows: u64, finished: &AtomicBool, progress: &dyn Progre
                     job = Some(partial[..end].to_string());
                     partial.drain(..=end);
                 }
-                if let Some(j) = job {
-                    progress.update(rows, &j);
+                if let Some(job) = job {
+                    events.event(&RunEvent::Rows { rows, job: &job });
                 }
             }
         }
@@ -255,15 +254,18 @@ mod tests {
         lines: Mutex<Vec<(String, bool)>>,
     }
 
-    impl Progress for Seen {
-        fn begin(&self, _: u64) {}
-        fn update(&self, rows: u64, job: &str) {
-            self.updates.lock().unwrap().push((rows, job.to_string()));
+    impl Events for Seen {
+        fn event(&self, e: &RunEvent<'_>) {
+            match e {
+                RunEvent::Rows { rows, job } => {
+                    self.updates.lock().unwrap().push((*rows, job.to_string()))
+                }
+                RunEvent::WorkerLine { line, stderr } => {
+                    self.lines.lock().unwrap().push((line.to_string(), *stderr))
+                }
+                _ => {}
+            }
         }
-        fn line(&self, line: &str, stderr: bool) {
-            self.lines.lock().unwrap().push((line.to_string(), stderr));
-        }
-        fn end(&self) {}
     }
 
     #[test]
@@ -279,7 +281,7 @@ mod tests {
         ));
         let seen = Seen::default();
         let output = Output::Relay {
-            progress: &seen,
+            events: &seen,
             feed,
             done: 10,
         };
