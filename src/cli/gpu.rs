@@ -24,7 +24,7 @@ pub fn local_worker(w: &super::WorkerArgs) -> anyhow::Result<Exit> {
         results,
         gpu: None,
         watchdog: true,
-        watchdog_grace: grace(),
+        watchdog_grace: baton::runner::rank::nccl_grace(),
         telemetry: true,
         progress: w.progress.clone(),
     };
@@ -32,9 +32,4 @@ pub fn local_worker(w: &super::WorkerArgs) -> anyhow::Result<Exit> {
         .map_err(anyhow::Error::msg)
         .context("GPU run failed")?;
     Ok(Exit::Ok)
-}
-
-/// NCCL aborts hung collectives itself at the timeout; the watchdog is the last resort after it.
-pub fn grace() -> std::time::Duration {
-    std::time::Duration::from_secs(15)
 }

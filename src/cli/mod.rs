@@ -295,8 +295,12 @@ pub enum RunFormat {
 #[derive(Clone, Copy)]
 pub struct MpiEntry {
     pub worker: fn(&WorkerArgs) -> anyhow::Result<Exit>,
-    pub under_launcher:
-        fn(&run::Args, &baton::plan::Plan, &str, &[baton::expand::Job]) -> anyhow::Result<Exit>,
+    pub under_launcher: fn(
+        &run::Args,
+        &baton::plan::Plan,
+        &baton::runner::RunOptions,
+        &[baton::expand::Job],
+    ) -> anyhow::Result<Exit>,
 }
 
 pub use baton::runner::worker_args::WorkerArgs;

@@ -1,7 +1,9 @@
 use std::path::PathBuf;
 
 use baton::exit::Exit;
-use baton::runner::orchestrate::{self, RunOptions};
+use std::sync::Arc;
+
+use baton::runner::{self, Input, Mode, RunError, RunOptions};
 
 use super::failed_early as junit;
 use super::{MpiEntry, RunFormat, load_plan_source};
@@ -127,11 +129,20 @@ pub fn run(args: &Args, mpi: Option<MpiEntry>, color: bool) -> anyhow::Result<Ex
             }
         };
     }
+    let opts = RunOptions {
+        plan_path: args.plan.clone(),
+        plan_text: text,
+        plan_hash,
+        out_dir: args.out.clone(),
+        resume: args.resume,
+        print_table: args.format == RunFormat::Table,
+        capture_transport: args.capture_transport,
+    };
     if under_launcher {
         return match mpi {
-            Some(m) if mpi_launcher => (m.under_launcher)(args, &loaded.plan, &plan_hash, &jobs),
+            Some(m) if mpi_launcher => (m.under_launcher)(args, &loaded.plan, &opts, &jobs),
             _ if loaded.plan.backend == baton::plan::Backend::Nccl => {
-                super::rank::over_tcp(args, &loaded.plan, &plan_hash, &jobs)
+                super::rank::over_tcp(args, &loaded.plan, &opts, &jobs)
             }
             _ => {
                 let why = "started as one rank of many (mpirun/srun) with `backend: mpi`, which \
@@ -147,14 +158,10 @@ pub fn run(args: &Args, mpi: Option<MpiEntry>, color: bool) -> anyhow::Result<Ex
             }
         };
     }
-    let opts = RunOptions {
-        plan_path: args.plan.clone(),
-        plan_text: text,
-        plan_hash,
-        out_dir: args.out.clone(),
-        resume: args.resume,
-        print_table: args.format == RunFormat::Table,
-        capture_transport: args.capture_transport,
+    let input = Input {
+        plan: &loaded.plan,
+        jobs: &jobs,
+        opts: &opts,
     };
     let over_sets = node_list.is_some();
     let ran = match node_list {
@@ -188,12 +195,16 @@ pub fn run(args: &Args, mpi: Option<MpiEntry>, color: bool) -> anyhow::Result<Ex
                         .is_some_and(|j| j.status != baton::grade::Status::Fail)
                 })
             };
-            let ui = super::ui::Ui::for_node_sets();
-            let ran = baton::runner::nodesets::run(plan, &jobs, &opts, &nodes, &judge, &ui);
-            baton::runner::events::Events::event(&ui, &baton::runner::events::RunEvent::End);
+            let ui = Arc::new(super::ui::Ui::for_node_sets());
+            let mode = Mode::NodeSets {
+                nodes: &nodes,
+                judge: &judge,
+            };
+            let ran = runner::run(&input, mode, ui.clone());
+            baton::runner::events::Events::event(&*ui, &baton::runner::events::RunEvent::End);
             ran
         }
-        None => orchestrate::run(&loaded.plan, &jobs, &opts, &super::ui::Ui::for_run()),
+        None => runner::run(&input, Mode::Local, Arc::new(super::ui::Ui::for_run())),
     };
     match ran {
         Ok(outcome) => {
@@ -226,7 +237,7 @@ pub fn run(args: &Args, mpi: Option<MpiEntry>, color: bool) -> anyhow::Result<Ex
         }
         Err(e) => {
             eprintln!("baton: {e}");
-            if matches!(e, orchestrate::RunError::OutDir(_)) {
+            if matches!(e, RunError::OutDir(_)) {
                 // The directory is another run's, or holds another plan's results.
                 return Ok(e.exit());
             }

@@ -56,8 +56,9 @@ pub enum RunEvent<'a> {
     },
     /// The run's results are complete in this file.
     ResultsIn(&'a Path),
-    /// A warning about how the run was launched (one rank of many).
-    Launch(&'a str),
+    /// A line of its own: a warning about how the run was launched, or what failed while a
+    /// run cut short was being ended.
+    Note(&'a str),
     /// A node-set run starts over these nodes.
     NodeSets { hosts: &'a [String] },
     /// A round is under way (sent as it starts and as each of its sets ends).
@@ -142,7 +143,7 @@ impl RunEvent<'_> {
                 results.display()
             ),
             RunEvent::ResultsIn(p) => format!("results in {}", p.display()),
-            RunEvent::Launch(what) => what.to_string(),
+            RunEvent::Note(what) => what.to_string(),
             RunEvent::NodeSets { hosts } => {
                 format!(
                     "node sets over {} node(s): {}",

@@ -21,12 +21,12 @@ mod round;
 
 use super::events::{Events, RunEvent};
 use super::launch;
-use super::lifecycle::{self, Maker};
-use super::orchestrate::{self, RunError, RunOptions, RunOutcome};
-use super::outdir::{self, OutDir, OutDirError};
+use super::lifecycle::{self, Lifecycle, Maker};
+use super::outdir::OutDir;
 use super::refusal::{self, Refusal};
 use super::supervise::{Cause, Ended, Limit, Output, supervise};
 use super::worker_args::WorkerArgs;
+use super::{Input, RunError, RunOptions, RunOutcome};
 use crate::exit::Exit;
 use crate::expand::Job;
 use crate::expand::nodesets::is_one_job;
@@ -139,15 +139,14 @@ fn step_for(plan: &Plan) -> Result<Step, RunError> {
     Ok(Step::Mpirun { mpirun })
 }
 
-/// Runs `jobs` of `plan` over the node sets of their tests.
+/// Runs the jobs of `input` over the node sets of their tests on `nodes`.
 pub fn run(
-    plan: &Plan,
-    jobs: &[Job],
-    opts: &RunOptions,
+    input: &Input<'_>,
     nodes: &Nodes,
     judge: Judge<'_>,
     events: &dyn Events,
 ) -> Result<RunOutcome, RunError> {
+    let (plan, jobs, opts) = (input.plan, input.jobs, input.opts);
     let step = step_for(plan)?;
     // GPU ranks meet over baton's TCP rendezvous: plain `baton`, no MPI library on the nodes.
     // The host backend measures MPI itself: `baton-mpi`.
@@ -168,53 +167,29 @@ pub fn run(
             plan.name
         ))
     })?;
-    let out = OutDir::claim(&opts.out_dir)?;
     let mut fresh = lifecycle::results(plan, &opts.plan_path, &opts.plan_hash, Maker::Owner);
     fresh.node_list = nodes.hosts.clone();
     fresh.rerun = nodes.rerun.clone();
     let base = fresh.clone();
-    let start = out.start(fresh, opts.resume)?;
-    if let Some(p) = &start.kept_aside {
-        events.event(&RunEvent::KeptAside {
-            results: &out.results_path(),
-            kept: p,
-        });
-    }
-    if opts.resume && !start.results.node_list.is_empty() && start.results.node_list != nodes.hosts
-    {
-        return Err(unavailable(format!(
-            "--resume: the results in {} were measured on {}, this run's node list is {}; \
-             resume on the same nodes (--nodes) or start a new run",
-            opts.out_dir.display(),
-            compress(&start.results.node_list),
-            compress(&nodes.hosts)
-        )));
-    }
-    let mut journal = start.journal;
-    journal.append(&Record::NodeList {
+    let mut life = Lifecycle::start(&opts.out_dir, fresh, opts.resume, events)?;
+    life.journal().append(&Record::NodeList {
         hosts: nodes.hosts.clone(),
     })?;
-    let done: HashSet<String> = outdir::completed(&start.results).into_iter().collect();
+    let done: HashSet<String> = life.done().into_iter().collect();
     let mut dead = vec![false; nodes.hosts.len()];
-    for s in &start.results.node_sets {
+    for s in &life.started().node_sets {
         for h in &s.dead {
             if let Some(i) = nodes.hosts.iter().position(|x| x == h) {
                 dead[i] = true;
             }
         }
     }
-    let parts = opts.out_dir.join("parts");
-    crate::output::ensure_dir(&parts).map_err(OutDirError::from)?;
-    let snapshot = parts.join("plan.yaml");
-    crate::output::write_atomic(&snapshot, opts.plan_text.as_bytes()).map_err(OutDirError::from)?;
-    super::interrupt::install().map_err(|source| RunError::Io {
-        what: "cannot watch for signals".into(),
-        source,
-    })?;
+    let snapshot = life.snapshot(&opts.plan_text)?;
+    let (out, journal) = life.parts();
     let ctx = Ctx {
         plan,
         opts,
-        out: &out,
+        out,
         snapshot,
         worker,
         step,
@@ -238,7 +213,7 @@ pub fn run(
             not_reached.extend(tjobs.iter().map(|j| j.id.clone()));
             continue;
         }
-        refused = round::run_test(&ctx, t, test.over, &tjobs, &mut dead, &mut journal, &done)?;
+        refused = round::run_test(&ctx, t, test.over, &tjobs, &mut dead, journal, &done)?;
         if super::interrupt::requested() {
             not_reached.extend(tjobs.iter().map(|j| j.id.clone()));
         }
@@ -249,33 +224,19 @@ pub fn run(
             fix: &r.fix,
         });
     }
-    let interrupted = super::interrupt::requested()
-        .then(|| super::interrupt::signal_name().unwrap_or("a signal"));
-    if let Some(sig) = interrupted {
-        journal.append(&Record::Interrupted {
-            signal: sig.to_string(),
-            at: crate::results::now_rfc3339(),
-        })?;
-    }
-    let mut results = out.fold()?;
-    if interrupted.is_none() {
-        results.finished = Some(crate::results::now_rfc3339());
-    }
-    drop(journal);
-    out.finish(&results)?;
-    let exit = if interrupted.is_some() {
-        Exit::Interrupted
-    } else if refused.is_some() {
+    let end = life.finish(|_| {})?;
+    let exit = if end.interrupted.is_none() && refused.is_some() {
         Exit::Runtime
     } else {
-        orchestrate::exit_for(&results)
+        end.exit()
     };
     Ok(RunOutcome {
-        results,
-        results_path: out.results_path(),
+        results: end.results,
+        results_path: end.results_path,
         exit,
-        interrupted,
+        interrupted: end.interrupted,
         not_reached,
+        owner: true,
     })
 }
 
@@ -691,11 +652,11 @@ fn close_jobs(
     for job in sjobs {
         match started.get(&job.id) {
             Some(JobStatus::Partial) => {
-                let (status, kind) = orchestrate::cut_short(interrupted, end.timed_out);
+                let (status, kind) = lifecycle::left_running(interrupted, end.timed_out);
                 j.append(&Record::End {
                     job: job.id.clone(),
                     status,
-                    errors: vec![orchestrate::error(kind, why.clone())],
+                    errors: vec![lifecycle::error(kind, why.clone())],
                     telemetry: Vec::new(),
                 })?;
             }
@@ -703,7 +664,7 @@ fn close_jobs(
             None if interrupted => {}
             None => {
                 j.append(&Record::Job {
-                    job: Box::new(orchestrate::not_run(job, ctx.plan.backend, why.clone())),
+                    job: Box::new(lifecycle::not_run(job, ctx.plan.backend, why.clone())),
                 })?;
             }
         }

@@ -7,183 +7,45 @@ use std::path::{Path, PathBuf};
 
 use super::events::{self, Events, RunEvent};
 use super::launch::{self, EnvSet};
-use super::lifecycle::{self, Maker};
-use super::outdir::{self, OutDir, OutDirError};
+use super::lifecycle::{self, Lifecycle, Maker, error, left_running, not_run};
+use super::outdir::{OutDir, OutDirError};
 use super::supervise::{Limit, Output, supervise};
 use super::worker_args::WorkerArgs;
+use super::{Input, RunError, RunOptions, RunOutcome};
 use crate::exit::Exit;
 use crate::expand::Job;
 use crate::plan::{Backend, Plan};
 use crate::results::journal::{Journal, Record};
-use crate::results::{self, ErrorKind, JobError, JobResult, JobStatus, Results};
-
-pub struct RunOptions {
-    /// The plan as the user named it (recorded in the results and shown in messages).
-    pub plan_path: PathBuf,
-    /// The plan's text as this run read it, once: workers get this copy, so editing the file
-    /// during a run changes nothing in it.
-    pub plan_text: String,
-    /// The plan's identity (see [`crate::expand::plan_identity`]).
-    pub plan_hash: String,
-    pub out_dir: PathBuf,
-    pub resume: bool,
-    pub print_table: bool,
-    /// Record NCCL transports for every job, not only those with a `transport` criterion.
-    pub capture_transport: bool,
-}
-
-pub struct RunOutcome {
-    pub results: Results,
-    pub results_path: PathBuf,
-    pub exit: Exit,
-    /// The signal that stopped the run, if one did.
-    pub interrupted: Option<&'static str>,
-    /// Jobs the run never reached (it was stopped first).
-    pub not_reached: Vec<String>,
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum RunError {
-    #[error("{0}")]
-    Unavailable(String),
-    #[error(transparent)]
-    Results(#[from] results::ResultsError),
-    #[error(transparent)]
-    OutDir(#[from] OutDirError),
-    #[error("{what}: {source}")]
-    Io {
-        what: String,
-        source: std::io::Error,
-    },
-}
-
-impl RunError {
-    /// Exit code: an output directory that cannot be this run's (a file, another run's, results
-    /// of another plan or node list) is the user's input; everything else is the run failing.
-    pub fn exit(&self) -> Exit {
-        match self {
-            RunError::OutDir(e) if e.is_invalid_input() => Exit::Invalid,
-            _ => Exit::Runtime,
-        }
-    }
-}
-
-/// Exit code for finished results: timeouts, then runtime errors, then corrupted data.
-pub fn exit_for(results: &Results) -> Exit {
-    let jobs = &results.jobs;
-    if jobs.iter().any(|j| j.status == JobStatus::Timeout) {
-        Exit::Timeout
-    } else if jobs
-        .iter()
-        .any(|j| matches!(j.status, JobStatus::Error | JobStatus::Partial))
-    {
-        Exit::Runtime
-    } else if jobs
-        .iter()
-        .any(|j| j.cells().any(|(_, _, _, c)| c.wrong.is_some_and(|w| w > 0)))
-    {
-        Exit::Failed
-    } else {
-        Exit::Ok
-    }
-}
-
-/// A job that never produced measurements: recorded so that grading fails closed on it.
-pub(crate) fn not_run(job: &Job, backend: Backend, why: String) -> JobResult {
-    let layout = results::Layout {
-        nranks: job.ranks.unwrap_or(0),
-        nodes: 0,
-        processes: 0,
-        gpus_per_process: 0,
-        ranks: Vec::new(),
-    };
-    let mut r = super::worker::job_result(job, backend, layout);
-    r.status = JobStatus::Error;
-    r.errors.push(error(ErrorKind::Launcher, why));
-    r
-}
-
-/// How a job its worker left running ends: still partial when a signal stopped the run, a
-/// timeout when the worker's watchdog (or a hang detector) ended it, else a launcher error.
-pub(crate) fn cut_short(interrupted: bool, timed_out: bool) -> (JobStatus, ErrorKind) {
-    if interrupted {
-        (JobStatus::Partial, ErrorKind::Interrupted)
-    } else if timed_out {
-        (JobStatus::Timeout, ErrorKind::Timeout)
-    } else {
-        (JobStatus::Error, ErrorKind::Launcher)
-    }
-}
-
-pub(crate) fn error(kind: ErrorKind, message: String) -> JobError {
-    JobError {
-        kind,
-        message,
-        repeat: None,
-        requested: None,
-        placement: None,
-    }
-}
+use crate::results::{self, JobStatus};
 
 /// Runs `jobs` of `plan`, each environment set in its own process set, telling `events` how far
 /// it got and passing the workers' output on as events.
 /// SIGINT, SIGTERM and SIGHUP stop it between rows (see [`super::interrupt`]).
-pub fn run(
-    plan: &Plan,
-    jobs: &[Job],
-    opts: &RunOptions,
-    events: &dyn Events,
-) -> Result<RunOutcome, RunError> {
-    let io = |what: String| move |source| RunError::Io { what, source };
+pub fn run(input: &Input<'_>, events: &dyn Events) -> Result<RunOutcome, RunError> {
+    let (plan, opts) = (input.plan, input.opts);
     let launcher = launcher_for(plan)?;
-    let out = OutDir::claim(&opts.out_dir)?;
     let fresh = lifecycle::results(plan, &opts.plan_path, &opts.plan_hash, Maker::Owner);
-    let start = out.start(fresh, opts.resume)?;
-    if let Some(p) = &start.kept_aside {
-        events.event(&RunEvent::KeptAside {
-            results: &out.results_path(),
-            kept: p,
-        });
-    }
-    let mut journal = start.journal;
-    let done = outdir::completed(&start.results);
-    let todo: Vec<Job> = jobs
-        .iter()
-        .filter(|j| !done.contains(&j.id))
-        .cloned()
-        .collect();
-    if opts.resume {
-        events.event(&RunEvent::Resuming {
-            complete: jobs.len() - todo.len(),
-            todo: todo.len(),
-        });
-    }
-    let parts = opts.out_dir.join("parts");
-    crate::output::ensure_dir(&parts).map_err(OutDirError::from)?;
-    let snapshot = parts.join("plan.yaml");
-    crate::output::write_atomic(&snapshot, opts.plan_text.as_bytes()).map_err(OutDirError::from)?;
-    super::interrupt::install().map_err(io("cannot watch for signals".into()))?;
-
-    // Workers' output always comes through this process, bar or not: a reader that leaves
-    // early (`baton run … | head`) then ends only the printing. Inherited, mpirun itself would
-    // meet the closed pipe and abort every rank ("SIGPIPE detected … aborting").
+    let mut life = Lifecycle::start(&opts.out_dir, fresh, opts.resume, events)?;
+    let todo = life.todo(input.jobs, opts.resume, events);
+    let snapshot = life.snapshot(&opts.plan_text)?;
     events.event(&RunEvent::Begin {
         rows: events::rows(&todo),
     });
     let mut rows_done = 0;
     let mut not_reached = Vec::new();
-    let ctx = SetContext {
-        launcher: &launcher,
-        opts,
-        out: &out,
-        snapshot: &snapshot,
-    };
     for (k, set) in launch::env_sets(&todo).iter().enumerate() {
         if super::interrupt::requested() {
             not_reached.extend(set.jobs.iter().map(|i| todo[*i].id.clone()));
             continue;
         }
-        let ran = run_set(&ctx, k, set, &todo, &mut journal, (events, rows_done));
+        let (out, journal) = life.parts();
+        let ctx = SetContext {
+            launcher: &launcher,
+            opts,
+            out,
+            snapshot: &snapshot,
+        };
+        let ran = run_set(&ctx, k, set, &todo, journal, (events, rows_done));
         // Failed jobs end early: the count moves past what they would have measured.
         rows_done += events::rows(set.jobs.iter().map(|i| &todo[*i]));
         if let Some(last) = set.jobs.last() {
@@ -193,34 +55,17 @@ pub fn run(
             });
         }
         not_reached.extend(ran?);
-        out.fold()?;
+        life.out().fold()?;
     }
     events.event(&RunEvent::End);
-    let interrupted = super::interrupt::requested()
-        .then(|| super::interrupt::signal_name().unwrap_or("a signal"));
-    if let Some(sig) = interrupted {
-        journal.append(&Record::Interrupted {
-            signal: sig.to_string(),
-            at: results::now_rfc3339(),
-        })?;
-    }
-    let mut results = out.fold()?;
-    if interrupted.is_none() {
-        results.finished = Some(results::now_rfc3339());
-    }
-    drop(journal);
-    out.finish(&results)?;
-    let exit = if interrupted.is_some() {
-        Exit::Interrupted
-    } else {
-        exit_for(&results)
-    };
+    let end = life.finish(|_| {})?;
     Ok(RunOutcome {
-        results,
-        results_path: out.results_path(),
-        exit,
-        interrupted,
+        exit: end.exit(),
+        results: end.results,
+        results_path: end.results_path,
+        interrupted: end.interrupted,
         not_reached,
+        owner: true,
     })
 }
 
@@ -376,7 +221,7 @@ fn run_set(
                 continue;
             };
             if *status == JobStatus::Partial {
-                let (status, kind) = cut_short(interrupted, timeout);
+                let (status, kind) = left_running(interrupted, timeout);
                 journal.append(&Record::End {
                     job: id.clone(),
                     status,
