@@ -127,8 +127,11 @@ pub(super) fn read_results(paths: &[PathBuf]) -> Result<Vec<(String, Results)>, 
     paths
         .iter()
         .map(|p| {
-            baton::results::read(p)
-                .map(|r| (p.display().to_string(), r))
+            baton::results::read_noting(p)
+                .map(|(r, notes)| {
+                    notes.iter().for_each(|n| super::ui::say(&format!("baton: {n}")));
+                    (p.display().to_string(), r)
+                })
                 .map_err(|e| {
                     eprintln!("error: {}", baton::stdout::visible(&e.to_string()));
                     if looks_like_a_log(p) {
@@ -157,7 +160,7 @@ pub fn fold_journals(results: &[PathBuf]) {
         if path.file_name().is_none_or(|f| f != "results.json") || !journal.is_file() {
             continue;
         }
-        match OutDir::claim(dir).and_then(|o| o.fold()) {
+        match OutDir::claim(dir).and_then(|o| o.fold().map(|f| f.results)) {
             Ok(r) => eprintln!(
                 "baton: folded {} into {} ({} job(s))",
                 journal.display(),

@@ -123,3 +123,8 @@ impl Events for Ui {
         }
     }
 }
+
+/// A line of the CLI's own on stderr, where no run's reporter is at hand.
+pub fn say(line: &str) {
+    Ui::plain().say(line);
+}

@@ -10,7 +10,7 @@ mod io;
 pub mod journal;
 mod model;
 
-pub use io::{ResultsError, read, read_file, read_str, write_atomic};
+pub use io::{Notice, ResultsError, read, read_file, read_noting, read_str, write_atomic};
 pub use model::*;
 
 /// Value of the `format` field, so a results file is recognisable on its own.

@@ -54,6 +54,8 @@ pub enum RunEvent<'a> {
         of: usize,
         results: &'a Path,
     },
+    /// How the results were read (a journal beside them, damaged lines skipped).
+    Notice(&'a crate::results::Notice),
     /// The run's results are complete in this file.
     ResultsIn(&'a Path),
     /// A line of its own: a warning about how the run was launched, or what failed while a
@@ -142,6 +144,7 @@ impl RunEvent<'_> {
                 "{why}: {ran} of {of} job(s) ran; results in {} (`--resume` continues)",
                 results.display()
             ),
+            RunEvent::Notice(n) => n.to_string(),
             RunEvent::ResultsIn(p) => format!("results in {}", p.display()),
             RunEvent::Note(what) => what.to_string(),
             RunEvent::NodeSets { hosts } => {

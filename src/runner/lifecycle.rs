@@ -146,10 +146,26 @@ impl Lifecycle {
         (&self.out, &mut self.journal)
     }
 
+    /// Rebuilds `results.json` from the journal so far; damaged lines are told to `events`.
+    pub fn fold(&self, events: &dyn Events) -> Result<Results, OutDirError> {
+        let r = self.out.fold()?;
+        if r.damaged > 0 {
+            events.event(&RunEvent::Notice(&results::Notice::Damaged {
+                journal: self.out.journal_path().display().to_string(),
+                lines: r.damaged,
+            }));
+        }
+        Ok(r.results)
+    }
+
     /// Ends the run: a stop signal recorded, the journal folded in (then `amend`ed: transports
     /// gathered from the ranks), the finish time stamped when nothing stopped it, and the final
     /// `results.json` written; the journal goes.
-    pub fn finish(mut self, amend: impl FnOnce(&mut Results)) -> Result<Finished, RunError> {
+    pub fn finish(
+        mut self,
+        events: &dyn Events,
+        amend: impl FnOnce(&mut Results),
+    ) -> Result<Finished, RunError> {
         let interrupted = super::interrupt::requested()
             .then(|| super::interrupt::signal_name().unwrap_or("a signal"));
         if let Some(sig) = interrupted {
@@ -158,7 +174,7 @@ impl Lifecycle {
                 at: results::now_rfc3339(),
             })?;
         }
-        let mut results = self.out.fold()?;
+        let mut results = self.fold(events)?;
         amend(&mut results);
         if interrupted.is_none() {
             results.finished = Some(results::now_rfc3339());

@@ -224,7 +224,7 @@ pub fn run(
             fix: &r.fix,
         });
     }
-    let end = life.finish(|_| {})?;
+    let end = life.finish(events, |_| {})?;
     let exit = if end.interrupted.is_none() && refused.is_some() {
         Exit::Runtime
     } else {

@@ -55,10 +55,10 @@ pub fn run(input: &Input<'_>, events: &dyn Events) -> Result<RunOutcome, RunErro
             });
         }
         not_reached.extend(ran?);
-        life.out().fold()?;
+        life.fold(events)?;
     }
     events.event(&RunEvent::End);
-    let end = life.finish(|_| {})?;
+    let end = life.finish(events, |_| {})?;
     Ok(RunOutcome {
         exit: end.exit(),
         results: end.results,

@@ -486,7 +486,7 @@ pub fn run(
             owner: false,
         });
     };
-    let end = life.finish(|results| {
+    let end = life.finish(&*events, |results| {
         if let Some(links) = links {
             let links = transport::dedupe(links);
             for j in results

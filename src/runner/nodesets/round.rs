@@ -378,7 +378,7 @@ fn judged(
     outcomes: &[Option<SetResult>],
     runs: &[Planned],
 ) -> Result<Vec<SetResult>, RunError> {
-    let results = ctx.out.fold()?;
+    let results = ctx.out.fold()?.results;
     Ok(outcomes
         .iter()
         .enumerate()
