@@ -68,7 +68,7 @@ pub fn run(args: &Args, mpi: Option<MpiEntry>, color: bool) -> anyhow::Result<Ex
     let placed = match baton::rendezvous::detect(|k| std::env::var(k).ok()) {
         Ok(p) => p,
         Err(e) => {
-            eprintln!("baton: {e}");
+            super::ui::say(&format!("baton: {e}"));
             return Ok(junit::run_junit(
                 args,
                 Exit::Invalid,
@@ -148,7 +148,7 @@ pub fn run(args: &Args, mpi: Option<MpiEntry>, color: bool) -> anyhow::Result<Ex
                 let why = "started as one rank of many (mpirun/srun) with `backend: mpi`, which \
                            measures MPI itself: launch `baton-mpi run`, not `baton run` (build it \
                            with `cargo build --release --features mpi`)";
-                eprintln!("baton: {why}");
+                super::ui::say(&format!("baton: {why}"));
                 // One junit.xml for the launch, from its first rank, as a run's would be.
                 Ok(if placed.as_ref().is_none_or(|p| p.rank == 0) {
                     junit::run_junit(args, Exit::Invalid, "launch", why)
