@@ -15,6 +15,7 @@ mod dial;
 pub mod key;
 pub mod launcher;
 pub mod meet;
+mod rank_world;
 pub mod wire;
 pub mod world;
 

@@ -19,7 +19,6 @@ use super::{Input, RunError, RunOptions, RunOutcome, environment, interrupt, tra
 use crate::exit::Exit;
 use crate::expand::Job;
 use crate::plan::{Backend, Plan};
-use crate::rendezvous::TcpWorld;
 use crate::results::{Results, TransportLink};
 
 /// Why one rank of many could not run.
@@ -83,21 +82,7 @@ pub trait RankWorld: World {
     fn run_host_mpi(&self, jobs: &[Job], cfg: worker::WorkerConfig) -> Result<Results, RankError>;
     /// What to do, with the reason, before a broken world ends the process (MPI's world
     /// aborts the job itself).
-    fn on_broken(&self, _f: crate::rendezvous::world::OnBroken) {}
-}
-
-impl RankWorld for TcpWorld {
-    fn local_rank(&self) -> usize {
-        self.members()[self.rank()].local_rank
-    }
-    fn run_host_mpi(&self, _: &[Job], _: worker::WorkerConfig) -> Result<Results, RankError> {
-        Err(RankError::Failed(
-            "`backend: mpi` measures MPI itself: launch `baton-mpi run`, not `baton run`".into(),
-        ))
-    }
-    fn on_broken(&self, f: crate::rendezvous::world::OnBroken) {
-        TcpWorld::on_broken(self, f)
-    }
+    fn on_broken(&self, _f: Box<dyn Fn(&str) + Send + Sync>) {}
 }
 
 #[cfg(feature = "mpi")]
@@ -296,6 +281,7 @@ fn claim(
         let fresh = lifecycle::results(plan, &opts.plan_path, &opts.plan_hash, Maker::Owner);
         match Lifecycle::start(&opts.out_dir, fresh, opts.resume, events) {
             Ok(l) => {
+                // Says how far a resumed run got; every rank leaves out the IDs below itself.
                 l.todo(input.jobs, opts.resume, events);
                 let done = l.done();
                 life = Some(l);
