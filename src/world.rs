@@ -43,3 +43,31 @@ impl World for Solo {
     }
     fn broadcast_bytes(&self, _: &mut [u8]) {}
 }
+
+/// A world behind a reference (`&dyn RankWorld`) is the world itself.
+impl<T: World + ?Sized> World for &T {
+    fn rank(&self) -> usize {
+        (**self).rank()
+    }
+    fn size(&self) -> usize {
+        (**self).size()
+    }
+    fn barrier(&self) {
+        (**self).barrier()
+    }
+    fn all_gather_f64(&self, v: f64) -> Vec<f64> {
+        (**self).all_gather_f64(v)
+    }
+    fn all_gather_u64(&self, v: u64) -> Vec<u64> {
+        (**self).all_gather_u64(v)
+    }
+    fn all_gather_string(&self, s: &str) -> Vec<String> {
+        (**self).all_gather_string(s)
+    }
+    fn broadcast_bytes(&self, data: &mut [u8]) {
+        (**self).broadcast_bytes(data)
+    }
+    fn job_limit(&self, limit: Option<std::time::Duration>) {
+        (**self).job_limit(limit)
+    }
+}

@@ -10,7 +10,7 @@ use super::{CheckFormat, load_plan};
 
 /// Every results file named by its path; `Err(Exit::Invalid)` after printing why one is unusable.
 pub(super) fn read_results(paths: &[PathBuf]) -> Result<Vec<(String, Results)>, Exit> {
-    session::read_results(paths).map_err(|e| {
+    let read = session::read_results(paths).map_err(|e| {
         eprintln!("error: {}", baton::stdout::visible(&e.to_string()));
         if e.looks_like_a_log {
             let path = e.path.display().to_string();
@@ -20,7 +20,12 @@ pub(super) fn read_results(paths: &[PathBuf]) -> Result<Vec<(String, Results)>, 
             );
         }
         Exit::Invalid
-    })
+    });
+    let (files, notes) = read?;
+    for n in &notes {
+        super::ui::say(&format!("baton: {n}"));
+    }
+    Ok(files)
 }
 
 /// `grade --fold-journals` (`baton::session::fold_journals`), saying what became of each.

@@ -16,11 +16,11 @@ mod history;
 mod ingest;
 mod manual;
 mod nodes;
-mod progress;
 pub mod rank;
 mod ranks;
 mod render;
 pub mod run;
+pub mod ui;
 
 /// Version-controlled acceptance plans for GPU clusters: expand, run, grade.
 #[derive(Debug, Parser)]
@@ -299,40 +299,15 @@ pub enum RunFormat {
 #[derive(Clone, Copy)]
 pub struct MpiEntry {
     pub worker: fn(&WorkerArgs) -> anyhow::Result<Exit>,
-    pub under_launcher:
-        fn(&run::Args, &baton::plan::Plan, &str, &[baton::expand::Job]) -> anyhow::Result<Exit>,
+    pub under_launcher: fn(
+        &run::Args,
+        &baton::plan::Plan,
+        &baton::runner::RunOptions,
+        &[baton::expand::Job],
+    ) -> anyhow::Result<Exit>,
 }
 
-/// What `__worker` is told by the `baton run` that started it.
-#[derive(Debug, clap::Args)]
-pub struct WorkerArgs {
-    /// The plan as the parent `baton run` read it (its copy in the output directory).
-    pub plan: PathBuf,
-    /// The identity the parent computed: a copy that differs is refused.
-    #[arg(long)]
-    pub plan_hash: String,
-    /// The plan's path as the user named it, recorded in the results.
-    #[arg(long)]
-    pub plan_name: PathBuf,
-    /// JSON list of the job IDs to run, in order.
-    #[arg(long)]
-    pub jobs: PathBuf,
-    /// The run's journal, which rank 0 appends every row to.
-    #[arg(long)]
-    pub journal: PathBuf,
-    #[arg(long)]
-    pub table: bool,
-    /// GPUs to drive from this process (nccl backend, one thread each).
-    #[arg(long, default_value_t = 0)]
-    pub gpus: usize,
-    /// File rank 0 appends a line to per finished row (feeds `run`'s progress bar).
-    #[arg(long)]
-    pub progress: Option<PathBuf>,
-    /// JSON node set (`{"job":…,"round":…,"index":…,"hosts":[…]}`, `job` ignored) the jobs run
-    /// on: each job is recorded as that set's job (`baton run` of a plan with `over:`).
-    #[arg(long)]
-    pub node_set: Option<PathBuf>,
-}
+pub use baton::runner::worker_args::WorkerArgs;
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum ExpandFormat {
@@ -509,63 +484,6 @@ pub fn main(mpi: Option<MpiEntry>) -> i32 {
             Exit::Runtime.code()
         }
     }
-}
-
-/// The plan copy a worker was handed, its jobs named in `--jobs`, and its identity, which must
-/// be the one the parent computed: a worker never measures a plan other than the run's.
-pub fn worker_plan(
-    w: &WorkerArgs,
-) -> anyhow::Result<(baton::plan::Plan, Vec<baton::expand::Job>, String)> {
-    // The `run` that started this worker applied the plan trust policy already.
-    let loaded = baton::plan::load_file_with(&w.plan, baton::plan::Trust::Trusted)
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
-    let hash =
-        baton::expand::plan_identity(&loaded.plan, &baton::expand::expand(&loaded.plan).jobs);
-    anyhow::ensure!(
-        hash == w.plan_hash,
-        "{}: this plan is not the one `baton run` read (identity {hash}, expected {}); refusing to mix measurements",
-        w.plan.display(),
-        w.plan_hash
-    );
-    let mut jobs = select_jobs(&loaded.plan, &w.jobs)?;
-    if let Some(file) = &w.node_set {
-        let text = baton::input::read_bounded(file, baton::plan::MAX_PLAN_BYTES, "node set")?;
-        let set: baton::results::NodeSetRef = serde_json::from_slice(&text)
-            .map_err(|e| anyhow::anyhow!("{}: not a node set: {e}", file.display()))?;
-        let per_node = loaded.plan.ranks_per_node();
-        jobs = jobs
-            .iter()
-            .map(|j| {
-                let set = baton::results::NodeSetRef {
-                    job: j.id.clone(),
-                    ..set.clone()
-                };
-                baton::expand::nodesets::set_job(j, set, per_node)
-            })
-            .collect();
-    }
-    Ok((loaded.plan, jobs, hash))
-}
-
-/// The jobs named in `ids_file` (a JSON list of IDs), in that order.
-pub fn select_jobs(
-    plan: &baton::plan::Plan,
-    ids_file: &std::path::Path,
-) -> anyhow::Result<Vec<baton::expand::Job>> {
-    use anyhow::Context;
-    // A list of job IDs is no bigger than the plan that names them.
-    let text = baton::input::read_bounded(ids_file, baton::plan::MAX_PLAN_BYTES, "job list")?;
-    let ids: Vec<String> = serde_json::from_slice(&text)
-        .with_context(|| format!("{}: not a JSON list of job IDs", ids_file.display()))?;
-    let all = baton::expand::expand(plan).jobs;
-    ids.iter()
-        .map(|id| {
-            all.iter()
-                .find(|j| j.id == *id)
-                .cloned()
-                .with_context(|| format!("job `{id}` is not in the plan"))
-        })
-        .collect()
 }
 
 /// Loads a plan, printing its diagnostics to stderr; `None` when it is invalid.

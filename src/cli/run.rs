@@ -1,8 +1,10 @@
 use std::path::PathBuf;
 
 use baton::exit::Exit;
+use std::sync::Arc;
+
 use baton::launch::launcher;
-use baton::runner::orchestrate::{self, RunOptions};
+use baton::runner::{self, Input, Mode, RunError, RunOptions};
 use baton::session::{Against, Grading};
 
 use super::failed_early as junit;
@@ -72,7 +74,7 @@ pub fn run(args: &Args, mpi: Option<MpiEntry>, color: bool) -> anyhow::Result<Ex
     let placed = match launcher::detect(launcher::process_env) {
         Ok(p) => p,
         Err(e) => {
-            eprintln!("baton: {e}");
+            super::ui::say(&format!("baton: {e}"));
             return Ok(junit::run_junit(
                 args,
                 Exit::Invalid,
@@ -133,17 +135,26 @@ pub fn run(args: &Args, mpi: Option<MpiEntry>, color: bool) -> anyhow::Result<Ex
             }
         };
     }
+    let opts = RunOptions {
+        plan_path: args.plan.clone(),
+        plan_text: opened.text.clone(),
+        plan_hash,
+        out_dir: args.out.clone(),
+        resume: args.resume,
+        print_table: args.format == RunFormat::Table,
+        capture_transport: args.capture_transport,
+    };
     if under_launcher {
         return match mpi {
-            Some(m) if mpi_launcher => (m.under_launcher)(args, plan, &plan_hash, &jobs),
+            Some(m) if mpi_launcher => (m.under_launcher)(args, plan, &opts, &jobs),
             _ if plan.backend == baton::plan::Backend::Nccl => {
-                super::rank::over_tcp(args, plan, &plan_hash, &jobs)
+                super::rank::over_tcp(args, plan, &opts, &jobs)
             }
             _ => {
                 let why = "started as one rank of many (mpirun/srun) with `backend: mpi`, which \
                            measures MPI itself: launch `baton-mpi run`, not `baton run` (build it \
                            with `cargo build --release --features mpi`)";
-                eprintln!("baton: {why}");
+                super::ui::say(&format!("baton: {why}"));
                 // One junit.xml for the launch, from its first rank, as a run's would be.
                 Ok(if placed.as_ref().is_none_or(|p| p.rank == 0) {
                     junit::run_junit(args, Exit::Invalid, "launch", why)
@@ -153,14 +164,10 @@ pub fn run(args: &Args, mpi: Option<MpiEntry>, color: bool) -> anyhow::Result<Ex
             }
         };
     }
-    let opts = RunOptions {
-        plan_path: args.plan.clone(),
-        plan_text: opened.text.clone(),
-        plan_hash,
-        out_dir: args.out.clone(),
-        resume: args.resume,
-        print_table: args.format == RunFormat::Table,
-        capture_transport: args.capture_transport,
+    let input = Input {
+        plan,
+        jobs: &jobs,
+        opts: &opts,
     };
     let over_sets = node_list.is_some();
     // A node-set run grades as it goes (the judge of `over: isolate`) and at the end, by one
@@ -173,22 +180,16 @@ pub fn run(args: &Args, mpi: Option<MpiEntry>, color: bool) -> anyhow::Result<Ex
                 Err(exit) => return Ok(exit),
             };
             let judge = |r: &baton::results::Results, ids: &[String]| g.judge(r, ids);
-            let bar = super::progress::Bar::for_node_sets();
-            let shown: &dyn baton::runner::progress::Progress = match &bar {
-                Some(b) => b,
-                None => &super::progress::SetLines,
+            let ui = Arc::new(super::ui::Ui::for_node_sets());
+            let mode = Mode::NodeSets {
+                nodes: &nodes,
+                judge: &judge,
             };
-            let ran = baton::runner::nodesets::run(plan, &jobs, &opts, &nodes, &judge, shown);
-            shown.end();
+            let ran = runner::run(&input, mode, ui.clone());
+            baton::runner::events::Events::event(&*ui, &baton::runner::events::RunEvent::End);
             ran
         }
-        None => {
-            let bar = super::progress::Bar::for_terminal();
-            let shown = bar
-                .as_ref()
-                .map(|b| b as &dyn baton::runner::progress::Progress);
-            orchestrate::run(plan, &jobs, &opts, shown)
-        }
+        None => runner::run(&input, Mode::Local, Arc::new(super::ui::Ui::for_run())),
     };
     match ran {
         Ok(outcome) => {
@@ -220,7 +221,7 @@ pub fn run(args: &Args, mpi: Option<MpiEntry>, color: bool) -> anyhow::Result<Ex
         }
         Err(e) => {
             eprintln!("baton: {e}");
-            if matches!(e, orchestrate::RunError::OutDir(_)) {
+            if matches!(e, RunError::OutDir(_)) {
                 // The directory is another run's, or holds another plan's results.
                 return Ok(e.exit());
             }

@@ -123,7 +123,8 @@ impl TcpWorld {
         }
     }
 
-    /// `f` runs, with the reason, before a collective that cannot complete ends the process.
+    /// `f` runs, with the reason, before a collective that cannot complete ends the process: it
+    /// says why (the world itself prints nothing) and writes what it can.
     pub fn on_broken(&self, f: OnBroken) {
         let _ = self.broken.set(f);
     }
@@ -134,7 +135,6 @@ impl TcpWorld {
     /// Rank 0 has journaled every measured row before any collective, and its `on_broken`
     /// writes what it can from them.
     fn fatal(&self, e: RendezvousError) -> ! {
-        eprintln!("baton: rank {}: {e}", self.rank);
         if let Some(f) = self.broken.get() {
             f(&e.to_string());
         }

@@ -36,16 +36,51 @@ pub enum ResultsError {
 /// Reads a results file. When a run's journal lies beside it (the run was killed before it
 /// could fold its rows in), the results are rebuilt from the journal, which holds every row.
 pub fn read(path: &Path) -> Result<Results, ResultsError> {
+    read_noting(path).map(|(r, _)| r)
+}
+
+/// What a reader of results should be told about how they were read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Notice {
+    /// The run's journal held rows `results.json` did not: both were read.
+    Unfolded { journal: String, results: String },
+    /// The journal had lines cut short (a crash mid-write), skipped.
+    Damaged { journal: String, lines: usize },
+}
+
+impl std::fmt::Display for Notice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Notice::Unfolded { journal, results } => write!(
+                f,
+                "{journal} holds rows not yet folded into {results} (the run did not finish); reading both"
+            ),
+            Notice::Damaged { journal, lines } => {
+                write!(f, "{journal}: skipped {lines} damaged line(s)")
+            }
+        }
+    }
+}
+
+/// [`read`], with what the reader should be told (a journal read beside it, damaged lines).
+pub fn read_noting(path: &Path) -> Result<(Results, Vec<Notice>), ResultsError> {
     let journal = path.with_file_name(super::journal::FILE);
     if path.file_name().is_some_and(|f| f == "results.json") && journal.is_file() {
-        eprintln!(
-            "baton: {} holds rows not yet folded into {} (the run did not finish); reading both",
-            journal.display(),
-            path.display()
-        );
-        return super::journal::rebuild(&journal);
+        let name = journal.display().to_string();
+        let mut notes = vec![Notice::Unfolded {
+            journal: name.clone(),
+            results: path.display().to_string(),
+        }];
+        let r = super::journal::rebuild_counted(&journal)?;
+        if r.damaged > 0 {
+            notes.push(Notice::Damaged {
+                journal: name,
+                lines: r.damaged,
+            });
+        }
+        return Ok((r.results, notes));
     }
-    read_file(path)
+    Ok((read_file(path)?, Vec::new()))
 }
 
 /// Reads exactly the results file at `path`, never its journal.

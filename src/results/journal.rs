@@ -256,6 +256,18 @@ fn skip_line(r: &mut impl BufRead) -> std::io::Result<()> {
 
 /// The results the journal at `path` holds: its base with every later record applied.
 pub fn rebuild(path: &Path) -> Result<Results, ResultsError> {
+    rebuild_counted(path).map(|r| r.results)
+}
+
+/// What a journal folds into, and how many of its lines were damaged and skipped (a line cut
+/// short by a crash): the reader says so, the journal does not.
+pub struct Rebuilt {
+    pub results: Results,
+    pub damaged: usize,
+}
+
+/// [`rebuild`], counting the damaged lines it skipped.
+pub fn rebuild_counted(path: &Path) -> Result<Rebuilt, ResultsError> {
     let (recs, damaged) = records(path, 0)?;
     let mut it = recs.into_iter();
     let mut results = match it.next() {
@@ -281,13 +293,7 @@ pub fn rebuild(path: &Path) -> Result<Results, ResultsError> {
             damaged += fold_set(&mut results, dir, &rel)?;
         }
     }
-    if damaged > 0 {
-        eprintln!(
-            "baton: {}: skipped {damaged} damaged line(s)",
-            path.display()
-        );
-    }
-    Ok(results)
+    Ok(Rebuilt { results, damaged })
 }
 
 /// Applies the records of a node set's journal (`rel`, under `dir`): everything but its base

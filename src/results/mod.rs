@@ -11,7 +11,7 @@ pub mod journal;
 pub mod measure;
 mod model;
 
-pub use io::{ResultsError, read, read_file, read_str, write_atomic};
+pub use io::{Notice, ResultsError, read, read_file, read_noting, read_str, write_atomic};
 pub use model::*;
 
 /// Value of the `format` field, so a results file is recognisable on its own.

@@ -96,15 +96,22 @@ impl Fault {
 pub struct Faulty<'e, E: Engine> {
     pub inner: &'e mut E,
     pub fault: Option<FaultKind>,
+    /// Told before an injected crash, so the rank's last words are the fault's.
+    events: &'e dyn crate::runner::events::Events,
     stalled: bool,
     faulted: bool,
 }
 
 impl<'e, E: Engine> Faulty<'e, E> {
-    pub fn new(inner: &'e mut E, fault: Option<FaultKind>) -> Self {
+    pub fn new(
+        inner: &'e mut E,
+        fault: Option<FaultKind>,
+        events: &'e dyn crate::runner::events::Events,
+    ) -> Self {
         Faulty {
             inner,
             fault,
+            events,
             stalled: false,
             faulted: false,
         }
@@ -150,7 +157,8 @@ impl<E: Engine> Engine for Faulty<'_, E> {
             std::thread::sleep(std::time::Duration::from_micros(us));
         }
         if self.fault == Some(FaultKind::Crash) && idx > 0 {
-            eprintln!("baton: injected fault: this rank dies now");
+            self.events
+                .event(&crate::runner::events::RunEvent::InjectedCrash);
             std::process::abort();
         }
         if self.fault == Some(FaultKind::DeviceFault) && idx > 0 && !self.faulted {

@@ -14,16 +14,18 @@
 use std::collections::HashSet;
 use std::ffi::OsString;
 use std::path::PathBuf;
-use std::process::{Command, ExitStatus, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 mod round;
 
-use super::orchestrate::{self, RunError, RunOptions, RunOutcome};
-use super::outdir::{self, OutDir, OutDirError};
-use super::progress::Progress;
+use super::events::{Events, RunEvent};
+use super::lifecycle::{self, Lifecycle, Maker};
+use super::outdir::OutDir;
 use super::refusal::{self, Refusal};
-use super::set_events::SetEvent;
+use super::supervise::{Cause, Ended, Limit, Output, supervise};
+use super::worker_args::WorkerArgs;
+use super::{Input, RunError, RunOptions, RunOutcome};
 use crate::exit::Exit;
 use crate::expand::Job;
 use crate::expand::nodesets::is_one_job;
@@ -103,7 +105,7 @@ struct Ctx<'a> {
     per_node: u64,
     base: Results,
     judge: Judge<'a>,
-    shown: &'a dyn Progress,
+    events: &'a dyn Events,
 }
 
 /// How one step ended.
@@ -137,15 +139,14 @@ fn step_for(plan: &Plan) -> Result<Step, RunError> {
     Ok(Step::Mpirun { mpirun })
 }
 
-/// Runs `jobs` of `plan` over the node sets of their tests.
+/// Runs the jobs of `input` over the node sets of their tests on `nodes`.
 pub fn run(
-    plan: &Plan,
-    jobs: &[Job],
-    opts: &RunOptions,
+    input: &Input<'_>,
     nodes: &Nodes,
     judge: Judge<'_>,
-    shown: &dyn Progress,
+    events: &dyn Events,
 ) -> Result<RunOutcome, RunError> {
+    let (plan, jobs, opts) = (input.plan, input.jobs, input.opts);
     let step = step_for(plan)?;
     // GPU ranks meet over baton's TCP rendezvous: plain `baton`, no MPI library on the nodes.
     // The host backend measures MPI itself: `baton-mpi`.
@@ -166,53 +167,29 @@ pub fn run(
             plan.name
         ))
     })?;
-    let out = OutDir::claim(&opts.out_dir)?;
-    let mut fresh = orchestrate::run_results(plan, &opts.plan_path, "run", &opts.plan_hash);
+    let mut fresh = lifecycle::results(plan, &opts.plan_path, &opts.plan_hash, Maker::Owner);
     fresh.node_list = nodes.hosts.clone();
     fresh.rerun = nodes.rerun.clone();
     let base = fresh.clone();
-    let start = out.start(fresh, opts.resume)?;
-    if let Some(p) = &start.kept_aside {
-        shown.node_sets(&SetEvent::KeptAside {
-            results: &out.results_path(),
-            kept: p,
-        });
-    }
-    if opts.resume && !start.results.node_list.is_empty() && start.results.node_list != nodes.hosts
-    {
-        return Err(unavailable(format!(
-            "--resume: the results in {} were measured on {}, this run's node list is {}; \
-             resume on the same nodes (--nodes) or start a new run",
-            opts.out_dir.display(),
-            compress(&start.results.node_list),
-            compress(&nodes.hosts)
-        )));
-    }
-    let mut journal = start.journal;
-    journal.append(&Record::NodeList {
+    let mut life = Lifecycle::start(&opts.out_dir, fresh, opts.resume, events)?;
+    life.journal().append(&Record::NodeList {
         hosts: nodes.hosts.clone(),
     })?;
-    let done: HashSet<String> = outdir::completed(&start.results).into_iter().collect();
+    let done: HashSet<String> = life.done().into_iter().collect();
     let mut dead = vec![false; nodes.hosts.len()];
-    for s in &start.results.node_sets {
+    for s in &life.started().node_sets {
         for h in &s.dead {
             if let Some(i) = nodes.hosts.iter().position(|x| x == h) {
                 dead[i] = true;
             }
         }
     }
-    let parts = opts.out_dir.join("parts");
-    crate::output::ensure_dir(&parts).map_err(OutDirError::from)?;
-    let snapshot = parts.join("plan.yaml");
-    crate::output::write_atomic(&snapshot, opts.plan_text.as_bytes()).map_err(OutDirError::from)?;
-    super::interrupt::install().map_err(|source| RunError::Io {
-        what: "cannot watch for signals".into(),
-        source,
-    })?;
+    let snapshot = life.snapshot(&opts.plan_text)?;
+    let (out, journal) = life.parts();
     let ctx = Ctx {
         plan,
         opts,
-        out: &out,
+        out,
         snapshot,
         worker,
         step,
@@ -220,9 +197,9 @@ pub fn run(
         per_node,
         base,
         judge,
-        shown,
+        events,
     };
-    shown.node_sets(&SetEvent::Start {
+    events.event(&RunEvent::NodeSets {
         hosts: &nodes.hosts,
     });
     let mut not_reached = Vec::new();
@@ -236,44 +213,30 @@ pub fn run(
             not_reached.extend(tjobs.iter().map(|j| j.id.clone()));
             continue;
         }
-        refused = round::run_test(&ctx, t, test.over, &tjobs, &mut dead, &mut journal, &done)?;
+        refused = round::run_test(&ctx, t, test.over, &tjobs, &mut dead, journal, &done)?;
         if super::interrupt::requested() {
             not_reached.extend(tjobs.iter().map(|j| j.id.clone()));
         }
     }
     if let Some(r) = &refused {
-        shown.node_sets(&SetEvent::Refused {
+        events.event(&RunEvent::Refused {
             message: &r.message,
             fix: &r.fix,
         });
     }
-    let interrupted = super::interrupt::requested()
-        .then(|| super::interrupt::signal_name().unwrap_or("a signal"));
-    if let Some(sig) = interrupted {
-        journal.append(&Record::Interrupted {
-            signal: sig.to_string(),
-            at: crate::results::now_rfc3339(),
-        })?;
-    }
-    let mut results = out.fold()?;
-    if interrupted.is_none() {
-        results.finished = Some(crate::results::now_rfc3339());
-    }
-    drop(journal);
-    out.finish(&results)?;
-    let exit = if interrupted.is_some() {
-        Exit::Interrupted
-    } else if refused.is_some() {
+    let end = life.finish(events, |_| {})?;
+    let exit = if end.interrupted.is_none() && refused.is_some() {
         Exit::Runtime
     } else {
-        orchestrate::exit_for(&results)
+        end.exit()
     };
     Ok(RunOutcome {
-        results,
-        results_path: out.results_path(),
+        results: end.results,
+        results_path: end.results_path,
         exit,
-        interrupted,
+        interrupted: end.interrupted,
         not_reached,
+        owner: true,
     })
 }
 
@@ -479,27 +442,30 @@ fn run_step(ctx: &Ctx<'_>, run: &SetRun, sjobs: &[Job]) -> StepEnd {
         if let Err(err) = written {
             return end(false, format!("cannot write the job list: {err}"), false);
         }
-        let args: Vec<OsString> = vec![
-            "__worker".into(),
-            ctx.snapshot.clone().into(),
-            "--plan-hash".into(),
-            ctx.opts.plan_hash.clone().into(),
-            "--plan-name".into(),
-            ctx.opts.plan_path.clone().into(),
-            "--jobs".into(),
-            ids_file.into(),
-            "--journal".into(),
-            out_dir.join(&run.journal).into(),
-            "--node-set".into(),
-            set_file.clone().into(),
-            "--table".into(),
-        ];
+        let args = WorkerArgs {
+            plan: ctx.snapshot.clone(),
+            plan_hash: ctx.opts.plan_hash.clone(),
+            plan_name: ctx.opts.plan_path.clone(),
+            jobs: ids_file,
+            journal: out_dir.join(&run.journal),
+            table: true,
+            gpus: 0,
+            progress: None,
+            node_set: Some(set_file.clone()),
+        }
+        .to_args();
         let cmd = step_command(ctx, &run.hosts, &es.env, &args);
         let idle = idle_limit(&es.jobs.iter().map(|&i| todo[i].clone()).collect::<Vec<_>>());
         let limit = Limit::Silence(out_dir.join(&run.journal), idle);
-        match watch(cmd, &log, &limit, Some(ctx.out.lock_fd())) {
-            Ok(Ended::Exit(s)) if s.success() => {}
-            Ok(Ended::Exit(s)) => {
+        match supervise(cmd, Output::File(&log), &limit, Some(ctx.out.lock_fd())) {
+            Ok(Ended {
+                cause: Cause::Exited,
+                status: s,
+            }) if s.success() => {}
+            Ok(Ended {
+                cause: Cause::Exited,
+                status: s,
+            }) => {
                 let what = match s.code() {
                     Some(c) if c == Exit::Timeout.code() => "a collective timed out".to_string(),
                     Some(c) => format!("exit {c}"),
@@ -507,14 +473,20 @@ fn run_step(ctx: &Ctx<'_>, run: &SetRun, sjobs: &[Job]) -> StepEnd {
                 };
                 return end(false, what, s.code() == Some(Exit::Timeout.code()));
             }
-            Ok(Ended::Deadline) => {
+            Ok(Ended {
+                cause: Cause::Limit,
+                ..
+            }) => {
                 return end(
                     false,
                     format!("no new row for {} s: stopped as hung", idle.as_secs()),
                     true,
                 );
             }
-            Ok(Ended::Stopped) => return end(false, "stopped by a signal".into(), false),
+            Ok(Ended {
+                cause: Cause::Stopped,
+                ..
+            }) => return end(false, "stopped by a signal".into(), false),
             Err(err) => return end(false, format!("cannot start the step: {err}"), false),
         }
     }
@@ -595,74 +567,6 @@ fn step_command(
     }
 }
 
-enum Ended {
-    Exit(ExitStatus),
-    Deadline,
-    Stopped,
-}
-
-/// When a watched command is given up on.
-enum Limit {
-    /// After this long in all.
-    Total(Duration),
-    /// After this long without the file growing.
-    Silence(PathBuf, Duration),
-}
-
-/// Runs `cmd` in its own process group with output to `log`, until it ends, its `limit` passes
-/// (SIGTERM, then SIGKILL), or the run is stopped.
-fn watch(
-    mut cmd: Command,
-    log: &std::fs::File,
-    limit: &Limit,
-    keep_fd: Option<std::os::fd::RawFd>,
-) -> std::io::Result<Ended> {
-    cmd.stdin(Stdio::null())
-        .stdout(log.try_clone()?)
-        .stderr(log.try_clone()?);
-    super::progress::in_own_group(&mut cmd, keep_fd);
-    let mut child = cmd.spawn()?;
-    let group = child.id() as libc::pid_t;
-    let mut last = Instant::now();
-    let mut size = 0u64;
-    let mut checked = Instant::now();
-    let mut termed: Option<(Instant, bool)> = None;
-    loop {
-        if let Some(status) = child.try_wait()? {
-            return Ok(match termed {
-                Some((_, true)) => Ended::Deadline,
-                Some((_, false)) => Ended::Stopped,
-                None => Ended::Exit(status),
-            });
-        }
-        let over = match limit {
-            Limit::Total(d) => last.elapsed() > *d,
-            Limit::Silence(file, d) => {
-                if checked.elapsed() >= Duration::from_secs(1) {
-                    checked = Instant::now();
-                    let now = std::fs::metadata(file).map_or(0, |m| m.len());
-                    if now != size {
-                        size = now;
-                        last = Instant::now();
-                    }
-                }
-                last.elapsed() > *d
-            }
-        };
-        let stops = super::interrupt::count();
-        if termed.is_none() && (stops > 0 || over) {
-            // SAFETY: signals the step's own process group.
-            unsafe { libc::kill(-group, libc::SIGTERM) };
-            termed = Some((Instant::now(), stops == 0));
-        }
-        if termed.is_some_and(|(t, _)| stops > 1 || t.elapsed() > super::progress::STOP_GRACE) {
-            // SAFETY: as above.
-            unsafe { libc::kill(-group, libc::SIGKILL) };
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
 /// The hosts of a failed set that do not run a trivial step within [`PROBE_TIMEOUT`].
 fn probe(ctx: &Ctx<'_>, hosts: &[String]) -> Vec<String> {
     let answers: Vec<bool> = std::thread::scope(|s| {
@@ -670,7 +574,7 @@ fn probe(ctx: &Ctx<'_>, hosts: &[String]) -> Vec<String> {
             .iter()
             .map(|h| {
                 s.spawn(move || {
-                    let mut c = match &ctx.step {
+                    let c = match &ctx.step {
                         Step::Srun { srun, .. } => {
                             let mut c = Command::new(srun);
                             // --overlap: a hung step may still hold the node's CPUs; a node
@@ -686,14 +590,12 @@ fn probe(ctx: &Ctx<'_>, hosts: &[String]) -> Vec<String> {
                             c
                         }
                     };
-                    c.stdin(Stdio::null())
-                        .stdout(Stdio::null())
-                        .stderr(Stdio::null());
                     let Ok(null) = std::fs::File::create("/dev/null") else {
                         return false;
                     };
                     let limit = Limit::Total(PROBE_TIMEOUT);
-                    matches!(watch(c, &null, &limit, None), Ok(Ended::Exit(s)) if s.success())
+                    supervise(c, Output::File(&null), &limit, None)
+                        .is_ok_and(|e| e.cause == Cause::Exited && e.status.success())
                 })
             })
             .collect();
@@ -750,11 +652,11 @@ fn close_jobs(
     for job in sjobs {
         match started.get(&job.id) {
             Some(JobStatus::Partial) => {
-                let (status, kind) = orchestrate::cut_short(interrupted, end.timed_out);
+                let (status, kind) = lifecycle::left_running(interrupted, end.timed_out);
                 j.append(&Record::End {
                     job: job.id.clone(),
                     status,
-                    errors: vec![orchestrate::error(kind, why.clone())],
+                    errors: vec![lifecycle::error(kind, why.clone())],
                     telemetry: Vec::new(),
                 })?;
             }
@@ -762,7 +664,7 @@ fn close_jobs(
             None if interrupted => {}
             None => {
                 j.append(&Record::Job {
-                    job: Box::new(orchestrate::not_run(job, ctx.plan.backend, why.clone())),
+                    job: Box::new(lifecycle::not_run(job, ctx.plan.backend, why.clone())),
                 })?;
             }
         }

@@ -3,243 +3,69 @@
 //! is rebuilt from it after each set and at the end, so an interrupted run keeps everything
 //! measured.
 
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use super::outdir::{self, OutDir, OutDirError};
-use super::progress::{self, Progress};
+use super::events::{self, Events, RunEvent};
+use super::lifecycle::{self, Lifecycle, Maker, error, left_running, not_run};
+use super::outdir::{OutDir, OutDirError};
+use super::supervise::{Limit, Output, supervise};
+use super::worker_args::WorkerArgs;
+use super::{Input, RunError, RunOptions, RunOutcome};
 use crate::exit::Exit;
 use crate::expand::Job;
 use crate::launch::{self, EnvSet};
 use crate::plan::{Backend, Plan};
 use crate::results::journal::{Journal, Record};
-use crate::results::{self, ErrorKind, JobError, JobResult, JobStatus, PlanRef, Producer, Results};
+use crate::results::{self, JobStatus};
 
-pub struct RunOptions {
-    /// The plan as the user named it (recorded in the results and shown in messages).
-    pub plan_path: PathBuf,
-    /// The plan's text as this run read it, once: workers get this copy, so editing the file
-    /// during a run changes nothing in it.
-    pub plan_text: String,
-    /// The plan's identity (see [`crate::expand::plan_identity`]).
-    pub plan_hash: String,
-    pub out_dir: PathBuf,
-    pub resume: bool,
-    pub print_table: bool,
-    /// Record NCCL transports for every job, not only those with a `transport` criterion.
-    pub capture_transport: bool,
-}
-
-pub struct RunOutcome {
-    pub results: Results,
-    pub results_path: PathBuf,
-    pub exit: Exit,
-    /// The signal that stopped the run, if one did.
-    pub interrupted: Option<&'static str>,
-    /// Jobs the run never reached (it was stopped first).
-    pub not_reached: Vec<String>,
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum RunError {
-    #[error("{0}")]
-    Unavailable(String),
-    #[error(transparent)]
-    Results(#[from] results::ResultsError),
-    #[error(transparent)]
-    OutDir(#[from] OutDirError),
-    #[error("{what}: {source}")]
-    Io {
-        what: String,
-        source: std::io::Error,
-    },
-}
-
-impl RunError {
-    /// Exit code: an output directory that cannot be this run's (a file, another run's, results
-    /// of another plan or node list) is the user's input; everything else is the run failing.
-    pub fn exit(&self) -> Exit {
-        match self {
-            RunError::OutDir(e) if e.is_invalid_input() => Exit::Invalid,
-            _ => Exit::Runtime,
-        }
-    }
-}
-
-/// A new results document for `plan`, carrying its identity.
-pub fn new_results(plan: &Plan, plan_path: &Path, command: &str, hash: &str) -> Results {
-    let mut r = Results::new(Producer::baton(command));
-    r.plan = Some(PlanRef {
-        name: plan.name.clone(),
-        file: Some(plan_path.display().to_string()),
-        hash: Some(hash.to_string()),
-        description: plan.description.clone(),
-        git: None,
-    });
-    r
-}
-
-/// [`new_results`] of the process that owns the run (the one that claims the output
-/// directory), which also records the plan's git revision: asked once per run, not per rank.
-pub fn run_results(plan: &Plan, plan_path: &Path, command: &str, hash: &str) -> Results {
-    let mut r = new_results(plan, plan_path, command, hash);
-    if let Some(p) = &mut r.plan {
-        p.git = crate::plan::revision::git_revision(plan_path);
-    }
-    r
-}
-
-/// Exit code for finished results: timeouts, then runtime errors, then corrupted data.
-pub fn exit_for(results: &Results) -> Exit {
-    let jobs = &results.jobs;
-    if jobs.iter().any(|j| j.status == JobStatus::Timeout) {
-        Exit::Timeout
-    } else if jobs
-        .iter()
-        .any(|j| matches!(j.status, JobStatus::Error | JobStatus::Partial))
-    {
-        Exit::Runtime
-    } else if jobs
-        .iter()
-        .any(|j| j.cells().any(|(_, _, _, c)| c.wrong.is_some_and(|w| w > 0)))
-    {
-        Exit::Failed
-    } else {
-        Exit::Ok
-    }
-}
-
-/// A job that never produced measurements: recorded so that grading fails closed on it.
-pub(crate) fn not_run(job: &Job, backend: Backend, why: String) -> JobResult {
-    let layout = results::Layout {
-        nranks: job.ranks.unwrap_or(0),
-        nodes: 0,
-        processes: 0,
-        gpus_per_process: 0,
-        ranks: Vec::new(),
-    };
-    let mut r = super::worker::job_result(job, backend, layout);
-    r.status = JobStatus::Error;
-    r.errors.push(error(ErrorKind::Launcher, why));
-    r
-}
-
-/// How a job its worker left running ends: still partial when a signal stopped the run, a
-/// timeout when the worker's watchdog (or a hang detector) ended it, else a launcher error.
-pub(crate) fn cut_short(interrupted: bool, timed_out: bool) -> (JobStatus, ErrorKind) {
-    if interrupted {
-        (JobStatus::Partial, ErrorKind::Interrupted)
-    } else if timed_out {
-        (JobStatus::Timeout, ErrorKind::Timeout)
-    } else {
-        (JobStatus::Error, ErrorKind::Launcher)
-    }
-}
-
-pub(crate) fn error(kind: ErrorKind, message: String) -> JobError {
-    JobError {
-        kind,
-        message,
-        repeat: None,
-        requested: None,
-        placement: None,
-    }
-}
-
-/// Runs `jobs` of `plan`, each environment set in its own process set, telling `progress`
-/// (when there is one to show) how far it got and passing the workers' output through it.
+/// Runs `jobs` of `plan`, each environment set in its own process set, telling `events` how far
+/// it got and passing the workers' output on as events.
 /// SIGINT, SIGTERM and SIGHUP stop it between rows (see [`super::interrupt`]).
-pub fn run(
-    plan: &Plan,
-    jobs: &[Job],
-    opts: &RunOptions,
-    progress: Option<&dyn Progress>,
-) -> Result<RunOutcome, RunError> {
-    let io = |what: String| move |source| RunError::Io { what, source };
+pub fn run(input: &Input<'_>, events: &dyn Events) -> Result<RunOutcome, RunError> {
+    let (plan, opts) = (input.plan, input.opts);
     let launcher = launcher_for(plan)?;
-    let out = OutDir::claim(&opts.out_dir)?;
-    let fresh = run_results(plan, &opts.plan_path, "run", &opts.plan_hash);
-    let start = out.start(fresh, opts.resume)?;
-    if let Some(p) = &start.kept_aside {
-        eprintln!(
-            "baton: {} held results of an earlier run; kept them as {} (use --resume to continue a run instead)",
-            out.results_path().display(),
-            p.display()
-        );
-    }
-    let mut journal = start.journal;
-    let done = outdir::completed(&start.results);
-    let todo: Vec<Job> = jobs
-        .iter()
-        .filter(|j| !done.contains(&j.id))
-        .cloned()
-        .collect();
-    if opts.resume {
-        eprintln!(
-            "baton: resuming: {} job(s) already complete, {} to run",
-            jobs.len() - todo.len(),
-            todo.len()
-        );
-    }
-    let parts = opts.out_dir.join("parts");
-    crate::output::ensure_dir(&parts).map_err(OutDirError::from)?;
-    let snapshot = parts.join("plan.yaml");
-    crate::output::write_atomic(&snapshot, opts.plan_text.as_bytes()).map_err(OutDirError::from)?;
-    super::interrupt::install().map_err(io("cannot watch for signals".into()))?;
-
-    // Workers' output always comes through this process, bar or not: a reader that leaves
-    // early (`baton run … | head`) then ends only the printing. Inherited, mpirun itself would
-    // meet the closed pipe and abort every rank ("SIGPIPE detected … aborting").
-    let shown: &dyn Progress = progress.unwrap_or(&progress::Passthrough);
-    shown.begin(progress::rows(&todo));
+    let fresh = lifecycle::results(plan, &opts.plan_path, &opts.plan_hash, Maker::Owner);
+    let mut life = Lifecycle::start(&opts.out_dir, fresh, opts.resume, events)?;
+    let todo = life.todo(input.jobs, opts.resume, events);
+    let snapshot = life.snapshot(&opts.plan_text)?;
+    events.event(&RunEvent::Begin {
+        rows: events::rows(&todo),
+    });
     let mut rows_done = 0;
     let mut not_reached = Vec::new();
-    let ctx = SetContext {
-        launcher: &launcher,
-        opts,
-        out: &out,
-        snapshot: &snapshot,
-    };
     for (k, set) in launch::env_sets(&todo).iter().enumerate() {
         if super::interrupt::requested() {
             not_reached.extend(set.jobs.iter().map(|i| todo[*i].id.clone()));
             continue;
         }
-        let ran = run_set(&ctx, k, set, &todo, &mut journal, (shown, rows_done));
+        let (out, journal) = life.parts();
+        let ctx = SetContext {
+            launcher: &launcher,
+            opts,
+            out,
+            snapshot: &snapshot,
+        };
+        let ran = run_set(&ctx, k, set, &todo, journal, (events, rows_done));
         // Failed jobs end early: the count moves past what they would have measured.
-        rows_done += progress::rows(set.jobs.iter().map(|i| &todo[*i]));
+        rows_done += events::rows(set.jobs.iter().map(|i| &todo[*i]));
         if let Some(last) = set.jobs.last() {
-            shown.update(rows_done, &todo[*last].id);
+            events.event(&RunEvent::Rows {
+                rows: rows_done,
+                job: &todo[*last].id,
+            });
         }
         not_reached.extend(ran?);
-        out.fold()?;
+        life.fold(events)?;
     }
-    shown.end();
-    let interrupted = super::interrupt::requested()
-        .then(|| super::interrupt::signal_name().unwrap_or("a signal"));
-    if let Some(sig) = interrupted {
-        journal.append(&Record::Interrupted {
-            signal: sig.to_string(),
-            at: results::now_rfc3339(),
-        })?;
-    }
-    let mut results = out.fold()?;
-    if interrupted.is_none() {
-        results.finished = Some(results::now_rfc3339());
-    }
-    drop(journal);
-    out.finish(&results)?;
-    let exit = if interrupted.is_some() {
-        Exit::Interrupted
-    } else {
-        exit_for(&results)
-    };
+    events.event(&RunEvent::End);
+    let end = life.finish(events, |_| {})?;
     Ok(RunOutcome {
-        results,
-        results_path: out.results_path(),
-        exit,
-        interrupted,
+        exit: end.exit(),
+        results: end.results,
+        results_path: end.results_path,
+        interrupted: end.interrupted,
         not_reached,
+        owner: true,
     })
 }
 
@@ -348,7 +174,7 @@ fn run_set(
     set: &EnvSet,
     jobs: &[Job],
     journal: &mut Journal,
-    (progress, done): (&dyn Progress, u64),
+    (events, done): (&dyn Events, u64),
 ) -> Result<Vec<String>, RunError> {
     let parts = ctx.opts.out_dir.join("parts");
     let launcher = ctx.launcher;
@@ -368,7 +194,7 @@ fn run_set(
     for attempt in 0.. {
         let waiting: std::collections::HashSet<usize> = pending.iter().copied().collect();
         let finished = set.jobs.iter().filter(|i| !waiting.contains(i));
-        let watch = (progress, done + progress::rows(finished.map(|i| &jobs[*i])));
+        let watch = (events, done + events::rows(finished.map(|i| &jobs[*i])));
         let from = journal.len()?;
         let status = run_worker(ctx, k, attempt, &pending, jobs, &env, watch)?;
         // What this attempt started and how each of those jobs stands, from its own records.
@@ -395,7 +221,7 @@ fn run_set(
                 continue;
             };
             if *status == JobStatus::Partial {
-                let (status, kind) = cut_short(interrupted, timeout);
+                let (status, kind) = left_running(interrupted, timeout);
                 journal.append(&Record::End {
                     job: id.clone(),
                     status,
@@ -417,24 +243,32 @@ fn run_set(
                 } else {
                     describe.clone()
                 };
-                eprintln!("baton: {}: not run ({why})", job.id);
+                events.event(&RunEvent::NotRun {
+                    job: &job.id,
+                    why: &why,
+                });
                 journal.append(&Record::Job {
                     job: Box::new(not_run(job, job_backend(launcher), why)),
                 })?;
             }
             if !status.success() && !timeout {
-                eprintln!("baton: environment set {k}: {describe}");
+                events.event(&RunEvent::SetEnded {
+                    set: k,
+                    why: &describe,
+                    retry: None,
+                });
             }
             break;
         }
-        eprintln!(
-            "baton: environment set {k}: {describe}; starting a fresh worker for the {} job(s) it did not reach",
-            pending.len()
-        );
+        events.event(&RunEvent::SetEnded {
+            set: k,
+            why: &describe,
+            retry: Some(pending.len()),
+        });
     }
     // Every job of the set started in this run with no links, so each gets the set's links.
     if let Some(c) = &capture {
-        let links = c.collect();
+        let links = c.collect(events);
         for i in &set.jobs {
             journal.append(&Record::Transports {
                 job: jobs[*i].id.clone(),
@@ -454,7 +288,7 @@ fn run_worker(
     which: &[usize],
     jobs: &[Job],
     env: &indexmap::IndexMap<String, String>,
-    (progress, done): (&dyn Progress, u64),
+    (events, done): (&dyn Events, u64),
 ) -> Result<std::process::ExitStatus, RunError> {
     let opts = ctx.opts;
     let parts = opts.out_dir.join("parts");
@@ -471,25 +305,19 @@ fn run_worker(
         source: std::io::Error::other(e),
     })?;
     crate::output::write_atomic(&ids_file, &text).map_err(OutDirError::from)?;
-    let mut args: Vec<OsString> = vec![
-        "__worker".into(),
-        ctx.snapshot.into(),
-        "--plan-hash".into(),
-        opts.plan_hash.clone().into(),
-        "--plan-name".into(),
-        opts.plan_path.clone().into(),
-        "--jobs".into(),
-        ids_file.into(),
-        "--journal".into(),
-        ctx.out.journal_path().into(),
-    ];
-    if opts.print_table {
-        args.push("--table".into());
-    }
     let feed = parts.join(format!("{name}.progress"));
     crate::output::write_atomic(&feed, b"").map_err(OutDirError::from)?;
-    args.push("--progress".into());
-    args.push(feed.clone().into());
+    let mut args = WorkerArgs {
+        plan: ctx.snapshot.to_path_buf(),
+        plan_hash: opts.plan_hash.clone(),
+        plan_name: opts.plan_path.clone(),
+        jobs: ids_file,
+        journal: ctx.out.journal_path(),
+        table: opts.print_table,
+        gpus: 0,
+        progress: Some(feed.clone()),
+        node_set: None,
+    };
     let (cmd, what) = match ctx.launcher {
         Launcher::Mpirun {
             mpirun,
@@ -497,19 +325,21 @@ fn run_worker(
             np,
             forward,
         } => (
-            launch::mpirun_command(mpirun, None, *np, env, forward, worker, &args),
+            launch::mpirun_command(mpirun, None, *np, env, forward, worker, &args.to_args()),
             mpirun,
         ),
         Launcher::Threads { baton, gpus } => {
+            args.gpus = *gpus;
             let mut c = std::process::Command::new(baton);
-            c.args(&args).arg("--gpus").arg(gpus.to_string()).envs(env);
+            c.args(args.to_args()).envs(env);
             (c, baton)
         }
     };
-    progress::run_watched(cmd, feed, done, progress, Some(ctx.out.lock_fd())).map_err(|source| {
-        RunError::Io {
+    let output = Output::Relay { events, feed, done };
+    supervise(cmd, output, &Limit::None, Some(ctx.out.lock_fd()))
+        .map(|e| e.status)
+        .map_err(|source| RunError::Io {
             what: format!("cannot start {}", what.display()),
             source,
-        }
-    })
+        })
 }

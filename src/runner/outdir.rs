@@ -214,10 +214,11 @@ impl OutDir {
         Ok(path)
     }
 
-    /// Rebuilds `results.json` from the journal (every row so far) and returns it.
-    pub fn fold(&self) -> Result<Results, OutDirError> {
-        let r = journal::rebuild(&self.journal_path())?;
-        results::write_atomic(&self.results_path(), &r)?;
+    /// Rebuilds `results.json` from the journal (every row so far) and returns it, with the
+    /// count of damaged lines skipped.
+    pub fn fold(&self) -> Result<journal::Rebuilt, OutDirError> {
+        let r = journal::rebuild_counted(&self.journal_path())?;
+        results::write_atomic(&self.results_path(), &r.results)?;
         Ok(r)
     }
 

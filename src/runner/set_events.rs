@@ -1,10 +1,6 @@
-//! What a node-set run tells whoever shows it. The runner never prints (only the CLI's UI does):
-//! it hands these events to [`Progress::node_sets`](super::progress::Progress::node_sets).
-//! A round is shown as it goes ("round 3 of 7, 2 sets running, ETA 40 s"), a set that failed
-//! in full, sets that completed only counted: 499,500 pairs make 999 round lines, not half a
-//! million.
+//! Where a node-set run's rounds stand, as [`RunEvent::Round`](super::events::RunEvent::Round)
+//! tells it: sets running, completed and failed, elapsed time and the ETA at the pace so far.
 
-use std::path::Path;
 use std::time::Duration;
 
 /// Where one round of a test stands.
@@ -30,33 +26,6 @@ pub struct RoundStatus<'a> {
     pub elapsed: Duration,
     /// The rest of the test's schedule at the pace of its rounds so far.
     pub eta: Option<Duration>,
-}
-
-/// One event of a node-set run.
-#[derive(Debug, Clone, PartialEq)]
-pub enum SetEvent<'a> {
-    /// The run starts over these nodes.
-    Start { hosts: &'a [String] },
-    /// The output directory held an earlier run's results, now kept as `kept`.
-    KeptAside { results: &'a Path, kept: &'a Path },
-    /// A round is under way (sent as it starts and as each of its sets ends).
-    Round(RoundStatus<'a>),
-    /// A round ended.
-    RoundEnd(RoundStatus<'a>),
-    /// A set that did not complete: how its step ended, the nodes found dead after it, the
-    /// launcher's own words, and where its output is.
-    SetFailed {
-        test: &'a str,
-        round: u32,
-        hosts: &'a [String],
-        ended: &'a str,
-        seconds: f64,
-        dead: &'a [String],
-        launcher: Option<&'a str>,
-        log: &'a str,
-    },
-    /// The launcher refused a step: the run stops, no node blamed.
-    Refused { message: &'a str, fix: &'a str },
 }
 
 fn secs(d: Duration) -> String {
@@ -97,58 +66,6 @@ impl RoundStatus<'_> {
             s.push_str(&format!(", ETA {}", secs(eta)));
         }
         s
-    }
-}
-
-impl SetEvent<'_> {
-    /// The event as one line for a log (without the `baton: ` prefix).
-    pub fn line(&self) -> String {
-        use crate::nodeset::compress;
-        match self {
-            SetEvent::Start { hosts } => {
-                format!(
-                    "node sets over {} node(s): {}",
-                    hosts.len(),
-                    compress(hosts)
-                )
-            }
-            SetEvent::KeptAside { results, kept } => format!(
-                "{} held results of an earlier run; kept them as {} (use --resume to continue a run instead)",
-                results.display(),
-                kept.display()
-            ),
-            SetEvent::Round(r) => r.line(false),
-            SetEvent::RoundEnd(r) => r.line(true),
-            SetEvent::SetFailed {
-                test,
-                round,
-                hosts,
-                ended,
-                seconds,
-                dead,
-                launcher,
-                log,
-            } => {
-                let mut s = format!(
-                    "{test} round {round} {}: FAILED: {ended} ({seconds:.1} s)",
-                    compress(hosts)
-                );
-                if !dead.is_empty() {
-                    s.push_str(&format!("; dead: {}", compress(dead)));
-                }
-                if let Some(l) = launcher {
-                    s.push_str(&format!("; the launcher said: {l}"));
-                }
-                if !log.is_empty() {
-                    s.push_str(&format!("; output: {log}"));
-                }
-                s
-            }
-            SetEvent::Refused { message, fix } => format!(
-                "the launcher refused a node set's step, so the run stops and no node is \
-                 blamed: {message}\nbaton: fix: {fix}"
-            ),
-        }
     }
 }
 
@@ -200,27 +117,6 @@ mod tests {
         assert_eq!(
             iso.line(true),
             "pairs: round 3: 1 of 4 set(s) passed (12.0 s)"
-        );
-    }
-
-    #[test]
-    fn failures_are_shown_in_full() {
-        let hosts = ["node05".to_string(), "node06".to_string()];
-        let dead = ["node06".to_string()];
-        let e = SetEvent::SetFailed {
-            test: "soak",
-            round: 1,
-            hosts: &hosts,
-            ended: "exit 1",
-            seconds: 3.0,
-            dead: &dead,
-            launcher: Some("srun: error: Node failure on node06"),
-            log: "sets/00-soak/r001-000.log",
-        };
-        assert_eq!(
-            e.line(),
-            "soak round 1 node[05-06]: FAILED: exit 1 (3.0 s); dead: node06; the launcher said: \
-             srun: error: Node failure on node06; output: sets/00-soak/r001-000.log"
         );
     }
 

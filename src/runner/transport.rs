@@ -120,16 +120,16 @@ impl Capture {
         v
     }
 
-    /// Every distinct link in the set's logs; echoes the logs to stderr when the user asked for
+    /// Every distinct link in the set's logs; the logs go to `events` when the user asked for
     /// NCCL output.
-    pub fn collect(&self) -> Vec<TransportLink> {
+    pub fn collect(&self, events: &dyn crate::runner::events::Events) -> Vec<TransportLink> {
         let mut links: Vec<TransportLink> = Vec::new();
         for f in self.files() {
             let Ok(text) = std::fs::read_to_string(&f) else {
                 continue;
             };
             if self.echo {
-                eprint!("{text}");
+                events.event(&crate::runner::events::RunEvent::NcclLog(&text));
             }
             links.extend(links_in(&text));
         }

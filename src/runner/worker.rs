@@ -1,12 +1,13 @@
 //! One process's share of a run: the jobs of one environment set, on one World and Engine.
-//! Rank 0 keeps the results, prints the live nccl-tests table and appends every row to the run's
-//! journal before the next row starts, so a crash or kill loses nothing measured.
+//! Rank 0 keeps the results, tells the live nccl-tests table as events and appends every row to
+//! the run's journal before the next row starts, so a crash or kill loses nothing measured.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use super::engine::Engine;
+use super::events::{Events, RunEvent};
 use super::fault::{Fault, Faulty};
 use super::sweep::{JobRun, SweepHooks, sweep};
 use super::table;
@@ -32,8 +33,10 @@ pub struct WorkerConfig {
     pub backend: Backend,
     /// The run's journal, which rank 0 appends every record to.
     pub journal: PathBuf,
-    /// Print the nccl-tests table on stdout (rank 0).
+    /// Tell the nccl-tests table (rank 0).
     pub print_table: bool,
+    /// Whoever shows this process's table and messages (the CLI's worker-side reporter).
+    pub events: Arc<dyn Events>,
     pub fault: Option<Fault>,
     /// How each rank names its device in the table (`host memory (MPI)`, `device 0 [...]`).
     pub device_label: String,
@@ -209,6 +212,7 @@ pub fn run_jobs<W: World, E: Engine>(
         let shared = shared.clone();
         let current = current.clone();
         let (hosts, pids) = (hosts.clone(), pids.clone());
+        let events = cfg.events.clone();
         Watchdog::start(Box::new(move |what: &str| {
             // Which ranks of this host cannot take part: what the record can say of whom the
             // collective waits for.
@@ -216,7 +220,10 @@ pub fn run_jobs<W: World, E: Engine>(
                 Some(seen) => format!("{what}; {seen}"),
                 None => what.to_string(),
             };
-            eprintln!("baton: rank {me}: timeout: {what}");
+            events.event(&RunEvent::RankTimeout {
+                rank: me,
+                what: &what,
+            });
             if me != 0 {
                 // Every rank's deadline passes at about the same moment. A launcher that ends the
                 // step at the first rank to exit (srun --kill-on-bad-exit) would otherwise often
@@ -291,15 +298,16 @@ pub fn run_jobs<W: World, E: Engine>(
         *current.lock().unwrap_or_else(|p| p.into_inner()) = Some(job.id.clone());
         if bad_root {
             if me == 0 {
-                eprintln!(
-                    "baton: {}: root {root} is out of range; job skipped",
-                    job.id
-                );
+                cfg.events.event(&RunEvent::JobSkipped {
+                    job: &job.id,
+                    why: &format!("root {root} is out of range"),
+                });
             }
             continue;
         }
         if me == 0 && cfg.print_table {
-            print_header(job, &hosts, &pids, &labels, &groups, cfg.backend);
+            let header = table_header(job, &hosts, &pids, &labels, &groups, cfg.backend);
+            cfg.events.event(&RunEvent::Table(&header));
         }
 
         let fault = cfg
@@ -308,7 +316,7 @@ pub fn run_jobs<W: World, E: Engine>(
             .filter(|f| f.applies(me, &job.id))
             .map(|f| f.kind.clone());
         engine.set_timeout(job.settings.timeout);
-        let mut faulty = Faulty::new(engine, fault);
+        let mut faulty = Faulty::new(engine, fault, &*cfg.events);
         let started = Instant::now();
         let mut repeat = 0u32;
         let mut all_cells: Vec<(f64, bool)> = Vec::new();
@@ -339,6 +347,7 @@ pub fn run_jobs<W: World, E: Engine>(
                 grace: cfg.watchdog_grace,
                 job_id: &job.id,
                 print: cfg.print_table,
+                events: &*cfg.events,
                 dtype: job.dtype.name(),
                 redop: job.op.map_or("none", |o| o.name()),
                 root: job.root.map_or(-1, |r| r as i64),
@@ -359,7 +368,10 @@ pub fn run_jobs<W: World, E: Engine>(
                     fatal = Some(e.message.clone());
                 }
                 if me == 0 {
-                    eprintln!("baton: {}: {}", job.id, e.message);
+                    cfg.events.event(&RunEvent::JobFailed {
+                        job: &job.id,
+                        message: &e.message,
+                    });
                 }
                 status = if e.kind == ErrorKind::Timeout {
                     JobStatus::Timeout
@@ -407,11 +419,8 @@ pub fn run_jobs<W: World, E: Engine>(
             } else {
                 all_cells.iter().map(|c| c.0).sum::<f64>() / all_cells.len() as f64
             };
-            table_out(&table::footer(
-                failing,
-                avg,
-                &job.collective.nccl_tests_binary(),
-            ));
+            let footer = table::footer(failing, avg, &job.collective.nccl_tests_binary());
+            cfg.events.event(&RunEvent::Table(&footer));
         }
         if let Some(message) = fatal {
             return Err(WorkerError::Fatal {
@@ -464,6 +473,7 @@ struct Hooks<'a> {
     grace: std::time::Duration,
     job_id: &'a str,
     print: bool,
+    events: &'a dyn Events,
     dtype: &'a str,
     redop: &'a str,
     root: i64,
@@ -507,23 +517,22 @@ impl SweepHooks for Hooks<'_> {
             .map_err(|e| e.to_string())?;
         self.shared.tick(self.job_id);
         if self.print {
-            table_out(&format!(
-                "{}\n",
-                table::row(row, self.dtype, self.redop, self.root)
-            ));
+            let line = table::row(row, self.dtype, self.redop, self.root) + "\n";
+            self.events.event(&RunEvent::Table(&line));
         }
         Ok(())
     }
 }
 
-fn print_header(
+/// A job's nccl-tests header: what runs, on which ranks and devices, and the column heads.
+fn table_header(
     job: &Job,
     hosts: &[String],
     pids: &[u64],
     labels: &[String],
     groups: &[GroupInfo],
     backend: Backend,
-) {
+) -> String {
     let s = &job.settings;
     let min = job.sizes.iter().min().copied().unwrap_or(0);
     let max = job.sizes.iter().max().copied().unwrap_or(0);
@@ -567,11 +576,5 @@ fn print_header(
         out.push_str(h);
         out.push('\n');
     }
-    table_out(&out);
-}
-
-/// Prints part of the live table. The table only mirrors what the results file keeps, so a
-/// reader that went away (`baton run PLAN | head`) or a full disk must not stop the run.
-fn table_out(text: &str) {
-    let _ = crate::stdout::print(text);
+    out
 }

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::output::OutputError;
-use crate::results::{Results, ResultsError};
+use crate::results::{Notice, Results, ResultsError};
 use crate::runner::outdir::OutDir;
 
 /// A results file that cannot be graded.
@@ -18,20 +18,24 @@ pub struct UnusableResults {
     pub looks_like_a_log: bool,
 }
 
-/// Every results file named by its path, or the first that cannot be read.
-pub fn read_results(paths: &[PathBuf]) -> Result<Vec<(String, Results)>, UnusableResults> {
-    paths
-        .iter()
-        .map(|p| {
-            crate::results::read(p)
-                .map(|r| (p.display().to_string(), r))
-                .map_err(|source| UnusableResults {
-                    path: p.clone(),
-                    source,
-                    looks_like_a_log: looks_like_a_log(p),
-                })
-        })
-        .collect()
+/// Every results file named by its path, with what reading them noticed (a journal folded in,
+/// damaged lines skipped), or the first that cannot be read.
+pub type ReadResults = (Vec<(String, Results)>, Vec<Notice>);
+
+/// [`ReadResults`] of `paths`.
+pub fn read_results(paths: &[PathBuf]) -> Result<ReadResults, UnusableResults> {
+    let mut files = Vec::with_capacity(paths.len());
+    let mut notes = Vec::new();
+    for p in paths {
+        let (r, n) = crate::results::read_noting(p).map_err(|source| UnusableResults {
+            path: p.clone(),
+            source,
+            looks_like_a_log: looks_like_a_log(p),
+        })?;
+        files.push((p.display().to_string(), r));
+        notes.extend(n);
+    }
+    Ok((files, notes))
 }
 
 /// Whether `p` starts like nccl-tests output (text or `-J` JSON) rather than a results file.
@@ -79,7 +83,7 @@ pub fn fold_journals(results: &[PathBuf]) -> Vec<Folded> {
             Ok(r) => Folded::Into {
                 journal,
                 results: path.clone(),
-                jobs: r.jobs.len(),
+                jobs: r.results.jobs.len(),
             },
             Err(e) => Folded::Left {
                 results: path.clone(),

@@ -18,7 +18,8 @@ pub use against::{Against, AgainstError, OpenedHistory, baseline_for, history_fo
 pub use early::{EarlyJunit, JunitError, plan_problems, run_junit, write_failed_junit};
 pub use grading::{Grading, run_exit};
 pub use inputs::{
-    Folded, UnusableResults, fold_journals, outputs_clear, read_results, unusable_input,
+    Folded, ReadResults, UnusableResults, fold_journals, outputs_clear, read_results,
+    unusable_input,
 };
 pub use nodes::{NodeRequest, NodesError, for_run as nodes_for_run, selected_tests};
 pub use opened::{OpenError, OpenedPlan, open, plan_files};

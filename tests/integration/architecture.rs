@@ -53,19 +53,9 @@ const NOT_YET_MOVED: &[&str] = &[
     "src/cli/ingest.rs",
     "src/cli/mod.rs",
     "src/cli/nodes.rs",
-    "src/cli/progress.rs",
-    "src/cli/rank.rs",
     "src/cli/ranks.rs",
     "src/cli/render.rs",
     "src/cli/run.rs",
-    "src/rendezvous/world.rs",
-    "src/results/io.rs",
-    "src/results/journal.rs",
-    "src/runner/fault.rs",
-    "src/runner/orchestrate.rs",
-    "src/runner/progress.rs",
-    "src/runner/transport.rs",
-    "src/runner/worker.rs",
 ];
 
 /// Where printing is the job: the CLI's UI module, and `baton::stdout`, the guarded writer it

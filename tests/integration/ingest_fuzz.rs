@@ -15,11 +15,11 @@ const FIXTURES: &[&str] = &[
 
 /// Real logs that ingest cleanly, with and without a start line.
 const CLEAN: &[&str] = &[
-    include_str!("data/nccl-tests/h200x2/all_reduce.txt"),
-    include_str!("data/nccl-tests/h200x2/broadcast.txt"),
-    include_str!("data/nccl-tests/real/cscs-gh200-srun-2.18.txt"),
-    include_str!("data/nccl-tests/real/gb10-all-gather-two-runs.txt"),
-    include_str!("data/nccl-tests/real/l40s-reducing-maxbytes.txt"),
+    include_str!("../data/nccl-tests/h200x2/all_reduce.txt"),
+    include_str!("../data/nccl-tests/h200x2/broadcast.txt"),
+    include_str!("../data/nccl-tests/real/cscs-gh200-srun-2.18.txt"),
+    include_str!("../data/nccl-tests/real/gb10-all-gather-two-runs.txt"),
+    include_str!("../data/nccl-tests/real/l40s-reducing-maxbytes.txt"),
 ];
 
 /// A launcher's tag for every line: what `mpirun --tag-output`, `srun -l`, pdsh, SkyPilot or a

@@ -308,6 +308,39 @@ fn under_mpirun_baton_mpi_is_the_rank_and_plain_baton_refuses() {
     );
 }
 
+/// One rank of many keeps an earlier run's results aside with the same words as a local run,
+/// `--resume` hint included (#22: the rank driver's copy had drifted and lacked it).
+#[test]
+fn a_rank_run_keeps_earlier_results_aside_and_says_how_to_resume() {
+    let (_, p, out) = common::plan_dir(
+        "mpi-rank-kept",
+        "version: 1\nname: k\nbackend: mpi\nlaunch: { nodes: 1, ranks_per_node: 2 }\ntests:\n  - name: t\n    collective: all_reduce\n    sizes: [4K]\n",
+    );
+    let run = || {
+        Command::new("mpirun")
+            .args(["-np", "2", "--oversubscribe", "--allow-run-as-root"])
+            .arg(env!("CARGO_BIN_EXE_baton-mpi"))
+            .args(["run", p.to_str().unwrap(), "-o", out.to_str().unwrap()])
+            .env_remove("BATON_FAULT")
+            .output()
+            .unwrap()
+    };
+    let first = run();
+    assert_eq!(first.status.code(), Some(0), "{:?}", text(&first));
+    let again = run();
+    let (_, stderr) = text(&again);
+    assert_eq!(again.status.code(), Some(0), "{stderr}");
+    let kept: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("kept them as"))
+        .collect();
+    assert_eq!(kept.len(), 1, "{stderr}");
+    assert!(
+        kept[0].ends_with("(use --resume to continue a run instead)"),
+        "{stderr}"
+    );
+}
+
 /// `baton run PLAN | head`: the reader leaving early ends the printing, not mpirun or the ranks
 /// (mpirun writing into the closed pipe itself aborts every rank: "SIGPIPE detected").
 #[test]

@@ -15,11 +15,12 @@ use crate::nodeset::hostlist::compress;
 use crate::nodeset::{Over, SetResult};
 use crate::results::journal::{Journal, Record};
 use crate::results::{JobStatus, NodeSetRef, SetRun};
+use crate::runner::RunError;
+use crate::runner::events::RunEvent;
 use crate::runner::interrupt;
-use crate::runner::orchestrate::RunError;
 use crate::runner::outdir::OutDirError;
 use crate::runner::refusal::{self, Refusal};
-use crate::runner::set_events::{self, RoundStatus, SetEvent};
+use crate::runner::set_events::{self, RoundStatus};
 
 /// One set of a round to run: its index, its record, its jobs.
 type Planned = (usize, SetRun, Vec<Job>);
@@ -149,7 +150,7 @@ pub(super) fn run_test(
                 .map_err(|e| RunError::Unavailable(format!("isolate: {e}")))?;
         }
         let end = pace.status(round, sets.len(), t0.elapsed(), true);
-        ctx.shown.node_sets(&SetEvent::RoundEnd(RoundStatus {
+        ctx.events.event(&RunEvent::RoundEnd(RoundStatus {
             eta: end.eta,
             elapsed: end.elapsed,
             ..status
@@ -255,7 +256,7 @@ fn run_watched(
     let counts = Mutex::new((0usize, 0usize));
     let tell = |ended_ok: usize, ended_bad: usize| {
         let now = pace.status(status.round, status.sets, t0.elapsed(), false);
-        ctx.shown.node_sets(&SetEvent::Round(RoundStatus {
+        ctx.events.event(&RunEvent::Round(RoundStatus {
             running: todo.len() - ended_ok - ended_bad,
             completed: status.completed + ended_ok,
             failed: ended_bad,
@@ -346,7 +347,7 @@ fn close_set(
         launcher: launcher.clone(),
     })?;
     if failed && refusal.is_none() {
-        ctx.shown.node_sets(&SetEvent::SetFailed {
+        ctx.events.event(&RunEvent::SetFailed {
             test: &run.test,
             round: run.round,
             hosts: &run.hosts,
@@ -377,7 +378,7 @@ fn judged(
     outcomes: &[Option<SetResult>],
     runs: &[Planned],
 ) -> Result<Vec<SetResult>, RunError> {
-    let results = ctx.out.fold()?;
+    let results = ctx.out.fold()?.results;
     Ok(outcomes
         .iter()
         .enumerate()
