@@ -6,7 +6,6 @@
 //! is the one compared. Where hosts are not recorded (some nccl-tests logs), nothing can be told
 //! apart and the job's entry is used as before.
 
-use crate::grade::{Case, Grade};
 use crate::results::{JobResult, Results};
 
 /// The hosts a job's ranks ran on, sorted, without repeats; empty when not recorded.
@@ -55,7 +54,7 @@ impl HostMismatch {
     }
 
     /// [`HostMismatch::message`] naming the job `job` (the plan's ID for it).
-    fn message_for(&self, job: &str, baseline: &str) -> String {
+    pub fn message_for(&self, job: &str, baseline: &str) -> String {
         let sets: Vec<String> = self.baseline_hosts.iter().map(|h| h.join(",")).collect();
         format!(
             "job `{job}` ran on {}, but the baseline {baseline} has it only from {}: a baseline is compared only with runs on the same hosts (save one from {} with `baton baseline save`)",
@@ -99,25 +98,6 @@ pub fn select(baseline: &Results, runs: &[&Results]) -> (Results, Vec<HostMismat
     let mut selected = baseline.clone();
     selected.jobs = kept;
     (selected, mismatches)
-}
-
-/// Replaces the "no baseline for this job" of each mismatched job's `regression` criteria with
-/// why: grading still fails them closed, and now says which hosts each side measured.
-pub fn explain(g: &mut Grade, mismatches: &[HostMismatch], baseline: &str) {
-    for m in mismatches {
-        let measured = |j: &&mut crate::grade::JobVerdict| {
-            j.source.as_ref().is_some_and(|s| s.result.id == m.job)
-        };
-        for j in g.jobs.iter_mut().filter(measured) {
-            let message = m.message_for(&j.id, baseline);
-            for c in j.criteria.iter_mut().filter(|c| c.key == "regression") {
-                c.message = message.clone();
-                c.diagnosis = None;
-                let status = c.status;
-                c.cases = vec![Case::whole(status, message.clone())];
-            }
-        }
-    }
 }
 
 #[cfg(test)]

@@ -105,18 +105,6 @@ impl Dtype {
             Dtype::Half | Dtype::Bfloat16 | Dtype::F8e4m3 | Dtype::F8e5m2
         )
     }
-
-    pub fn is_float(self) -> bool {
-        matches!(
-            self,
-            Dtype::Half
-                | Dtype::Float
-                | Dtype::Double
-                | Dtype::Bfloat16
-                | Dtype::F8e4m3
-                | Dtype::F8e5m2
-        )
-    }
 }
 
 /// Element counts for one requested size, as nccl-tests' `<Coll>GetCollByteCount` computes them.

@@ -11,7 +11,7 @@ pub fn local_worker(w: &super::WorkerArgs) -> anyhow::Result<Exit> {
     let nccl_version = libs::preflight()?;
     let (plan, jobs, hash) = super::worker_plan(w)?;
     let mut results = orchestrate::new_results(&plan, &w.plan_name, "run", &hash);
-    results.environment = environment::capture(&[worker::hostname()]);
+    results.environment = environment::capture(&[baton::host::hostname()]);
     local::describe_environment(&mut results, nccl_version);
     let base = worker::WorkerConfig {
         backend: plan.backend,

@@ -244,7 +244,7 @@ pub fn grade_keyed(
         files: Some(&plan_files),
     });
     if let Some((name, mismatches)) = mismatches {
-        baton::baseline::explain(&mut g, &mismatches, &name);
+        baton::grade::explain_host_mismatches(&mut g, &mismatches, &name);
     }
     g
 }

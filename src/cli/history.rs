@@ -207,7 +207,7 @@ fn show(store: &StoreArg, q: &Query, chart: Option<&Path>) -> anyhow::Result<Exi
     }
     baton::stdout::print(&out)?;
     if let Some(c) = chart {
-        let svg = baton::history::chart::svg(&rows)?;
+        let svg = baton::report::trend_chart::svg(&rows)?;
         baton::output::write_atomic(c, svg.as_bytes())?;
         baton::stdout::print(&format!("chart: {}\n", visible(&c.display().to_string())))?;
     }

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand, ValueEnum};
 
 use baton::exit::Exit;
+use baton::launch::launcher;
 
 mod baseline;
 mod check;
@@ -419,7 +420,7 @@ pub fn main(mpi: Option<MpiEntry>) -> i32 {
         Command::Ranks => ranks::run(),
         Command::Worker(w) => match mpi {
             _ if w.gpus > 0 => gpu::local_worker(&w),
-            Some(m) if baton::runner::launch::detect_launcher().is_some() => (m.worker)(&w),
+            Some(m) if launcher::under_mpi_launcher(launcher::process_env) => (m.worker)(&w),
             _ => rank::worker_over_tcp(&w),
         },
         Command::Ingest { logs, output, job } => ingest::run(&logs, &output, job.as_deref()),

@@ -13,8 +13,8 @@ use baton::runner::fault::Fault;
 use baton::runner::nccl::{Gpu, NcclEngine, libs, local};
 use baton::runner::orchestrate;
 use baton::runner::outdir::{self, OutDir};
-use baton::runner::world::World;
 use baton::runner::{environment, interrupt, transport, worker};
+use baton::world::World;
 
 use crate::cli::RunFormat;
 use crate::cli::run::Args;
@@ -140,7 +140,7 @@ pub fn execute<W: RankWorld>(
     progress: Option<&Path>,
 ) -> anyhow::Result<baton::results::Results> {
     let mut results = base;
-    let hosts = world.all_gather_string(&worker::hostname());
+    let hosts = world.all_gather_string(&baton::host::hostname());
     baton::results::merge_environment(&mut results.environment, environment::capture(&hosts));
     results.environment.mpi_version = world.mpi_version();
     let mut cfg = worker::WorkerConfig {
@@ -222,7 +222,7 @@ pub fn run_as_rank<W: RankWorld>(
         }
         return Ok(Exit::Invalid);
     }
-    let sets = baton::runner::launch::env_sets(jobs);
+    let sets = baton::launch::env_sets(jobs);
     if sets.len() > 1 && me == 0 {
         eprintln!(
             "baton: {} environment sets run in one process set here; NCCL reads most variables once per process, \

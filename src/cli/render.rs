@@ -1,4 +1,3 @@
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
@@ -79,7 +78,7 @@ pub fn run(args: &Args, color: bool) -> anyhow::Result<Exit> {
         }
     };
     let batch_script = write_scripts(args, &scripts)?;
-    let sets = baton::runner::launch::env_sets(&jobs).len();
+    let sets = baton::launch::env_sets(&jobs).len();
     let line = summary(
         &loaded.plan.name,
         jobs.len(),
@@ -160,34 +159,31 @@ fn warn_missing_baton_mpi(baton: Option<&str>) {
 }
 
 /// Writes (or with `--dry-run` prints) the scripts; the batch script's path, if one is among them.
+/// What it says goes through `baton::stdout`, so a reader that leaves early (`| head -1`) does not
+/// turn the render into a failure; the lines of scripts written before an error still show.
 fn write_scripts(
     args: &Args,
     scripts: &[baton::render::Script],
 ) -> anyhow::Result<Option<PathBuf>> {
-    let mut stdout = std::io::stdout().lock();
+    let mut said = String::new();
     let mut batch_script = None;
-    for s in scripts {
+    let written = scripts.iter().try_for_each(|s| {
         let path = args.out.join(&s.file_name);
         if args.dry_run {
-            writeln!(
-                stdout,
-                "# ---- {} ({}) ----",
-                path.display(),
-                s.target.name()
-            )?;
-            stdout.write_all(s.text.as_bytes())?;
-            if !s.text.ends_with('\n') {
-                writeln!(stdout)?;
-            }
+            let end = if s.text.ends_with('\n') { "" } else { "\n" };
+            let head = format!("# ---- {} ({}) ----", path.display(), s.target.name());
+            said.push_str(&format!("{head}\n{}{end}", s.text));
         } else {
             write_script(&path, &s.text)?;
-            writeln!(stdout, "wrote {} ({})", path.display(), s.target.name())?;
+            said.push_str(&format!("wrote {} ({})\n", path.display(), s.target.name()));
         }
         if s.target == Target::Slurm {
             batch_script = Some(path);
         }
-    }
-    Ok(batch_script)
+        anyhow::Ok(())
+    });
+    baton::stdout::print(&said)?;
+    written.map(|()| batch_script)
 }
 
 /// What was rendered, in one line: the jobs and their steps, or the node-set batch job and how
@@ -285,11 +281,11 @@ fn submit_script(
     let results = results
         .map(Path::to_path_buf)
         .unwrap_or_else(|| here.join(format!("{}-{id}", graded.name)));
-    println!(
-        "submitted batch job {id}: output {}, results in {}",
+    baton::stdout::print(&format!(
+        "submitted batch job {id}: output {}, results in {}\n",
         here.join(format!("{}-{id}.out", graded.name)).display(),
         results.display()
-    );
+    ))?;
     let Some(code) = submitted.exit else {
         return Ok(Exit::Ok);
     };

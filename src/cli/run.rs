@@ -1,6 +1,7 @@
 use std::path::PathBuf;
 
 use baton::exit::Exit;
+use baton::launch::launcher;
 use baton::runner::orchestrate::{self, RunOptions};
 
 use super::failed_early as junit;
@@ -62,8 +63,8 @@ pub fn run(args: &Args, mpi: Option<MpiEntry>, color: bool) -> anyhow::Result<Ex
     };
     // One rank of many: started by an MPI launcher, or placed by Slurm/pdsh/BATON_RANK as one
     // of several processes (a single srun task is a whole run: it starts its own GPU threads).
-    let mpi_launcher = baton::runner::launch::detect_launcher().is_some();
-    let placed = match baton::rendezvous::detect(|k| std::env::var(k).ok()) {
+    let mpi_launcher = launcher::under_mpi_launcher(launcher::process_env);
+    let placed = match launcher::detect(launcher::process_env) {
         Ok(p) => p,
         Err(e) => {
             eprintln!("baton: {e}");
@@ -78,7 +79,7 @@ pub fn run(args: &Args, mpi: Option<MpiEntry>, color: bool) -> anyhow::Result<Ex
     let under_launcher = mpi_launcher
         || placed
             .as_ref()
-            .is_some_and(|p| p.size > 1 || p.source == baton::rendezvous::Source::Baton);
+            .is_some_and(|p| p.size > 1 || p.source == launcher::Source::Baton);
     let node_list = if under_launcher {
         if super::node_sets_not_runnable(&loaded.plan, &args.plan, true) {
             let why = "the plan's node sets cannot run here (see the command's stderr)";
@@ -116,7 +117,7 @@ pub fn run(args: &Args, mpi: Option<MpiEntry>, color: bool) -> anyhow::Result<Ex
         return Ok(junit::run_junit(args, Exit::Invalid, "run", &why));
     }
     if let Some(k) = args.env_set {
-        jobs = match baton::runner::launch::env_set_jobs(&jobs, k) {
+        jobs = match baton::launch::env_set_jobs(&jobs, k) {
             Ok(set) => set,
             Err(n) => {
                 eprintln!(

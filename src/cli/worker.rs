@@ -3,12 +3,13 @@
 use anyhow::Context;
 use baton::exit::Exit;
 use baton::expand::Job;
+use baton::launch::launcher;
 use baton::plan::Plan;
 use baton::results::Results;
 use baton::runner::mpi::{HostEngine, MpiWorld};
 use baton::runner::orchestrate;
 use baton::runner::worker::{self, WorkerConfig};
-use baton::runner::world::World;
+use baton::world::World;
 
 use crate::cli::WorkerArgs;
 use crate::cli::rank::{self, RankWorld};
@@ -21,15 +22,10 @@ fn init() -> anyhow::Result<MpiWorld> {
 impl RankWorld for MpiWorld {
     /// The launcher's local rank, else the world rank.
     fn local_rank(&self) -> usize {
-        [
-            "OMPI_COMM_WORLD_LOCAL_RANK",
-            "SLURM_LOCALID",
-            "MPI_LOCALRANKID",
-            "PMI_LOCAL_RANK",
-        ]
-        .iter()
-        .find_map(|k| std::env::var(k).ok()?.parse().ok())
-        .unwrap_or_else(|| self.rank())
+        match launcher::detect(launcher::process_env) {
+            Ok(Some(p)) => p.local_rank,
+            _ => self.rank(),
+        }
     }
     fn mpi_version(&self) -> Option<String> {
         MpiWorld::library_version()

@@ -35,7 +35,7 @@ pub fn job_identity(job: &Job, backend: Backend) -> String {
         dtype: job.dtype,
         op: job.op,
         root: job.root,
-        split: job.split.as_deref(),
+        split: job.split_text(),
         env: &job.env,
         sizes: &job.sizes,
         settings: (&job.settings).into(),

@@ -1,24 +1,22 @@
 //! The planner: a checked [`Plan`] becomes a flat list of [`Job`]s, the cartesian product of each
 //! test's axes (collective × dtype × op × split × env). Repeats stay inside a job.
 
-mod id;
 mod identity;
 mod layout;
 pub mod nodesets;
 pub mod table;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use indexmap::IndexMap;
 use serde::Serialize;
 
-pub use id::{job_id, test_of};
 pub use identity::{job_identity, plan_identity};
 pub use layout::{Group, Scope, groups};
 
 use crate::collective::{Collective, Dtype, RedOp};
-use crate::plan::{Backend, Criterion, Plan, Repeat, Settings};
+use crate::plan::{Backend, Criterion, Plan, Repeat, Settings, SplitSpec};
 use crate::split::Split;
 
 /// One job: a single collective sweep with fixed dtype, op, split and environment.
@@ -32,8 +30,10 @@ pub struct Job {
     pub op: Option<RedOp>,
     /// `None` for rootless collectives.
     pub root: Option<u32>,
-    /// The split as written in the plan; the job ID names it in canonical form (`DIV 8`).
-    pub split: Option<String>,
+    /// The split, parsed once by `check`, with its text as written in the plan (which results
+    /// record and identities hash); the job ID names it in canonical form (`DIV 8`).
+    #[serde(serialize_with = "split_text")]
+    pub split: Option<SplitSpec>,
     /// Plan env, then test env, then the matrix env entry.
     pub env: IndexMap<String, String>,
     /// Requested sizes in bytes.
@@ -54,6 +54,18 @@ pub struct Job {
     /// Its test's `over:`: a set of `over: all` is the plan job itself, ID and identity.
     #[serde(skip)]
     pub over: crate::plan::Over,
+}
+
+impl Job {
+    /// The split as the plan wrote it (`None`: no split).
+    pub fn split_text(&self) -> Option<&str> {
+        self.split.as_ref().map(|s| s.text.as_str())
+    }
+}
+
+/// A job's split in `expand --format json`: the text the plan wrote.
+fn split_text<S: serde::Serializer>(split: &Option<SplitSpec>, s: S) -> Result<S::Ok, S::Error> {
+    split.as_ref().map(|x| x.text.as_str()).serialize(s)
 }
 
 /// All jobs of a plan.
@@ -77,81 +89,57 @@ pub fn expand(plan: &Plan) -> Expansion {
     let per_node = plan.launch.ranks_per_node_total().unwrap_or(1);
     let mut group_cache: HashMap<Option<Split>, Arc<Vec<Group>>> = HashMap::new();
     let mut jobs = Vec::new();
-    let mut seen: HashSet<String> = HashSet::new();
-    for t in &plan.tests {
+    for (t, points) in plan
+        .tests
+        .iter()
+        .zip(crate::plan::jobs::points(&plan.tests))
+    {
         let sizes = Arc::new(t.sizes.values());
         let max_size = sizes.iter().copied().max().unwrap_or(0);
         let expect = Arc::new(t.expect.clone());
-        let a = &t.axes;
-        for &collective in &a.collective {
-            for &dtype in &a.dtype {
-                for &op in a.ops(collective) {
-                    for split in &a.split {
-                        for env_entry in &a.env {
-                            let parsed = split.as_ref().map(|s| s.split);
-                            let values = id::AxisValues {
-                                collective,
-                                dtype,
-                                op,
-                                split: parsed.as_ref(),
-                                env: env_entry,
-                            };
-                            let mut named: Vec<&str> = a.named.clone();
-                            if !collective.reduces() {
-                                named.retain(|n| *n != "op");
-                            }
-                            let mut job_id = id::job_id(&t.name, &named, &values);
-                            if !seen.insert(job_id.clone()) {
-                                let mut k = 2;
-                                while !seen.insert(format!("{job_id}#{k}")) {
-                                    k += 1;
-                                }
-                                job_id = format!("{job_id}#{k}");
-                            }
-                            let mut env = t.env.clone();
-                            env.extend(env_entry.iter().map(|(k, v)| (k.clone(), v.clone())));
-                            let groups = ranks.map(|n| {
-                                group_cache
-                                    .entry(parsed)
-                                    .or_insert_with(|| groups(parsed.as_ref(), n, per_node))
-                                    .clone()
-                            });
-                            let comm_size = groups
-                                .as_ref()
-                                .and_then(|g| g.iter().map(|g| g.ranks.len() as u64).max())
-                                .unwrap_or(1);
-                            jobs.push(Job {
-                                id: job_id,
-                                test: t.name.clone(),
-                                collective,
-                                dtype,
-                                op: collective.reduces().then_some(op),
-                                root: collective.rooted().then_some(t.root),
-                                split: split.as_ref().map(|s| s.text.clone()),
-                                env,
-                                sizes: sizes.clone(),
-                                settings: Settings {
-                                    dtype,
-                                    op,
-                                    ..t.settings.clone()
-                                },
-                                repeat: t.repeat,
-                                expect: expect.clone(),
-                                ranks,
-                                groups,
-                                memory_per_rank: collective.buffer_bytes(
-                                    max_size,
-                                    dtype,
-                                    comm_size,
-                                    t.settings.check,
-                                ),
-                                node_set: None,
-                                over: t.over,
-                            });
-                        }
-                    }
-                }
-            }
+        for p in points {
+            let (collective, dtype, op) = (p.collective, p.dtype, p.op);
+            let parsed = p.split.map(|s| s.split);
+            let mut env = t.env.clone();
+            env.extend(p.env.iter().map(|(k, v)| (k.clone(), v.clone())));
+            let groups = ranks.map(|n| {
+                group_cache
+                    .entry(parsed)
+                    .or_insert_with(|| groups(parsed.as_ref(), n, per_node))
+                    .clone()
+            });
+            let comm_size = groups
+                .as_ref()
+                .and_then(|g| g.iter().map(|g| g.ranks.len() as u64).max())
+                .unwrap_or(1);
+            jobs.push(Job {
+                id: p.id,
+                test: t.name.clone(),
+                collective,
+                dtype,
+                op: collective.reduces().then_some(op),
+                root: collective.rooted().then_some(t.root),
+                split: p.split.cloned(),
+                env,
+                sizes: sizes.clone(),
+                settings: Settings {
+                    dtype,
+                    op,
+                    ..t.settings.clone()
+                },
+                repeat: t.repeat,
+                expect: expect.clone(),
+                ranks,
+                groups,
+                memory_per_rank: collective.buffer_bytes(
+                    max_size,
+                    dtype,
+                    comm_size,
+                    t.settings.check,
+                ),
+                node_set: None,
+                over: t.over,
+            });
         }
     }
     let max_memory_per_rank = jobs.iter().map(|j| j.memory_per_rank).max().unwrap_or(0);

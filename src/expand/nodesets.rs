@@ -282,12 +282,9 @@ pub fn set_job(job: &Job, set: NodeSetRef, per_node: Option<u64>) -> Job {
     j.id = set_job_id(&job.id, job.over, set.round, &set.hosts);
     if let Some(per_node) = per_node {
         let n = per_node * set.hosts.len() as u64;
-        let split = job
-            .split
-            .as_deref()
-            .and_then(|s| crate::split::Split::parse(s).ok());
+        let split = job.split.as_ref().map(|s| &s.split);
         j.ranks = Some(n);
-        j.groups = Some(super::groups(split.as_ref(), n, per_node));
+        j.groups = Some(super::groups(split, n, per_node));
     }
     j.node_set = Some(set);
     j

@@ -167,11 +167,8 @@ impl SetRanks {
         let (Some(n), Some(per_node)) = (total, self.per_node) else {
             return Some(Vec::new());
         };
-        let split = j
-            .split
-            .as_deref()
-            .and_then(|s| crate::split::Split::parse(s).ok());
-        Some(super::groups(split.as_ref(), n, per_node).to_vec())
+        let split = j.split.as_ref().map(|s| &s.split);
+        Some(super::groups(split, n, per_node).to_vec())
     }
 
     fn times(&self, n: usize) -> String {
@@ -211,7 +208,7 @@ fn job_line(j: &Job, sets: &SetRanks) -> String {
         ranks,
         sizes_summary(&j.sizes),
         repeat,
-        j.split.as_deref().unwrap_or("none"),
+        j.split_text().unwrap_or("none"),
         mem
     )
 }

@@ -147,11 +147,11 @@ fn mismatch(job: &Job, r: &JobResult, backend: Backend) -> Option<String> {
     if let Some(n) = job.ranks {
         diff(&mut d, "ranks", r.layout.nranks.to_string(), n.to_string());
     }
-    if !split_fits(job.split.as_deref(), r) {
+    if !split_fits(job.split.as_ref().map(|s| &s.split), r) {
         d.push(format!(
             "split groups {} (plan: {})",
             r.groups.len(),
-            job.split.as_deref().unwrap_or("none")
+            job.split_text().unwrap_or("none")
         ));
     }
     // Results of `baton run` state everything they measured; an ingested log, only the above.
@@ -311,17 +311,14 @@ fn attributes_fit(j: &Job, r: &JobResult) -> bool {
         && (j.op.is_none() || j.op == r.op)
         && (j.root.is_none() || j.root == r.root)
         && j.ranks.is_none_or(|n| n == r.layout.nranks)
-        && split_fits(j.split.as_deref(), r)
+        && split_fits(j.split.as_ref().map(|s| &s.split), r)
 }
 
 /// Whether the result's groups are the plan job's split groups.
-fn split_fits(split: Option<&str>, r: &JobResult) -> bool {
+fn split_fits(split: Option<&Split>, r: &JobResult) -> bool {
     let n = r.layout.nranks;
-    let Some(text) = split else {
+    let Some(want) = split else {
         return r.groups.len() <= 1;
-    };
-    let Ok(want) = Split::parse(text) else {
-        return false;
     };
     let want = want.groups(n);
     if let Some(Ok(have)) = r.split.as_deref().map(Split::parse) {

@@ -1,11 +1,15 @@
-//! Reading measurements the way criteria need them: per requested size and placement, across
-//! repeats, with bandwidths recomputed from time where a ratio needs more digits than nccl-tests
-//! prints (busbw at small sizes prints as 0.00).
+//! Reading measurements the way criteria need them: the placements and sizes a criterion covers,
+//! and how messages name jobs and numbers. The reading of results itself is
+//! [`crate::results::measure`], shared with the report and the history store.
 
 use crate::expand::Job;
 use crate::plan::{Criterion, InPlace};
-use crate::results::{Cell, JobResult, Placement, Row};
+use crate::results::{JobResult, Placement};
 use crate::units::{Size, SizeSelector};
+
+pub use crate::results::measure::{
+    exact_busbw, measured_sizes, median, median_busbw, median_printed_busbw, printed_size, samples,
+};
 
 /// Placements a criterion reads: those the job ran, narrowed by the criterion's `in_place`.
 pub fn placements(job: &Job, c: Option<&Criterion>) -> Vec<Placement> {
@@ -30,107 +34,6 @@ pub fn sizes(job: &Job, at: Option<&SizeSelector>) -> Vec<u64> {
         .collect()
 }
 
-/// One measured cell of one repeat.
-#[derive(Debug, Clone, Copy)]
-pub struct Sample<'a> {
-    pub repeat: u32,
-    pub row: &'a Row,
-    pub cell: &'a Cell,
-}
-
-/// Every repeat's cell at `requested` in `placement`.
-pub fn samples(r: &JobResult, requested: u64, placement: Placement) -> Vec<Sample<'_>> {
-    r.repeats
-        .iter()
-        .flat_map(|rep| {
-            rep.rows
-                .iter()
-                .filter(move |row| row.requested == requested)
-                .filter_map(move |row| {
-                    row.cell(placement).map(|cell| Sample {
-                        repeat: rep.index,
-                        row,
-                        cell,
-                    })
-                })
-        })
-        .collect()
-}
-
-/// Ranks of the communicator whose numbers are recorded: rank 0's group when split.
-pub fn comm_size(r: &JobResult) -> u64 {
-    r.groups
-        .iter()
-        .find(|g| g.members.contains(&0))
-        .map_or(r.layout.nranks, |g| g.members.len() as u64)
-        .max(1)
-}
-
-/// busbw with full precision: from the printed size and time per op (the collective's own
-/// formula), falling back to the recorded value when there is no time.
-pub fn exact_busbw(r: &JobResult, s: &Sample<'_>) -> Option<f64> {
-    match s.cell.time_us {
-        Some(t) if t > 0.0 => Some(r.collective.bandwidths(s.row.size, t, comm_size(r)).1),
-        _ => s.cell.busbw,
-    }
-}
-
-/// Median of the exact busbw over repeats at a size; `None` without usable data.
-pub fn median_busbw(r: &JobResult, requested: u64, placement: Placement) -> Option<f64> {
-    let mut v: Vec<f64> = samples(r, requested, placement)
-        .iter()
-        .filter(|s| s.cell.status == crate::results::CellStatus::Ok)
-        .filter_map(|s| exact_busbw(r, s))
-        .collect();
-    median(&mut v)
-}
-
-/// Median over repeats of the busbw nccl-tests printed, for messages (ratios use
-/// [`median_busbw`]).
-pub fn median_printed_busbw(r: &JobResult, requested: u64, placement: Placement) -> Option<f64> {
-    let mut v: Vec<f64> = samples(r, requested, placement)
-        .iter()
-        .filter(|s| s.cell.status == crate::results::CellStatus::Ok)
-        .filter_map(|s| s.cell.busbw)
-        .collect();
-    median(&mut v)
-}
-
-/// The median (mean of the middle two for an even count).
-pub fn median(v: &mut [f64]) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    let m = v.len() / 2;
-    Some(if v.len() % 2 == 1 {
-        v[m]
-    } else {
-        (v[m - 1] + v[m]) / 2.0
-    })
-}
-
-/// Every requested size the results hold, ascending.
-pub fn measured_sizes(r: &JobResult) -> Vec<u64> {
-    let mut v: Vec<u64> = r
-        .repeats
-        .iter()
-        .flat_map(|rep| rep.rows.iter().map(|row| row.requested))
-        .collect();
-    v.sort_unstable();
-    v.dedup();
-    v
-}
-
-/// The printed size of a requested size (0 for chunked rows too small to split).
-pub fn printed_size(r: &JobResult, requested: u64) -> Option<u64> {
-    r.repeats
-        .iter()
-        .flat_map(|rep| &rep.rows)
-        .find(|row| row.requested == requested)
-        .map(|row| row.size)
-}
-
 /// `all_reduce float sum`, `broadcast float root 0`, `… split DIV 8`: how messages name a job.
 pub fn describe(job: &Job) -> String {
     let mut s = format!("{} {}", job.collective, job.dtype);
@@ -140,7 +43,7 @@ pub fn describe(job: &Job) -> String {
     if let Some(root) = job.root {
         s.push_str(&format!(" root {root}"));
     }
-    if let Some(split) = &job.split {
+    if let Some(split) = job.split_text() {
         s.push_str(&format!(" split {split}"));
     }
     s

@@ -29,6 +29,7 @@ pub use compare::{Comparison, JobComparison, SizeComparison, compare};
 pub use diagnosis::{Diagnosis, Shape};
 pub use measure::{measured_sizes, median as median_of, median_busbw, num, size};
 pub use nodesets::{SetVerdict, TestNodes, rerun_fleet};
+pub use regression::explain_host_mismatches;
 pub use run_info::RunInfo;
 pub use trend::{History, TrendSource};
 pub use verdict::{Case, CriterionVerdict, Grade, JobVerdict, Source, Status};
@@ -308,8 +309,9 @@ fn grade_job<'e>(
                 let results = trend.results.iter().find(|r| r.0 == file).map(|r| &r.1);
                 trend::evaluate(&ctx, c, t, text, trend.history, results)
             }
-            // Fleet-relative: a job run on its own is one node set, and one set has no fleet to
-            // be compared with (`run` refuses plans whose node sets are more than one job).
+            // Fleet-relative: a job graded on its own ran as one node set, and one set has no
+            // fleet to be compared with (a test of several sets is judged across them, in
+            // `nodesets`).
             Check::Outlier(_) => CriterionVerdict::whole(
                 c,
                 text,

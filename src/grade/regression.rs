@@ -6,7 +6,8 @@ use super::context::Ctx;
 use super::measure::{
     median_busbw, median_printed_busbw, num, pct, placements, printed_size, size, sizes,
 };
-use super::verdict::{Case, CriterionVerdict, Status};
+use super::verdict::{Case, CriterionVerdict, Grade, JobVerdict, Status};
+use crate::baseline::HostMismatch;
 use crate::plan::Criterion;
 use crate::units::Threshold;
 
@@ -97,4 +98,22 @@ pub fn evaluate(ctx: &Ctx<'_>, c: &Criterion, t: &Threshold, text: String) -> Cr
         v.diagnosis = ctx.shape_against_baseline(&places);
     }
     v
+}
+
+/// Replaces the "no baseline for this job" of each mismatched job's `regression` criteria with
+/// why: grading still fails them closed, and now says which hosts each side measured.
+pub fn explain_host_mismatches(g: &mut Grade, mismatches: &[HostMismatch], baseline: &str) {
+    for m in mismatches {
+        let measured =
+            |j: &&mut JobVerdict| j.source.as_ref().is_some_and(|s| s.result.id == m.job);
+        for j in g.jobs.iter_mut().filter(measured) {
+            let message = m.message_for(&j.id, baseline);
+            for c in j.criteria.iter_mut().filter(|c| c.key == "regression") {
+                c.message = message.clone();
+                c.diagnosis = None;
+                let status = c.status;
+                c.cases = vec![Case::whole(status, message.clone())];
+            }
+        }
+    }
 }

@@ -5,7 +5,8 @@
 use serde::Serialize;
 
 use crate::plan::Plan;
-use crate::results::{GitRevision, Results};
+use crate::plan::revision::GitRevision;
+use crate::results::Results;
 
 /// Facts about the graded run(s), merged over the results files.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]

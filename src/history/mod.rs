@@ -6,7 +6,6 @@
 //! Runs are looked up by what was measured (the job's identity) and where (its host set), never
 //! by job name alone: a nightly on node X is not judged against node Y's numbers.
 
-pub mod chart;
 mod open;
 pub mod record;
 pub mod store;

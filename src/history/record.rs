@@ -4,7 +4,7 @@
 
 use sha2::{Digest, Sha256};
 
-use crate::grade::{measured_sizes, median_busbw, median_of};
+use crate::results::measure::{measured_sizes, median as median_of, median_busbw};
 use crate::results::{CellStatus, JobResult, Placement, Results};
 
 /// One run as stored.

@@ -21,7 +21,7 @@ pub use debug::class_satisfies;
 pub use log::Warning;
 
 use crate::collective::Collective;
-use crate::expand::test_of;
+use crate::plan::jobs::test_of;
 use crate::results::{
     Environment, Gpu, Host, JobResult, JobStatus, MatchBy, Producer, Results, TransportLink,
 };

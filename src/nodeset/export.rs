@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::attribution::{Attribution, Fault, NodeReport, SetOutcome, Verdict};
 use super::hostlist::compress;
-use crate::render::quote::shell_quote;
+use crate::shell::shell_quote;
 
 /// Longest drain reason: Slurm keeps the reason in its state files and shows it in `sinfo -R`,
 /// where a paragraph helps nobody.

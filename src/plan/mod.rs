@@ -5,6 +5,7 @@ mod check;
 mod diag;
 pub mod files;
 mod hints;
+pub mod jobs;
 mod load;
 mod loc;
 mod model;

@@ -12,7 +12,17 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::results::GitRevision;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// A commit of the repository holding a plan.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct GitRevision {
+    /// Full commit hash of `HEAD`.
+    pub commit: String,
+    /// Tracked files differed from the commit: the plan that ran may not be the one at `commit`.
+    pub dirty: bool,
+}
 
 /// Longest a single git call may take before the revision is given up.
 const TIMEOUT: Duration = Duration::from_secs(5);

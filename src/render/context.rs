@@ -10,8 +10,8 @@ use serde::Serialize;
 use super::RenderError;
 use super::quote::sbatch_problem;
 use crate::expand::Job;
+use crate::launch;
 use crate::plan::{Backend, BatonFrom, CpusPerTask, Plan, Slurm};
-use crate::runner::launch;
 
 /// What a render starts from: a checked plan, the text it was loaded from, and where things are.
 pub struct Input<'a> {

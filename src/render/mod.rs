@@ -20,8 +20,9 @@ use std::path::{Path, PathBuf};
 use minijinja::value::{Value, ValueKind};
 use minijinja::{AutoEscape, Environment, Error, ErrorKind, UndefinedBehavior};
 
+use crate::shell::shell_quote;
 pub use context::{Context, Input, Sweep};
-use quote::{sbatch_problem, sbatch_quote, shell_quote};
+use quote::{sbatch_problem, sbatch_quote};
 
 /// The shipped templates, by the names a `--templates` directory overrides.
 const EMBEDDED: &[(&str, &str)] = &[
@@ -314,7 +315,7 @@ fn comment_filter(value: &Value) -> Result<Value, Error> {
 
 /// `{{ name | env_name }}`: an environment variable name, checked, for `export NAME=…`.
 fn env_name_filter(value: &str) -> Result<Value, Error> {
-    if quote::is_env_name(value) {
+    if crate::shell::is_env_name(value) {
         Ok(Value::from_safe_string(value.to_string()))
     } else {
         Err(Error::new(

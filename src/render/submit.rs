@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use crate::runner::launch;
+use crate::launch;
 
 /// An accepted submission.
 #[derive(Debug, Clone)]

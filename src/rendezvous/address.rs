@@ -4,7 +4,8 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs};
 
-use super::{Placement, RendezvousError};
+use super::RendezvousError;
+use crate::launch::launcher::Placement;
 
 /// Derived ports lie in `PORT_BASE..PORT_BASE + PORT_SPAN` (20000–59999): above the usual
 /// services, below Linux's ephemeral range (32768–60999 overlaps; a clash is reported as a busy
@@ -186,9 +187,9 @@ fn fnv(b: &[u8]) -> u64 {
 
 #[cfg(test)]
 mod tests {
-    use super::super::Source;
-    use super::super::test_env as env;
     use super::*;
+    use crate::launch::launcher::Source;
+    use crate::launch::launcher::test_env as env;
 
     fn placed(size: usize, local_size: Option<usize>) -> Placement {
         Placement {

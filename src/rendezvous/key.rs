@@ -10,7 +10,8 @@ use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use super::auth::{self, Key};
-use super::{Placement, RendezvousError, Root};
+use super::{RendezvousError, Root};
+use crate::launch::launcher::Placement;
 
 pub const VAR: &str = "BATON_RUN_KEY";
 /// Shorter secrets could be guessed from one proof a stranger collects.
@@ -150,9 +151,9 @@ fn read_private(path: &Path) -> std::io::Result<Vec<u8>> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::Source;
-    use super::super::test_env as env;
     use super::*;
+    use crate::launch::launcher::Source;
+    use crate::launch::launcher::test_env as env;
 
     fn placed(source: Source, size: usize) -> Placement {
         Placement {

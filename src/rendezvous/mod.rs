@@ -1,5 +1,5 @@
 //! A TCP rendezvous for multi-process GPU runs, so `baton` needs no MPI library: every rank learns
-//! its place from whichever launcher started it ([`launcher`]), meets rank 0 at one address every
+//! its place from whichever launcher started it ([`crate::launch::launcher`]), meets rank 0 at one address every
 //! rank can compute ([`address`]), and then exchanges what NCCL needs to start (its unique id) and
 //! the few collectives the runner uses (barriers, all-gathers) through rank 0 ([`world`]).
 //!
@@ -13,26 +13,22 @@ pub mod address;
 pub mod auth;
 mod dial;
 pub mod key;
-pub mod launcher;
 pub mod meet;
 pub mod wire;
 pub mod world;
 
 pub use address::{Root, root_address};
-pub use launcher::{Placement, Source, detect};
 pub use world::{Member, TcpWorld};
 
 use std::time::Duration;
 
+use crate::launch::launcher::{LauncherError, Placement, detect};
+
 /// Everything that can go wrong finding the other ranks or talking to them.
 #[derive(Debug, thiserror::Error)]
 pub enum RendezvousError {
-    #[error("{var}={value:?} is not a non-negative whole number")]
-    BadNumber { var: String, value: String },
-    #[error("{var}={value} is more ranks than the {max} a plan can have")]
-    TooMany { var: String, value: usize, max: u64 },
-    #[error("{0}")]
-    Inconsistent(String),
+    #[error(transparent)]
+    Placement(#[from] LauncherError),
     #[error("{0}")]
     NoKey(String),
     #[error(
@@ -109,9 +105,7 @@ impl RendezvousError {
     pub fn exit(&self) -> crate::exit::Exit {
         use RendezvousError::*;
         match self {
-            BadNumber { .. }
-            | TooMany { .. }
-            | Inconsistent(_)
+            Placement(_)
             | NoKey(_)
             | NoLauncher
             | BadAddress { .. }
@@ -159,7 +153,7 @@ pub fn join_from_env(purpose: &str) -> Result<Option<Joined>, RendezvousError> {
         return Ok(None);
     };
     let root = root_address(get, &placement)?;
-    let host = crate::runner::worker::hostname();
+    let host = crate::host::hostname();
     if placement.rank == 0 && root.first_node && !same_host(&host, &root.host) {
         return Err(RendezvousError::NoRoot(format!(
             "rank 0 runs on {host}, not on {} ({}), so the other ranks would look for it there",
@@ -214,12 +208,19 @@ pub fn inventory() -> String {
     }
 }
 
-/// An environment of `pairs` alone, for the unit tests of what reads one.
 #[cfg(test)]
-fn test_env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> + use<> {
-    let m: std::collections::HashMap<String, String> = pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-    move |k| m.get(k).cloned()
+mod tests {
+    use crate::launch::launcher::test_env as env;
+
+    #[test]
+    fn timeouts_are_read_and_bad_ones_named() {
+        assert_eq!(
+            crate::rendezvous::timeout_from(env(&[("BATON_RENDEZVOUS_TIMEOUT", "2.5")])).unwrap(),
+            std::time::Duration::from_millis(2500)
+        );
+        let e = crate::rendezvous::timeout_from(env(&[("BATON_RENDEZVOUS_TIMEOUT", "soon")]))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("BATON_RENDEZVOUS_TIMEOUT=\"soon\""), "{e}");
+    }
 }

@@ -16,7 +16,7 @@ use super::auth::Key;
 use super::wire::{self, Timed, WireError};
 use super::{RendezvousError, Root};
 use super::{dial, meet};
-use crate::runner::world::World;
+use crate::world::World;
 
 /// One rank as it introduced itself.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

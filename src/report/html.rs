@@ -73,7 +73,6 @@ pub(super) fn esc(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
-            '\'' => o.push_str("&#39;"),
             '\t' | '\n' => o.push(c),
             c if c.is_control() => o.push(' '),
             c => super::xml::push_escaped(&mut o, c),

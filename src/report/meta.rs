@@ -55,7 +55,7 @@ fn baseline(g: &Grade) -> MetaRow {
 }
 
 /// `git 0151a8ed929d`, and why it may not be the plan that ran.
-fn revision(git: &crate::results::GitRevision) -> String {
+fn revision(git: &crate::plan::revision::GitRevision) -> String {
     format!(
         "git {}{}",
         // From a results file, so any text: cut on characters, not bytes.
@@ -156,7 +156,7 @@ mod tests {
 
     #[test]
     fn a_revision_of_any_text_is_cut_safely() {
-        let git = crate::results::GitRevision {
+        let git = crate::plan::revision::GitRevision {
             commit: "ééééééééééééééé".into(),
             dirty: true,
         };

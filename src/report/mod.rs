@@ -17,6 +17,7 @@ mod paths;
 mod set_summary;
 mod tables;
 mod text;
+pub mod trend_chart;
 pub(crate) mod xml;
 
 use std::path::{Path, PathBuf};

@@ -287,6 +287,16 @@ mod tests {
         assert!(svg.starts_with("<svg") && svg.ends_with("</svg>\n"));
     }
 
+    /// The heat map sits inside the HTML report: a label escapes as the report's own text does,
+    /// `'` included (it was left as is here while `html::esc` wrote `&#39;`).
+    #[test]
+    fn a_label_escapes_as_the_html_report_does() {
+        let host = "o'hare<&>\"x".to_string();
+        let svg = pair_matrix_svg(std::slice::from_ref(&host), &[], "GB/s").unwrap();
+        assert!(svg.contains(&super::super::html::esc(&host)), "{svg}");
+        assert!(!svg.contains("o'hare"), "{svg}");
+    }
+
     #[test]
     fn small_values_keep_their_digits() {
         let hosts: Vec<String> = (1..=2).map(|i| format!("n{i}")).collect();

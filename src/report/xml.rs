@@ -51,13 +51,15 @@ pub fn escape(s: &str) -> String {
     o
 }
 
-/// One character of [`escape`]: what the HTML escaper shares with it.
+/// One character of [`escape`]: the one markup rule of XML and HTML alike (the HTML escaper
+/// adds only its handling of control characters), so an attribute in either quote is safe.
 pub fn push_escaped(o: &mut String, c: char) {
     match c {
         '&' => o.push_str("&amp;"),
         '<' => o.push_str("&lt;"),
         '>' => o.push_str("&gt;"),
         '"' => o.push_str("&quot;"),
+        '\'' => o.push_str("&#39;"),
         c if is_char(c) => o.push(c),
         _ => o.push(REPLACEMENT),
     }

@@ -8,6 +8,7 @@
 pub mod env;
 mod io;
 pub mod journal;
+pub mod measure;
 mod model;
 
 pub use io::{ResultsError, read, read_file, read_str, write_atomic};

@@ -3,6 +3,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::collective::{Collective, Dtype, RedOp};
+use crate::plan::revision::GitRevision;
 use crate::plan::{Average, Backend, InPlace};
 
 /// One results file: the measurements of one run (or one ingest) of a plan's jobs.
@@ -172,15 +173,6 @@ pub struct PlanRef {
     /// names exactly which plan version produced the numbers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub git: Option<GitRevision>,
-}
-
-/// A commit of the repository holding a plan.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct GitRevision {
-    /// Full commit hash of `HEAD`.
-    pub commit: String,
-    /// Tracked files differed from the commit: the plan that ran may not be the one at `commit`.
-    pub dirty: bool,
 }
 
 /// Where the measurements were taken: what a handover report must name.

@@ -1,20 +1,17 @@
 //! Executing jobs: the nccl-tests measurement protocol shared by every backend, the seams to the
-//! backends ([`engine::Engine`]) and to rank coordination ([`world::World`]), and the live table.
+//! backends ([`engine::Engine`]) and to rank coordination ([`crate::world::World`]), and the live table.
 
 pub mod engine;
 pub mod pattern;
 pub mod sweep;
 pub mod table;
-pub mod world;
 
 pub mod environment;
 pub mod fault;
 pub mod interrupt;
-pub mod launch;
 pub mod layout;
 #[cfg(feature = "mpi")]
 pub mod mpi;
-pub mod mpirun_flavour;
 pub mod nccl;
 pub mod nodesets;
 pub mod orchestrate;

@@ -19,7 +19,6 @@ use std::time::{Duration, Instant};
 
 mod round;
 
-use super::launch;
 use super::orchestrate::{self, RunError, RunOptions, RunOutcome};
 use super::outdir::{self, OutDir, OutDirError};
 use super::progress::Progress;
@@ -28,6 +27,7 @@ use super::set_events::SetEvent;
 use crate::exit::Exit;
 use crate::expand::Job;
 use crate::expand::nodesets::is_one_job;
+use crate::launch;
 use crate::nodeset::hostlist::compress;
 use crate::nodeset::{Isolator, Over, rounds};
 use crate::plan::Plan;

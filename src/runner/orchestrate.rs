@@ -6,11 +6,11 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use super::launch::{self, EnvSet};
 use super::outdir::{self, OutDir, OutDirError};
 use super::progress::{self, Progress};
 use crate::exit::Exit;
 use crate::expand::Job;
+use crate::launch::{self, EnvSet};
 use crate::plan::{Backend, Plan};
 use crate::results::journal::{Journal, Record};
 use crate::results::{self, ErrorKind, JobError, JobResult, JobStatus, PlanRef, Producer, Results};

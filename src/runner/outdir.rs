@@ -92,7 +92,7 @@ impl OutDir {
             lock,
             "pid {} on {}",
             std::process::id(),
-            super::worker::hostname()
+            crate::host::hostname()
         )
         .map_err(io)?;
         Ok(OutDir {

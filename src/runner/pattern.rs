@@ -120,14 +120,6 @@ macro_rules! with_elem {
     };
 }
 
-/// Whether the host can generate and check data of this type.
-pub fn host_supports(d: Dtype) -> bool {
-    !matches!(
-        d,
-        Dtype::Half | Dtype::Bfloat16 | Dtype::F8e4m3 | Dtype::F8e5m2
-    )
-}
-
 /// What to write into a range of elements `[start, start + out.len()/size)`.
 #[derive(Debug, Clone, Copy)]
 pub enum Fill {

@@ -6,10 +6,10 @@
 use std::time::Instant;
 
 use super::engine::{Engine, EngineError, OpSpec};
-use super::world::World;
 use crate::collective::{Collective, Dtype, RedOp};
 use crate::plan::{Average, Settings};
 use crate::results::{Cell, ErrorKind, GroupCell, GroupInfo, Placement, Row};
+use crate::world::World;
 
 /// One job as a rank runs it.
 #[derive(Debug, Clone)]
@@ -386,7 +386,7 @@ fn measure<W: World, E: Engine>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runner::world::Solo;
+    use crate::world::Solo;
 
     /// Fails `wait` with the given error after `ok_waits` successful ones; counts resets.
     struct Failing {

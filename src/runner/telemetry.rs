@@ -62,7 +62,7 @@ pub fn sample(when: &str) -> Vec<TelemetrySample> {
         Ok(o) if o.status.success() => parse(
             &String::from_utf8_lossy(&o.stdout),
             when,
-            &super::worker::hostname(),
+            &crate::host::hostname(),
         ),
         _ => Vec::new(),
     }

@@ -40,7 +40,7 @@ pub fn plan(dir: &Path, k: usize, set_env: &IndexMap<String, String>) -> Option<
 pub fn for_this_process(dir: &Path) -> Option<Capture> {
     let name = format!(
         "{PREFIX}.{}.{}.log",
-        crate::runner::worker::hostname(),
+        crate::host::hostname(),
         std::process::id()
     );
     with_file(dir, name.clone(), name, &IndexMap::new())

@@ -11,7 +11,6 @@ use super::fault::{Fault, Faulty};
 use super::sweep::{JobRun, SweepHooks, sweep};
 use super::table;
 use super::watchdog::Watchdog;
-use super::world::World;
 use crate::expand::Job;
 use crate::plan::{Backend, Repeat};
 use crate::results::journal::{Journal, Record};
@@ -20,8 +19,8 @@ use crate::results::{
     Results, Row,
 };
 use crate::runner::nccl::GpuInfo;
-use crate::split::Split;
 use crate::units::Size;
+use crate::world::World;
 
 /// How long a rank other than 0 waits, after its collective timed out, before it exits: rank 0
 /// records the timeout and exits first.
@@ -95,7 +94,7 @@ impl Shared {
 }
 
 fn groups_for(job: &Job, n: u64) -> Vec<GroupInfo> {
-    match job.split.as_deref().and_then(|s| Split::parse(s).ok()) {
+    match job.split.as_ref().map(|s| s.split) {
         Some(split) => split
             .groups(n)
             .into_iter()
@@ -135,7 +134,7 @@ pub fn job_result(job: &Job, backend: Backend, layout: Layout) -> JobResult {
         dtype: job.dtype,
         op: job.op,
         root: job.root,
-        split: job.split.clone(),
+        split: job.split_text().map(str::to_string),
         env: job.env.clone(),
         settings: (&job.settings).into(),
         layout,
@@ -163,7 +162,7 @@ pub fn run_jobs<W: World, E: Engine>(
 ) -> Result<Results, WorkerError> {
     let me = world.rank();
     let n = world.size() as u64;
-    let hostname = hostname();
+    let hostname = crate::host::hostname();
     let hosts = world.all_gather_string(&hostname);
     let pids = world.all_gather_u64(std::process::id() as u64);
     let labels = world.all_gather_string(&cfg.device_label);
@@ -321,7 +320,7 @@ pub fn run_jobs<W: World, E: Engine>(
                 dtype: job.dtype,
                 op: job.op.unwrap_or(job.settings.op),
                 root: root as u32,
-                split: job.split.as_deref(),
+                split: job.split_text(),
                 sizes: &job.sizes,
                 settings: &job.settings,
                 groups: &groups,
@@ -574,12 +573,4 @@ fn print_header(
 /// reader that went away (`baton run PLAN | head`) or a full disk must not stop the run.
 fn table_out(text: &str) {
     let _ = crate::stdout::print(text);
-}
-
-/// This machine's host name (nccl-tests prints it up to the first dot).
-pub fn hostname() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|s| s.trim().to_string())
-        .or_else(|_| std::env::var("HOSTNAME"))
-        .unwrap_or_else(|_| "localhost".into())
 }

@@ -22,7 +22,7 @@ pub struct Cluster {
 }
 
 /// The simulated cluster when it is up with at least four idle nodes; otherwise the skip line
-/// (or, with `BATON_REQUIRE_CLUSTER=1`, a failure saying why).
+/// (or, in CI, a failure saying why: [`super::missing`]).
 pub fn cluster() -> Option<Cluster> {
     cluster_of(4)
 }
@@ -42,10 +42,8 @@ pub fn cluster_of(n: usize) -> Option<Cluster> {
             _file_lock: file_lock,
         }),
         Err(why) => {
-            if std::env::var("BATON_REQUIRE_CLUSTER").as_deref() == Ok("1") {
-                panic!("no simulated cluster: {why} (BATON_REQUIRE_CLUSTER=1)");
-            }
-            eprintln!("SKIPPED: no simulated cluster: {why} (run scripts/cluster-sim up 8)");
+            let why = format!("{why} (run scripts/cluster-sim up 8)");
+            super::missing("simulated cluster", "BATON_REQUIRE_CLUSTER", &why);
             None
         }
     }

@@ -463,3 +463,17 @@ impl Synth {
         o
     }
 }
+
+/// A service a test needs is missing (`what`, and `why`). On a developer's machine the test
+/// says so (`SKIPPED: no …`) and returns; in CI, which always has Slurm, the simulated cluster,
+/// Open MPI and MPICH, a test that did not run must not count as passed, so it fails there
+/// (`CI=true`, or the service's own `BATON_REQUIRE_…=1`).
+pub fn missing(what: &str, require: &str, why: &str) {
+    let set = |var: &str, value: &str| std::env::var(var).as_deref() == Ok(value);
+    if set("CI", "true") || set(require, "1") {
+        panic!("no {what}: {why} (CI=true or {require}=1: a missing {what} is a failure)");
+    }
+    // Straight to the file descriptor: the test harness captures eprintln! of passing tests.
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "SKIPPED: no {what}: {why}");
+}

@@ -6,6 +6,7 @@ use crate::plan::raw::{RawLaunch, RawSlurm};
 use super::{Checker, MAX_RANKS};
 use crate::plan::diag::Diagnostic;
 use crate::plan::model::*;
+use crate::shell::is_env_name;
 
 impl Checker<'_> {
     pub(super) fn launch(&mut self, raw: Option<RawLaunch>, backend: Backend) -> Launch {
@@ -320,8 +321,4 @@ fn bind_value(v: &str) -> bool {
     !v.is_empty()
         && v.chars()
             .all(|c| c.is_ascii_alphanumeric() || ":,=_.-".contains(c))
-}
-
-fn is_env_name(s: &str) -> bool {
-    crate::render::quote::is_env_name(s)
 }

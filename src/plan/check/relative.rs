@@ -11,7 +11,21 @@ impl Checker<'_> {
         if self.relative_targets.is_empty() {
             return;
         }
-        let jobs = crate::expand::expand(plan).jobs;
+        struct Named {
+            test: String,
+            id: String,
+        }
+        let jobs: Vec<Named> = plan
+            .tests
+            .iter()
+            .zip(crate::plan::jobs::points(&plan.tests))
+            .flat_map(|(t, points)| {
+                points.into_iter().map(|p| Named {
+                    test: t.name.clone(),
+                    id: p.id,
+                })
+            })
+            .collect();
         let ids: Vec<&str> = jobs.iter().map(|j| j.id.as_str()).collect();
         let tests: Vec<&str> = plan.tests.iter().map(|t| t.name.as_str()).collect();
         let mut resolved: Vec<(String, String, String)> = Vec::new();

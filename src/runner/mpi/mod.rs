@@ -10,7 +10,7 @@ pub use host::HostEngine;
 use mpi::collective::{CommunicatorCollectives, Root};
 use mpi::topology::{Communicator, SimpleCommunicator};
 
-use super::world::World;
+use crate::world::World;
 
 /// The MPI world: plan rank = `MPI_COMM_WORLD` rank.
 pub struct MpiWorld {

@@ -17,7 +17,7 @@ use crate::collective::{Collective, Dtype, RedOp};
 use crate::results::ErrorKind;
 use crate::runner::engine::{Engine, EngineError, OpSpec};
 use crate::runner::layout::{self, Buf, Semantics};
-use crate::runner::world::World;
+use crate::world::World;
 
 pub struct NcclEngine<'w, W: World> {
     world: &'w W,

@@ -45,7 +45,7 @@ pub fn run_local(jobs: &[Job], ngpus: usize, base: WorkerConfig) -> Result<Resul
             let mut cfg = base.clone();
             cfg.device_label = device_label(&info);
             cfg.gpu = Some(info);
-            if crate::runner::world::World::rank(w) != 0 {
+            if crate::world::World::rank(w) != 0 {
                 cfg.print_table = false;
                 cfg.watchdog = false;
                 cfg.telemetry = false;

@@ -5,7 +5,7 @@ use std::sync::{Arc, Barrier, Mutex};
 
 use super::device::Gpu;
 use super::engine::NcclEngine;
-use crate::runner::world::World;
+use crate::world::World;
 
 struct Shared {
     barrier: Barrier,

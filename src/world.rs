@@ -1,0 +1,45 @@
+//! Coordination among the ranks of a run — threads of one process, MPI processes or the TCP
+//! rendezvous — kept apart from data movement so the sweep, aggregation and verification code is
+//! shared by every backend. Below both the runner and the rendezvous, which implements it.
+
+/// What the sweep needs from the set of all ranks taking part.
+pub trait World {
+    /// Plan rank of this participant (global, numbered node by node).
+    fn rank(&self) -> usize;
+    fn size(&self) -> usize;
+    fn barrier(&self);
+    /// Every rank's value, indexed by plan rank, on every rank.
+    fn all_gather_f64(&self, v: f64) -> Vec<f64>;
+    fn all_gather_u64(&self, v: u64) -> Vec<u64>;
+    /// Every rank's string (hostnames, device descriptions) on every rank.
+    fn all_gather_string(&self, s: &str) -> Vec<String>;
+    /// Rank 0's `data` on every rank (how NCCL's unique id reaches the other ranks).
+    fn broadcast_bytes(&self, data: &mut [u8]);
+    /// While a job measures, its watchdog bounds every wait: a world that bounds its own waits
+    /// between jobs allows `Some(limit)` (longer than the watchdog's) then, and its own bound
+    /// again after `None`.
+    fn job_limit(&self, _limit: Option<std::time::Duration>) {}
+}
+
+/// A world of one rank (for tests and single-rank runs).
+pub struct Solo;
+
+impl World for Solo {
+    fn rank(&self) -> usize {
+        0
+    }
+    fn size(&self) -> usize {
+        1
+    }
+    fn barrier(&self) {}
+    fn all_gather_f64(&self, v: f64) -> Vec<f64> {
+        vec![v]
+    }
+    fn all_gather_u64(&self, v: u64) -> Vec<u64> {
+        vec![v]
+    }
+    fn all_gather_string(&self, s: &str) -> Vec<String> {
+        vec![s.to_string()]
+    }
+    fn broadcast_bytes(&self, _: &mut [u8]) {}
+}

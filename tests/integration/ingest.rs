@@ -1,0 +1,330 @@
+//! `baton ingest`: nccl-tests text, JSON and NCCL_DEBUG logs into the results contract, run
+//! through the real binary.
+
+use crate::common;
+
+use baton::collective::{Collective, Dtype, RedOp};
+use baton::results::{JobStatus, MatchBy, Placement};
+use common::*;
+
+fn rows(r: &baton::results::JobResult) -> Vec<&baton::results::Row> {
+    r.repeats.iter().flat_map(|x| &x.rows).collect()
+}
+
+#[test]
+fn every_fixture_ingests_with_its_numbers() {
+    let d = tmp("ingest_fixtures");
+    for (name, coll, n_rows) in [
+        ("all_reduce.txt", Collective::AllReduce, 31),
+        ("all_gather.txt", Collective::AllGather, 7),
+        ("all_gather.json", Collective::AllGather, 14),
+        ("alltoall.txt", Collective::AllToAll, 7),
+        ("alltoall.json", Collective::AllToAll, 14),
+        ("broadcast.txt", Collective::Broadcast, 7),
+        ("debug_healthy.txt", Collective::AllReduce, 6),
+        ("debug_socket.txt", Collective::AllReduce, 5),
+        ("mpi_np2_a3.txt", Collective::AllReduce, 14),
+    ] {
+        let out = ingest(&d, &format!("{name}.json"), &[&fixture(name)], None);
+        let r = results(&out);
+        assert_eq!(r.producer.command, "ingest");
+        assert_eq!(r.jobs.len(), 1, "{name}");
+        let j = &r.jobs[0];
+        assert_eq!(j.collective, coll, "{name}");
+        assert_eq!(j.dtype, Dtype::Float);
+        assert_eq!(j.layout.nranks, 2, "{name}");
+        assert_eq!(rows(j).len(), n_rows, "{name}");
+        assert_eq!(j.status, JobStatus::Completed, "{name}");
+        assert_eq!(j.match_by, MatchBy::Attributes);
+        assert!(j.sources[0].ends_with(name));
+        assert_eq!(
+            r.environment.nccl_version.as_deref(),
+            Some("2.28.3"),
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn values_and_requested_sizes_are_as_printed() {
+    let d = tmp("ingest_values");
+    let r = results(&ingest(&d, "ar.json", &[&fixture("all_reduce.txt")], None));
+    let j = &r.jobs[0];
+    assert_eq!(j.op, Some(RedOp::Sum));
+    let last = rows(j).last().copied().unwrap();
+    assert_eq!(
+        (last.requested, last.size, last.count),
+        (8 << 30, 8 << 30, 2147483648)
+    );
+    let oop = last.cell(Placement::OutOfPlace).unwrap();
+    assert_eq!(
+        (oop.time_us, oop.algbw, oop.busbw, oop.wrong),
+        (Some(24855.1), Some(345.60), Some(345.60), Some(0))
+    );
+    // Chunked: all_gather's 8-byte request prints as size 0, but `at: 8` must still find it.
+    let r = results(&ingest(&d, "ag.json", &[&fixture("all_gather.json")], None));
+    let first = rows(&r.jobs[0])[0];
+    assert_eq!((first.requested, first.size, first.count), (8, 0, 0));
+    // alltoall does not check in place: #wrong N/A.
+    let r = results(&ingest(&d, "a2a.json", &[&fixture("alltoall.txt")], None));
+    let row = rows(&r.jobs[0])[0];
+    assert_eq!(row.cell(Placement::InPlace).unwrap().wrong, None);
+    assert_eq!(row.cell(Placement::OutOfPlace).unwrap().wrong, Some(0));
+    // Broadcast keeps its root.
+    let r = results(&ingest(&d, "bc.json", &[&fixture("broadcast.txt")], None));
+    assert_eq!(r.jobs[0].root, Some(0));
+    // Devices become the layout and the environment.
+    let host = &r.environment.hosts[0];
+    assert_eq!((host.hostname.as_str(), host.gpus.len()), ("vm", 2));
+    assert_eq!(host.gpus[1].pci_bus_id.as_deref(), Some("0000:00:07"));
+}
+
+#[test]
+fn transports_per_channel_and_peer() {
+    let d = tmp("ingest_transports");
+    let r = results(&ingest(
+        &d,
+        "h.json",
+        &[&fixture("debug_healthy.txt")],
+        None,
+    ));
+    let t = &r.jobs[0].transports;
+    assert_eq!(t.len(), 48, "24 channels both ways");
+    assert!(
+        t.iter()
+            .all(|l| l.transport == "P2P" && l.detail == "P2P/direct pointer")
+    );
+    let r = results(&ingest(&d, "s.json", &[&fixture("debug_socket.txt")], None));
+    let j = &r.jobs[0];
+    assert_eq!(
+        j.transports.len(),
+        4,
+        "send and receive lines describe the same link once"
+    );
+    assert!(j.transports.iter().all(|l| l.transport == "NET/Socket"));
+    assert_eq!(j.env.get("NCCL_P2P_DISABLE").map(String::as_str), Some("1"));
+    let r = results(&ingest(&d, "m.json", &[&fixture("mpi_np2_a3.txt")], None));
+    let j = &r.jobs[0];
+    assert_eq!((j.layout.processes, j.layout.gpus_per_process), (2, 1));
+    assert!(j.transports.iter().all(|l| l.detail == "P2P/CUMEM"));
+}
+
+#[test]
+fn debug_lines_in_a_separate_file() {
+    let d = tmp("ingest_separate_debug");
+    let text = read(&fixture("debug_healthy.txt"));
+    let (debug, table): (Vec<&str>, Vec<&str>) =
+        text.lines().partition(|l| l.contains("NCCL INFO"));
+    let t = write(&d, "table.txt", &table.join("\n"));
+    let g = write(&d, "debug.txt", &debug.join("\n"));
+    let r = results(&ingest(&d, "r.json", &[&t, &g], None));
+    assert_eq!(r.jobs.len(), 1);
+    assert_eq!(r.jobs[0].transports.len(), 48);
+    assert_eq!(r.jobs[0].sources.len(), 2);
+    // Alone, a debug file has no table to belong to.
+    let o = baton(&["ingest", p(&g), "-o", p(&d.join("x.json"))]);
+    assert_eq!(code(&o), 2, "{}", show(&o));
+    assert!(stderr(&o).contains("only NCCL_DEBUG lines"), "{}", show(&o));
+}
+
+#[test]
+fn timestamps_unchecked_and_graph_variants() {
+    let d = tmp("ingest_variants");
+    let mut s = Synth::new(Collective::AllReduce, 2);
+    s.timestamps = true;
+    let log = write(&d, "ts.txt", &s.text());
+    let r = results(&ingest(&d, "ts.json", &[&log], None));
+    assert_eq!(rows(&r.jobs[0]).len(), 6);
+    assert!(
+        rows(&r.jobs[0])[0]
+            .out_of_place
+            .as_ref()
+            .unwrap()
+            .time_us
+            .is_some()
+    );
+    // -c 0: #wrong is N/A, checking off.
+    let mut s = Synth::new(Collective::AllReduce, 2);
+    s.check = false;
+    let log = write(&d, "c0.txt", &s.text());
+    let r = results(&ingest(&d, "c0.json", &[&log], None));
+    assert!(!r.jobs[0].settings.check);
+    assert!(r.jobs[0].cells().all(|(_, _, _, c)| c.wrong.is_none()));
+    // -G 5: graph launches recorded.
+    let text = read(&fixture("all_reduce.txt")).replace("graph: 0", "graph: 5");
+    let log = write(&d, "g.txt", &text);
+    let r = results(&ingest(&d, "g.json", &[&log], None));
+    assert_eq!(r.jobs[0].settings.cuda_graph, 5);
+}
+
+#[test]
+fn all_seven_collectives_map_requested_sizes() {
+    let d = tmp("ingest_seven");
+    for c in Collective::ALL {
+        let mut s = Synth::new(*c, 4);
+        s.min = 8;
+        s.max = 1 << 20;
+        let log = write(&d, &format!("{c}.txt"), &s.text());
+        let o = baton(&["ingest", p(&log), "-o", p(&d.join(format!("{c}.json")))]);
+        assert_eq!(code(&o), 0, "{c}: {}", show(&o));
+        assert!(!stderr(&o).contains("do not follow"), "{c}: {}", show(&o));
+        let r = results(&d.join(format!("{c}.json")));
+        let req: Vec<u64> = rows(&r.jobs[0]).iter().map(|x| x.requested).collect();
+        assert_eq!(
+            req,
+            (0..=8).map(|k| 8u64 << (2 * k)).collect::<Vec<_>>(),
+            "{c}"
+        );
+        assert_eq!(r.jobs[0].collective, *c);
+        assert_eq!(r.jobs[0].op.is_some(), c.reduces(), "{c}");
+    }
+}
+
+#[test]
+fn split_groups_and_their_communicator_size() {
+    let d = tmp("ingest_split");
+    // 4 ranks, DIV 2: groups {0,1} and {2,3}; rank 0's group has 2 ranks, which sets the sizes.
+    let mut s = Synth::new(Collective::AllGather, 4);
+    s.groups = vec![0, 0, 1, 1];
+    let log = write(&d, "split.txt", &s.text());
+    let o = baton(&["ingest", p(&log), "-o", p(&d.join("r.json"))]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    assert!(!stderr(&o).contains("do not follow"), "{}", show(&o));
+    let r = results(&d.join("r.json"));
+    let j = &r.jobs[0];
+    assert_eq!(j.layout.nranks, 4);
+    assert_eq!(j.groups.len(), 2);
+    assert_eq!(j.groups[1].members, vec![2, 3]);
+    assert_eq!(j.layout.ranks[3].group, Some(1));
+}
+
+#[test]
+fn several_blocks_and_repeats() {
+    let d = tmp("ingest_blocks");
+    let mut s = Synth::new(Collective::AllReduce, 2);
+    s.repeats = 3;
+    let log = write(&d, "n3.txt", &s.text());
+    let r = results(&ingest(&d, "n3.json", &[&log], None));
+    assert_eq!(r.jobs[0].repeats.len(), 3);
+    assert!(r.jobs[0].repeats.iter().all(|x| x.rows.len() == 6));
+    // -d all: a block per datatype → a job per datatype.
+    let float = Synth::new(Collective::AllReduce, 2).text();
+    let mut half = Synth::new(Collective::AllReduce, 2);
+    half.dtype = Dtype::Half;
+    let half = half.text();
+    let rows_of = |t: &str| -> String {
+        t.lines()
+            .filter(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit()))
+            .map(|l| format!("{l}\n"))
+            .collect()
+    };
+    let both = float.replace(&rows_of(&float), &(rows_of(&float) + &rows_of(&half)));
+    let log = write(&d, "dall.txt", &both);
+    let r = results(&ingest(&d, "dall.json", &[&log], None));
+    let types: Vec<Dtype> = r.jobs.iter().map(|j| j.dtype).collect();
+    assert_eq!(types, vec![Dtype::Float, Dtype::Half]);
+    assert_ne!(r.jobs[0].id, r.jobs[1].id);
+}
+
+#[test]
+fn labelled_logs_become_repeats_of_one_job() {
+    let d = tmp("ingest_label");
+    let a = fixture("all_reduce.txt");
+    let r = results(&ingest(&d, "r.json", &[&a, &a], Some("allreduce")));
+    assert_eq!(r.jobs.len(), 1);
+    let j = &r.jobs[0];
+    assert_eq!(
+        (j.id.as_str(), j.test.as_str(), j.match_by),
+        ("allreduce", "allreduce", MatchBy::Id)
+    );
+    assert_eq!(j.repeats.len(), 2);
+    assert_eq!(j.repeats[1].index, 1);
+    let o = baton(&[
+        "ingest",
+        p(&a),
+        p(&fixture("all_gather.txt")),
+        "-o",
+        p(&d.join("x.json")),
+        "--job",
+        "x",
+    ]);
+    assert_eq!(code(&o), 2, "{}", show(&o));
+    assert!(stderr(&o).contains("different jobs"), "{}", show(&o));
+}
+
+#[test]
+fn truncated_logs_keep_their_rows_and_say_so() {
+    let d = tmp("ingest_truncated");
+    let text = read(&fixture("all_reduce.txt"));
+    let cut = &text[..text.find("   268435456").unwrap() + 30];
+    let log = write(&d, "cut.txt", cut);
+    let o = baton(&["ingest", p(&log), "-o", p(&d.join("r.json"))]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    assert!(
+        stderr(&o).contains("log ends before the nccl-tests footer"),
+        "{}",
+        show(&o)
+    );
+    assert!(stderr(&o).contains("incomplete table row"), "{}", show(&o));
+    let r = results(&d.join("r.json"));
+    assert_eq!(r.jobs[0].status, JobStatus::Partial);
+    assert_eq!(rows(&r.jobs[0]).len(), 25);
+    // A JSON document cut mid-write keeps the rows before the cut.
+    let json = read(&fixture("all_gather.json"));
+    let cut = &json[..json.find("{\"size\":8192").unwrap() + 20];
+    let log = write(&d, "cut.json", cut);
+    let r = results(&ingest(&d, "rj.json", &[&log], None));
+    assert_eq!(rows(&r.jobs[0]).len(), 5);
+    assert_eq!(r.jobs[0].status, JobStatus::Partial);
+}
+
+#[test]
+fn unknown_lines_are_counted_not_fatal() {
+    let d = tmp("ingest_unknown");
+    let text = read(&fixture("broadcast.txt")).replace(
+        "#  Rank  1",
+        "some launcher chatter\nmore chatter\n#  Rank  1",
+    );
+    let log = write(&d, "chatty.txt", &text);
+    let o = baton(&["ingest", p(&log), "-o", p(&d.join("r.json"))]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    assert!(
+        stderr(&o).contains("skipped 2 unrecognised line(s)"),
+        "{}",
+        show(&o)
+    );
+    assert!(stdout(&o).contains("1 warning(s)"), "{}", show(&o));
+}
+
+#[test]
+fn what_is_not_a_log_is_rejected_with_exit_2() {
+    let d = tmp("ingest_reject");
+    for (name, text, says) in [
+        (
+            "notes.txt",
+            "dear diary\nthe fabric was slow today\n",
+            "not an nccl-tests log",
+        ),
+        ("empty.txt", "", "not an nccl-tests log"),
+        ("bad.json", "{\"hello\": 1}", "not nccl-tests `-J` output"),
+        (
+            "g.txt",
+            "# Collective test starting: gather_perf\n",
+            "not one of the seven collectives",
+        ),
+    ] {
+        let f = write(&d, name, text);
+        let o = baton(&["ingest", p(&f), "-o", p(&d.join("r.json"))]);
+        assert_eq!(code(&o), 2, "{name}: {}", show(&o));
+        assert!(stderr(&o).contains(says), "{name}: {}", show(&o));
+        assert!(
+            stderr(&o).contains(name),
+            "the message names the file: {}",
+            show(&o)
+        );
+    }
+    let o = baton(&["ingest", "/nonexistent/log.txt", "-o", p(&d.join("r.json"))]);
+    assert_eq!(code(&o), 2, "{}", show(&o));
+    assert!(stderr(&o).contains("/nonexistent/log.txt"));
+    assert!(!d.join("r.json").exists(), "nothing is written on failure");
+}

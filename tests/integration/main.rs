@@ -1,0 +1,40 @@
+//! The integration tests that need no cluster and no GPU, as one binary: each file here is one
+//! module, and the whole library is linked once instead of once per file (ripgrep's and
+//! nextest's layout). `tests/services/` holds the Slurm and simulated-cluster tests, `tests/gpu.rs`
+//! the GPU ones.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod architecture;
+mod cli;
+mod docs_commands;
+mod evidence;
+mod exit_codes;
+mod expand;
+mod grade;
+mod history;
+mod hostile_input;
+mod ingest;
+mod ingest_fuzz;
+mod integrity;
+mod junit;
+mod nodesets;
+mod outputs;
+mod plan_check;
+mod plan_props;
+mod portable;
+mod profiles;
+mod relative;
+mod render;
+mod render_launch;
+mod render_nodesets;
+mod render_resume;
+mod rendezvous;
+mod report;
+mod run_mpi;
+mod run_mpich;
+mod schemas;
+mod shipped_plans;
+mod split_diagnosis;
+mod trust;

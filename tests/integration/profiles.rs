@@ -1,0 +1,120 @@
+//! Hardware profiles through the real binary: `busbw: ">= 90% of profile"` graded against the
+//! profile picked from the recorded GPUs or named by the plan, and what `check` says.
+
+use crate::common;
+
+use common::*;
+
+fn expect_profile(share: &str, at: &str) -> String {
+    format!(
+        "{ALLREDUCE_SWEEP}    expect:\n      - busbw: \"{share} of profile\"\n        at: \"{at}\"\n"
+    )
+}
+
+#[test]
+fn the_profile_is_picked_from_the_recorded_gpus_and_graded_per_size() {
+    let d = tmp("profile_picked");
+    let r = ingest(
+        &d,
+        "r.json",
+        &[&fixture("all_reduce.txt")],
+        Some("allreduce"),
+    );
+    let pl = two_gpu_plan(&d, "p.yaml", &expect_profile(">= 90%", ">= 1G"));
+    let o = baton(&["grade", p(&pl), p(&r)]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    // 2 × NVIDIA H200 recorded: our measured row, 345 GB/s from 4G. Above what this pair
+    // measures, it fails at the sizes it misses.
+    let pl = two_gpu_plan(&d, "q.yaml", &expect_profile(">= 101%", ">= 1G"));
+    let o = baton(&["grade", p(&pl), p(&r)]);
+    assert_eq!(code(&o), 1, "{}", show(&o));
+    let out = stdout(&o);
+    assert!(out.contains("busbw 330.82 GB/s < 333.3 GB/s (101% of h200-sxm-2's 330 GB/s for all_reduce 1G..2G) at 1G"), "{out}");
+}
+
+#[test]
+fn a_named_profile_and_a_missing_figure_say_so() {
+    let d = tmp("profile_named");
+    let r = ingest(
+        &d,
+        "r.json",
+        &[&fixture("all_reduce.txt")],
+        Some("allreduce"),
+    );
+    let pl = write(
+        &d,
+        "p.yaml",
+        &format!(
+            "version: 1\nname: p\nbackend: nccl\nprofile: h200-sxm-8\nlaunch: {{ nodes: 1, ranks_per_node: 2 }}\ntests:\n{}",
+            expect_profile(">= 90%", "8G")
+        ),
+    );
+    let o = baton(&["grade", p(&pl), p(&r)]);
+    assert_eq!(code(&o), 1, "{}", show(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("< 427.5 GB/s (90% of h200-sxm-8's 475 GB/s for all_reduce >= 8G) at 8G"),
+        "{out}"
+    );
+    let pl = two_gpu_plan(&d, "m.yaml", &expect_profile(">= 90%", "1M"));
+    let o = baton(&["grade", p(&pl), p(&r)]);
+    assert_eq!(code(&o), 1, "{}", show(&o));
+    assert!(
+        stdout(&o).contains("profile h200-sxm-2 has no all_reduce figure at 1M (it has: all_reduce >= 4G, all_reduce 1G..2G"),
+        "{}",
+        show(&o)
+    );
+}
+
+#[test]
+fn check_names_the_profile_and_refuses_criteria_it_cannot_grade() {
+    let d = tmp("profile_check");
+    let picked = two_gpu_plan(&d, "a.yaml", &expect_profile(">= 90%", ">= 1G"));
+    let o = baton(&["check", p(&picked)]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    assert!(
+        stdout(&o).contains("profile: picked at grade time from the recorded GPUs"),
+        "{}",
+        show(&o)
+    );
+    let named = |name: &str, at: &str| {
+        write(
+            &d,
+            "n.yaml",
+            &format!(
+                "version: 1\nname: n\nbackend: nccl\nprofile: {name}\nlaunch: {{ nodes: 1, ranks_per_node: 2 }}\ntests:\n{}",
+                expect_profile(">= 90%", at)
+            ),
+        )
+    };
+    let o = baton(&["check", p(&named("h200-sxm-8", ">= 8G"))]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    assert!(
+        stdout(&o).contains("profile: h200-sxm-8 v1 (8x H200 SXM"),
+        "{}",
+        show(&o)
+    );
+    let o = baton(&["check", p(&named("h200-sxm-8", ">= 1G"))]);
+    assert_ne!(code(&o), 0, "{}", show(&o));
+    assert!(
+        stderr(&o).contains("test `allreduce`: `busbw … of profile` has no figure in profile h200-sxm-8 for all_reduce at 1G, 2G, 4G"),
+        "{}",
+        show(&o)
+    );
+    let o = baton(&["check", p(&named("h200-sxm8", ">= 8G"))]);
+    assert!(
+        stderr(&o).contains("did you mean `h200-sxm-8`"),
+        "{}",
+        show(&o)
+    );
+    // A plan's own profiles/ directory is read, and replaces a built-in of the same name.
+    std::fs::create_dir_all(d.join("profiles")).unwrap();
+    write(
+        &d.join("profiles"),
+        "h200-sxm-8.yaml",
+        "name: h200-sxm-8\nversion: 1\ndescription: site copy\ngpu: H200\ngpus: 8\nfigures:\n  # our own acceptance run, 2026-11\n  - { collective: all_reduce, at: \">= 1G\", busbw: 470, source: \"https://example.org/run\" }\n",
+    );
+    let o = baton(&["check", p(&named("h200-sxm-8", ">= 1G"))]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    assert!(stdout(&o).contains("(site copy)"), "{}", show(&o));
+}

@@ -1,0 +1,10 @@
+//! The tests that drive the shared services, as one binary: the one-node Slurm
+//! (`scripts/slurm-local`) and the simulated cluster (`scripts/cluster-sim`), whose tests take
+//! one lock (`/tmp/baton-cluster-sim.lock`) and so run one at a time across processes.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod cluster;
+mod cluster_nodesets;
+mod slurm;
