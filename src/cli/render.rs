@@ -202,6 +202,13 @@ fn summary(
         None => {
             format!("{name}: {jobs} job(s) in {sets} environment set(s), one launcher step each")
         }
+        Some(Sweep {
+            nodes: Some(n),
+            whole: true,
+            ..
+        }) => format!(
+            "{name}: {jobs} job(s) in {sets} environment set(s), run by `baton run` in one batch job across {n} node(s)"
+        ),
         Some(Sweep { nodes: Some(n), .. }) => {
             format!("{name}: node sets over {n} node(s), run by `baton run` in one batch job")
         }

@@ -41,7 +41,13 @@ pub fn job_identity(job: &Job, backend: Backend) -> String {
         settings: (&job.settings).into(),
         repeat: job.repeat,
         ranks: job.ranks,
-        node_set: job.node_set.as_ref().map(|s| (s.round, s.hosts.as_slice())),
+        // The one set of `over: all` measures what a plain run of the job measures; the hosts
+        // are the host set results and the history record beside the identity.
+        node_set: job
+            .node_set
+            .as_ref()
+            .filter(|_| job.over != crate::plan::Over::All)
+            .map(|s| (s.round, s.hosts.as_slice())),
     })
 }
 

@@ -51,6 +51,9 @@ pub struct Job {
     /// [`nodesets::set_job`]); `None` for the plan's own jobs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node_set: Option<crate::results::NodeSetRef>,
+    /// Its test's `over:`: a set of `over: all` is the plan job itself, ID and identity.
+    #[serde(skip)]
+    pub over: crate::plan::Over,
 }
 
 impl Job {
@@ -135,6 +138,7 @@ pub fn expand(plan: &Plan) -> Expansion {
                     t.settings.check,
                 ),
                 node_set: None,
+                over: t.over,
             });
         }
     }

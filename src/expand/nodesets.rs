@@ -265,8 +265,13 @@ pub fn test_sets(test: &str, over: Over, list: &NodeList) -> TestSets {
 }
 
 /// The ID of one node set's run of plan job `job`: unique within a run, readable in a report
-/// (`pairs[dtype=float]@r3:node[02,05]`).
-pub fn set_job_id(job: &str, round: u32, hosts: &[String]) -> String {
+/// (`pairs[dtype=float]@r3:node[02,05]`). `over: all` has one set, the whole node list, so its
+/// job keeps the plan job's ID: baselines, `relative:` and the history find it under the same
+/// name as a plain run's.
+pub fn set_job_id(job: &str, over: Over, round: u32, hosts: &[String]) -> String {
+    if over == Over::All {
+        return job.to_string();
+    }
     format!("{job}@r{round}:{}", hostlist::compress(hosts))
 }
 
@@ -274,7 +279,7 @@ pub fn set_job_id(job: &str, round: u32, hosts: &[String]) -> String {
 /// ranks on each of the set's nodes make (`None`: resolved by the launcher at run time).
 pub fn set_job(job: &Job, set: NodeSetRef, per_node: Option<u64>) -> Job {
     let mut j = job.clone();
-    j.id = set_job_id(&job.id, set.round, &set.hosts);
+    j.id = set_job_id(&job.id, job.over, set.round, &set.hosts);
     if let Some(per_node) = per_node {
         let n = per_node * set.hosts.len() as u64;
         let split = job.split.as_ref().map(|s| &s.split);
@@ -472,6 +477,48 @@ mod tests {
             2
         ));
         assert!(!is_one_job(Over::Isolate, 2));
+    }
+
+    /// Baselines, `relative:` and the history look jobs up by ID and identity: a test run
+    /// `over: all` is the plan job itself on the node list, whichever path ran it (a plain
+    /// launcher step, or one set of `baton run` inside an allocation).
+    #[test]
+    fn an_over_all_set_job_is_the_plain_job() {
+        let yaml = "version: 1\nname: t\nbackend: mpi\nlaunch: { nodes: 2, ranks_per_node: 2 }\ntests:\n  - name: a\n    collective: all_reduce\n    sizes: [1M]\n    matrix: { dtype: [float, double] }\n  - name: b\n    over: each-node\n    collective: all_reduce\n    sizes: [1M]\n";
+        let plan = crate::plan::parse_str("t.yaml", yaml).unwrap().plan;
+        let jobs = super::super::expand(&plan).jobs;
+        let hosts: Vec<String> = vec!["n1".into(), "n2".into()];
+        let on = |j: &Job, hosts: &[String]| {
+            let set = NodeSetRef {
+                job: j.id.clone(),
+                round: 1,
+                index: 0,
+                hosts: hosts.to_vec(),
+            };
+            set_job(j, set, Some(2))
+        };
+        for plain in jobs.iter().filter(|j| j.test == "a") {
+            let set = on(plain, &hosts);
+            assert_eq!(set.id, plain.id);
+            assert_eq!(set.ranks, plain.ranks);
+            assert_eq!(
+                super::super::job_identity(&set, plan.backend),
+                super::super::job_identity(plain, plan.backend),
+                "{}",
+                plain.id
+            );
+        }
+        assert_eq!(jobs[0].id, "a[dtype=float]");
+        let each = jobs.iter().find(|j| j.test == "b").unwrap();
+        let set = on(each, &hosts[1..]);
+        assert_eq!(
+            set.id, "b@r1:n2",
+            "a set of a schedule is named by its round and hosts"
+        );
+        assert_ne!(
+            super::super::job_identity(&set, plan.backend),
+            super::super::job_identity(each, plan.backend)
+        );
     }
 
     #[test]

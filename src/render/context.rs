@@ -39,7 +39,8 @@ pub struct Input<'a> {
     pub resume: bool,
 }
 
-/// A batch job whose `baton run` drives node sets (see [`crate::runner::nodesets`]).
+/// A batch job whose `baton run` drives node sets (see [`crate::runner::nodesets`]), or runs a
+/// plain plan across the job's nodes as one of them.
 #[derive(Debug, Clone, Serialize)]
 pub struct Sweep {
     /// Nodes to allocate; `None`: the job's own count (`sbatch -N`), and the script refuses a
@@ -52,6 +53,9 @@ pub struct Sweep {
     pub run_nodes: Option<String>,
     /// One line per test that runs over node sets, for the script's header.
     pub tests: Vec<String>,
+    /// A plain plan across several nodes: `baton run` runs it as one step across the job's
+    /// nodes, so a node that dies is named where node sets name it.
+    pub whole: bool,
 }
 
 #[derive(Debug, Serialize)]

@@ -1,4 +1,5 @@
-//! Which batch job a plan with node sets (`over:`) renders as, and over how many nodes.
+//! Which batch job a plan with node sets (`over:`) renders as, and over how many nodes; and
+//! when a plain plan renders as that same batch job (`whole`).
 //!
 //! Such a plan is always one batch job whose `baton run` drives the sets inside the allocation:
 //! `launch.nodes` is the size of one set's job, never the node list, so a script sized by it
@@ -42,8 +43,8 @@ pub enum SweepError {
     },
 }
 
-/// The batch job for `plan`'s node sets, or `None` when every test runs `over: all` (the plain
-/// scripts of one launcher step per environment set). `given` is `render --nodes`: a number is
+/// The batch job for `plan`'s node sets; for a plan whose tests all run `over: all`, the
+/// [`whole`] batch job or `None` (the plain scripts of one launcher step per environment set). `given` is `render --nodes`: a number is
 /// a node count, anything else a hostlist; `files` are the plan's (its hostfile).
 pub fn sweep(
     plan: &Plan,
@@ -54,7 +55,7 @@ pub fn sweep(
     let Some(first) = plan.tests.iter().find(|t| t.over != Over::All) else {
         return match given {
             Some(_) => Err(SweepError::NoSets(plan.launch.nodes)),
-            None => Ok(None),
+            None => Ok(whole(plan, targets)),
         };
     };
     if let Some(t) = targets.iter().find(|t| **t != Target::Slurm) {
@@ -92,14 +93,50 @@ pub fn sweep(
             nodelist: Some(crate::nodeset::compress(h)),
             run_nodes: handed.then(|| in_order(h)),
             tests,
+            whole: false,
         },
         None => Sweep {
             nodes: None,
             nodelist: None,
             run_nodes: None,
             tests,
+            whole: false,
         },
     }))
+}
+
+/// The batch job of a plain plan across several nodes: one `baton run` inside the allocation,
+/// which runs it as one step across the job's nodes (every environment set in turn), and which
+/// names a node that dies in results.json, the report, nodes.json and drain.sh, as it does for
+/// node sets. `None` (the launcher step per environment set) for one node, where there is no
+/// other node to lose; for an image, which only the rendered steps start ranks in (pyxis); and
+/// for several GPUs per process, where `baton run`'s steps count NCCL ranks, not processes.
+/// A plan's own hostlist is the job's (`baton run` runs on it); a hostfile, read where the
+/// job runs, keeps the steps.
+fn whole(plan: &Plan, targets: &[Target]) -> Option<Sweep> {
+    let l = &plan.launch;
+    let steps = l.nodes <= 1 || l.slurm.container_image.is_some() || l.gpus_per_rank > 1;
+    let nodelist = match &plan.nodes.source {
+        NodeSource::Allocation => None,
+        NodeSource::Hostlist(h) => {
+            let kept: Vec<&String> = h
+                .iter()
+                .filter(|x| !plan.nodes.exclude.contains(x))
+                .collect();
+            Some(crate::nodeset::compress(&kept))
+        }
+        NodeSource::Hostfile(_) => return None,
+    };
+    if steps || !targets.contains(&Target::Slurm) {
+        return None;
+    }
+    Some(Sweep {
+        nodes: Some(l.nodes as usize),
+        nodelist,
+        run_nodes: None,
+        tests: Vec::new(),
+        whole: true,
+    })
 }
 
 /// `--nodes N`: any N nodes of the job, so the sets are counted on N placeholder hosts and
@@ -122,6 +159,7 @@ fn counted(plan: &Plan, n: usize) -> Result<Sweep, SweepError> {
                 format!("{}: {}", t.test, t.summary())
             })
             .collect(),
+        whole: false,
     })
 }
 

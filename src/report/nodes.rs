@@ -45,12 +45,14 @@ fn outcome(s: &SetVerdict) -> Outcome {
 }
 
 /// Whether a job gets its own section (and chart) in the report: a node set that passed is
-/// told by the node section, so a thousand-node sweep does not print half a million jobs.
+/// told by the node section, so a thousand-node sweep does not print half a million jobs. The
+/// one set of `over: all` keeps its plan job's ID: it is the job, shown as a plain run's is.
 pub fn shown(j: &crate::grade::JobVerdict) -> bool {
     let set = j
         .source
         .as_ref()
-        .is_some_and(|s| s.result.node_set.is_some());
+        .and_then(|s| s.result.node_set.as_ref())
+        .is_some_and(|s| s.job != j.id);
     !(set && j.status == Status::Pass)
 }
 

@@ -89,10 +89,14 @@ fn passing(s: Status) -> bool {
     matches!(s, Status::Pass | Status::Skipped)
 }
 
-/// Each node-set job's test, as an index into `g.node_sets`.
+/// Each node-set job's test, as an index into `g.node_sets`; not `over: all`, whose one set is
+/// the job itself, told on its own line as a plain run's.
 fn set_tests(g: &Grade) -> HashMap<&str, usize> {
     let mut m = HashMap::new();
     for (t, test) in g.node_sets.iter().enumerate() {
+        if test.over == crate::plan::Over::All.name() {
+            continue;
+        }
         for id in test.sets.iter().flat_map(|s| &s.jobs) {
             m.insert(id.as_str(), t);
         }

@@ -197,3 +197,31 @@ impl Drop for Fault {
         }
     }
 }
+
+/// A run's `nodes.json`.
+pub fn nodes_json(dir: &Path) -> serde_json::Value {
+    serde_json::from_str(&read(&dir.join("nodes.json"))).expect("nodes.json is JSON")
+}
+
+/// A host's verdict and reason in `nodes.json`.
+pub fn verdict_of<'a>(n: &'a serde_json::Value, host: &str) -> (&'a str, &'a str) {
+    let e = n["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["host"] == host)
+        .unwrap_or_else(|| panic!("{host} not in nodes.json: {n}"));
+    (
+        e["verdict"].as_str().unwrap(),
+        e["reason"].as_str().unwrap(),
+    )
+}
+
+/// The lines of `drain.sh` that drain something.
+pub fn drains(dir: &Path) -> Vec<String> {
+    read(&dir.join("drain.sh"))
+        .lines()
+        .filter(|l| l.starts_with("scontrol update"))
+        .map(str::to_string)
+        .collect()
+}

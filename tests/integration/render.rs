@@ -378,6 +378,22 @@ env: { NCCL_A: \"1\" }
         "sets.yaml",
         &common::read(&plan).replace("    sizes: [8]\n", "    over: pairs\n    sizes: [8]\n"),
     );
+    // A plain plan across nodes without an image: the one `baton run` batch job.
+    let whole = write(
+        &d,
+        "whole.yaml",
+        &common::read(&plan).replace(
+            "    container_image: \"nvcr.io#nvidia/pytorch:24.05-py3\"\n",
+            "",
+        ),
+    );
+    let one_run = d.join("one-run");
+    let o = render(
+        &whole,
+        &["--trust-plan", "-t", "slurm", "-o", p(&one_run)],
+        0,
+    );
+    assert!(stdout(&o).contains("run by `baton run`"), "{}", show(&o));
     let (uncounted, listed) = (d.join("uncounted"), d.join("listed"));
     render(
         &sets,
@@ -409,7 +425,11 @@ env: { NCCL_A: \"1\" }
             f.display()
         );
     }
-    scripts.extend([uncounted.join("lint.sbatch"), listed.join("lint.sbatch")]);
+    scripts.extend([
+        uncounted.join("lint.sbatch"),
+        listed.join("lint.sbatch"),
+        one_run.join("lint.sbatch"),
+    ]);
     for f in scripts {
         let r = std::process::Command::new("shellcheck")
             .args(["-s", "bash"])

@@ -194,3 +194,67 @@ fn render_docs_in_plans_and_help_are_current() {
     );
     assert!(help.contains("--nodes <COUNT|HOSTLIST>"), "{help}");
 }
+
+/// A plain plan across eight nodes, with two environment sets.
+const PLAIN8: &str = "version: 1
+name: plain-8
+backend: mpi
+launch: { nodes: 8, ranks_per_node: 2 }
+tests:
+  - name: soak
+    collective: all_reduce
+    sizes: [1M]
+    matrix:
+      env: [ { NCCL_BATON_SET: x }, { NCCL_BATON_SET: y } ]
+";
+
+/// #21 item 6: a plain plan across several nodes (phase E) is one `baton run` inside its
+/// allocation, as node sets are, so a node that dies is named in results.json, the report,
+/// nodes.json and drain.sh rather than only in the job's `.out`; its environment sets run one
+/// after another inside that run. One node, an image (pyxis) or several GPUs per process keep
+/// the launcher step per environment set, and so do the srun and mpirun scripts.
+#[test]
+fn a_plain_multi_node_plan_renders_as_one_baton_run() {
+    let d = tmp("render-plain-multi");
+    let plan = write(&d, "plan.yaml", PLAIN8);
+    let s = dry_run(&plan, &["-t", "slurm"]);
+    assert!(s.contains("#SBATCH --nodes=8\n"), "{s}");
+    assert!(s.contains("#SBATCH --ntasks-per-node=2\n"), "{s}");
+    assert!(
+        s.contains("\"$baton\" run \"$plan\" \"${run_args[@]}\""),
+        "{s}"
+    );
+    assert!(!s.contains("exec srun") && !s.contains("--env-set"), "{s}");
+    assert!(
+        !s.contains("SLURM_JOB_NUM_NODES") && !s.contains("run_args+=(--nodes"),
+        "the allocation is the node list: {s}"
+    );
+    assert!(s.contains("one step across 8 node(s)"), "{s}");
+    assert!(
+        stdout_line(&s).contains(
+            "plain-8: 2 job(s) in 2 environment set(s), run by `baton run` in one batch job across 8 node(s)"
+        ),
+        "{s}"
+    );
+    for target in ["srun", "mpirun"] {
+        let t = dry_run(&plan, &["-t", target]);
+        assert!(t.contains("--env-set 1 -o \"$out/set-1\""), "{target}: {t}");
+    }
+    for (what, from, to) in [
+        ("one node", "nodes: 8", "nodes: 1"),
+        (
+            "an image",
+            "ranks_per_node: 2 }",
+            "ranks_per_node: 2, slurm: { container_image: img } }",
+        ),
+        (
+            "two GPUs per process",
+            "backend: mpi\nlaunch: { nodes: 8, ranks_per_node: 2 }",
+            "launch: { nodes: 8, ranks_per_node: 2, gpus_per_rank: 2 }",
+        ),
+    ] {
+        let other = write(&d, "other.yaml", &PLAIN8.replace(from, to));
+        let t = dry_run(&other, &["--trust-plan", "-t", "slurm"]);
+        assert!(t.contains("--env-set 1 -o \"$out/set-1\""), "{what}: {t}");
+    }
+}

@@ -16,7 +16,7 @@ use std::process::Output;
 use std::time::{Duration, Instant};
 
 use baton::results::{self, CellStatus, JobStatus, Results};
-use common::cluster::{Cluster, Fault, cluster};
+use common::cluster::{Cluster, Fault, cluster, cluster_of, drains, nodes_json, verdict_of};
 use common::{code, p, read, render_script, show, stdout, tmp, write};
 
 /// Four nodes of two ranks: a world all_reduce (every rank's traffic crosses nodes) and a
@@ -135,7 +135,8 @@ fn sbatch_places_two_ranks_on_each_of_four_nodes_over_the_bridge() {
     assert!(job.contains("JobState=COMPLETED"), "{job}");
     assert!(job.contains(" NodeList=node[01-04]"), "{job}");
     let out = d.join(format!("four-nodes-{id}"));
-    assert_placement(&out.join("set-0/results.json"));
+    // A plain plan across nodes is one `baton run` in the batch job: one results.json.
+    assert_placement(&out.join("results.json"));
     assert!(out.join("junit.xml").is_file());
     // Ranks on different nodes talked over the bridge: every node's link carried the world
     // all_reduce (10 + 2 iterations of 1 MiB, each rank sending about 1.75 MiB, twice: in and
@@ -151,9 +152,8 @@ fn sbatch_places_two_ranks_on_each_of_four_nodes_over_the_bridge() {
 }
 
 /// A batch script with `launch.setup` lines and srun step options, rendered for PATH (the
-/// default) and submitted with `--submit --wait -o DIR --results DIR`: setup runs before the
-/// steps and its exports reach the ranks, every step carries the options and the CPU binding,
-/// and the results name the four hosts.
+/// default) and submitted with `--submit --wait -o DIR --results DIR`: setup runs before
+/// `baton run` and its exports reach the ranks, and the results name the four hosts.
 #[test]
 fn sbatch_script_with_setup_and_step_options_runs_on_four_nodes() {
     let Some(c) = cluster() else { return };
@@ -184,15 +184,12 @@ fn sbatch_script_with_setup_and_step_options_runs_on_four_nodes() {
     );
     assert_eq!(code(&o), 0, "{}", show(&o));
     let script = read(&scripts.join("setup-step.sbatch"));
-    assert!(script.contains("worker='baton-mpi'\n"), "{script}");
-    assert!(
-        script
-            .contains("step=('--distribution=block' '--comment=baton step' '--cpu-bind=cores')\n"),
-        "{script}"
-    );
+    // One `baton run` in the batch job, whose step takes the plan's step options and CPU
+    // binding from the same `srun_step_options` as the rendered steps did.
+    assert!(script.contains("\"$baton\" run \"$plan\""), "{script}");
     assert!(out.join("setup-ran").is_file(), "{}", show(&o));
-    assert_placement(&out.join("set-0/results.json"));
-    let r = results::read(&out.join("set-0/results.json")).unwrap();
+    assert_placement(&out.join("results.json"));
+    let r = results::read(&out.join("results.json")).unwrap();
     assert_eq!(
         r.environment
             .variables
@@ -305,29 +302,54 @@ tests:
     );
 }
 
-/// The results file of the one run under `dir` (`NAME-JOBID/set-0/results.json`), once it holds
-/// at least one measured cell.
-fn measured(dir: &Path) -> Option<(PathBuf, Results)> {
-    let run = std::fs::read_dir(dir)
-        .ok()?
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .find(|p| p.is_dir() && p.join("set-0/results.json").is_file())?;
-    let file = run.join("set-0/results.json");
-    let r = results::read(&file).ok()?;
-    let any = r
-        .jobs
-        .iter()
-        .any(|j| j.cells().any(|(_, _, _, c)| c.status == CellStatus::Ok));
-    any.then_some((file, r))
+/// The run directory `out` once a set's journal under it (`baton run` in the batch job) holds
+/// a measured row.
+fn measuring(out: &Path) -> bool {
+    let Ok(tests) = std::fs::read_dir(out.join("sets")) else {
+        return false;
+    };
+    tests.filter_map(Result::ok).any(|t| {
+        std::fs::read_dir(t.path()).is_ok_and(|files| {
+            files.filter_map(Result::ok).any(|f| {
+                f.path().extension().is_some_and(|x| x == "jsonl")
+                    && read(&f.path()).contains("\"record\":\"row\"")
+            })
+        })
+    })
 }
 
+/// `sbatch --parsable --wait SCRIPT OUT` from `dir`, in the background.
+fn submit(c: &Cluster, dir: &Path, script: &Path, out: &Path) -> std::thread::JoinHandle<Output> {
+    let mut cmd = c.cmd("timeout");
+    cmd.args(["600", "sbatch", "--parsable", "--wait"])
+        .arg(script)
+        .arg(out)
+        .current_dir(dir);
+    std::thread::spawn(move || cmd.output().expect("sbatch runs"))
+}
+
+/// Waits until the batch job writing `out` measures something.
+fn until_measuring(out: &Path, run: &std::thread::JoinHandle<Output>) {
+    let start = Instant::now();
+    while !measuring(out) {
+        assert!(
+            start.elapsed() < Duration::from_secs(240) && !run.is_finished(),
+            "the job never measured anything"
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
+/// #21 item 6: a plain plan across eight nodes (phase E's shape: no `over:`), rendered with
+/// `-t slurm` and submitted with `sbatch`, is one `baton run` in the allocation. Healthy, it
+/// passes with the plan's own job IDs (what the plain launcher steps named them). With node03
+/// killed mid-run, results.json names the dead node and Slurm's words, so do the report and
+/// nodes.json, drain.sh drains exactly it, and what was measured before the kill is kept.
 #[test]
-fn a_killed_node_ends_the_batch_job_with_exit_3_and_keeps_what_was_measured() {
-    let Some(c) = cluster() else { return };
+fn a_node_killed_under_a_rendered_plain_plan_is_named_and_drained() {
+    let Some(c) = cluster_of(8) else { return };
     let d = tmp("cluster-kill");
     let timeout = Duration::from_secs(90);
-    // Long enough to be running when node03 dies, whatever the load.
     let plan = write(
         &d,
         "plan.yaml",
@@ -335,33 +357,50 @@ fn a_killed_node_ends_the_batch_job_with_exit_3_and_keeps_what_was_measured() {
             "version: 1
 name: kill-node
 backend: mpi
-launch: {{ nodes: 4, ranks_per_node: 2 }}
+launch: {{ nodes: 8, ranks_per_node: 2 }}
 defaults: {{ timeout: {}s, iters: 10, warmup: 2 }}
 tests:
   - name: t
     collective: all_reduce
-    repeat: 500
+    repeat: 20s
     sizes: [64K, 256K]
+    expect: [ {{ wrong: 0 }} ]
 ",
             timeout.as_secs()
         ),
     );
-    let mut submit = c.cmd(env!("CARGO_BIN_EXE_baton"));
-    submit
-        .args(["render", p(&plan), "-t", "slurm", "--submit", "--wait"])
-        .current_dir(&d);
-    let run = std::thread::spawn(move || submit.output().expect("baton runs"));
-    let start = Instant::now();
-    let before = loop {
-        if let Some(m) = measured(&d) {
-            break m;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(240) && !run.is_finished(),
-            "the job never measured anything"
-        );
-        std::thread::sleep(Duration::from_millis(500));
-    };
+    let o = c.baton(&d, &["render", p(&plan), "-t", "slurm", "-o", "job"]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    let script = d.join("job/kill-node.sbatch");
+    assert!(read(&script).contains("#SBATCH --nodes=8\n"));
+    let plan_ids: Vec<String> = baton::expand::expand(&baton::plan::load_file(&plan).unwrap().plan)
+        .jobs
+        .into_iter()
+        .map(|j| j.id)
+        .collect();
+    assert_eq!(plan_ids, ["t"]);
+    let ids = |r: &Results| r.jobs.iter().map(|j| j.id.clone()).collect::<Vec<_>>();
+
+    let healthy = d.join("healthy");
+    let o = submit(&c, &d, &script, &healthy).join().unwrap();
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    let r = results::read(&healthy.join("results.json")).unwrap();
+    assert_eq!(ids(&r), plan_ids, "the plain path's job IDs");
+    assert_eq!(r.jobs[0].status, JobStatus::Completed);
+    assert_eq!(r.jobs[0].layout.nodes, 8);
+    let all = baton::nodeset::compress(&c.nodes[..8]);
+    let n = nodes_json(&healthy);
+    assert_eq!(n["passed"], all.as_str(), "{n:#}");
+    assert!(drains(&healthy).is_empty());
+    let md = read(&healthy.join("report/report.md"));
+    assert!(
+        md.contains(" `t` — "),
+        "the job has its section, as a plain run's: {md}"
+    );
+
+    let out = d.join("killed");
+    let run = submit(&c, &d, &script, &out);
+    until_measuring(&out, &run);
     let _dead = Fault::apply(&["kill", "node03"]);
     let killed = Instant::now();
     let o = run.join().unwrap();
@@ -371,37 +410,39 @@ tests:
         took < timeout,
         "the run ended {took:?} after the kill: not within the plan's timeout {timeout:?}"
     );
-    let id = job_id(&o);
-    let job = scontrol_job(&c, &id);
-    // FAILED, or still COMPLETING while slurmctld waits for the dead node's slurmd to say
-    // its part ended (seen in CI): either way the batch script's exit code is baton's 3.
+    let r = results::read(&out.join("results.json")).unwrap();
+    assert_eq!(ids(&r), plan_ids);
+    let j = &r.jobs[0];
+    // Cut short by the launcher (the old plain steps left it `partial`): an error, failed.
+    assert_eq!(j.status, JobStatus::Error, "{:?}", j.errors);
     assert!(
-        job.contains("JobState=FAILED") || job.contains("JobState=COMPLETING"),
-        "{job}"
+        j.cells().any(|(_, _, _, c)| c.status == CellStatus::Ok),
+        "what was measured before the kill is kept"
     );
-    assert!(job.contains("ExitCode=3:0"), "{job}");
-    // Everything measured before the kill is still there; the job is cut short, not complete.
-    let (file, first) = before;
-    let after = results::read(&file).unwrap();
-    let ok = |r: &Results| {
-        r.jobs[0]
-            .cells()
-            .filter(|(_, _, _, c)| c.status == CellStatus::Ok)
-            .count()
-    };
-    assert!(ok(&after) >= ok(&first), "cells lost after the kill");
-    assert_eq!(after.jobs[0].status, JobStatus::Partial);
-    // The job's output names the dead node, and the script still graded what was measured.
-    let log = read(&d.join(format!("kill-node-{id}.out")));
-    assert!(log.contains("Node failure on node03"), "{log}");
+    let said = "Node failure on node03";
     assert!(
-        file.parent()
-            .unwrap()
-            .parent()
-            .unwrap()
-            .join("junit.xml")
-            .is_file()
+        j.errors
+            .iter()
+            .any(|e| e.message.contains("node03 did not answer") && e.message.contains(said)),
+        "{:?}",
+        j.errors
     );
+    let set = &r.node_sets[0];
+    assert_eq!(set.dead, ["node03"]);
+    assert!(
+        set.launcher.as_deref().is_some_and(|l| l.contains(said)),
+        "{set:?}"
+    );
+    let n = nodes_json(&out);
+    assert_eq!(n["failed"], "node03", "{n:#}");
+    let (verdict, why) = verdict_of(&n, "node03");
+    assert_eq!(verdict, "failed");
+    assert!(why.contains("dead") && why.contains(said), "{why}");
+    let drained = drains(&out);
+    assert_eq!(drained.len(), 1, "{drained:?}");
+    assert!(drained[0].contains("NodeName='node03' "), "{drained:?}");
+    let md = read(&out.join("report/report.md"));
+    assert!(md.contains("node03") && md.contains(said), "{md}");
 }
 
 #[test]
@@ -427,23 +468,22 @@ tests:
             timeout.as_secs()
         ),
     );
-    let mut submit = c.cmd(env!("CARGO_BIN_EXE_baton"));
-    submit
-        .args(["render", p(&plan), "-t", "slurm", "--submit", "--wait"])
-        .current_dir(&d);
-    let run = std::thread::spawn(move || submit.output().expect("baton runs"));
-    let start = Instant::now();
-    let (file, _) = loop {
-        if let Some(m) = measured(&d) {
-            break m;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(240) && !run.is_finished(),
-            "the job never measured anything"
-        );
-        std::thread::sleep(Duration::from_millis(500));
-    };
-    let _frozen = Fault::apply(&["freeze", "node02"]);
+    let o = c.baton(&d, &["render", p(&plan), "-t", "slurm", "-o", "job"]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    let out = d.join("out");
+    let run = submit(&c, &d, &d.join("job/freeze-node.sbatch"), &out);
+    until_measuring(&out, &run);
+    let file = out.join("results.json");
+    // The job's second node: `freeze` stops every baton process of a node, and on the first,
+    // the batch host, that would stop the job's own `baton run` too.
+    let nodes = stdout(
+        &c.cmd("squeue")
+            .args(["-h", "-n", "freeze-node", "-o", "%N"])
+            .output()
+            .expect("squeue"),
+    );
+    let nodes = baton::nodeset::expand(nodes.trim()).expect("the job's nodes");
+    let _frozen = Fault::apply(&["freeze", &nodes[1]]);
     let frozen = Instant::now();
     let o = run.join().unwrap();
     let took = frozen.elapsed();

@@ -8,38 +8,11 @@
 
 use crate::common;
 
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use baton::results::{self, JobStatus};
-use common::cluster::{Fault, cluster_of};
+use common::cluster::{Fault, cluster_of, drains, nodes_json, verdict_of};
 use common::{code, p, read, show, tmp, write};
-
-fn nodes_json(dir: &Path) -> serde_json::Value {
-    serde_json::from_str(&read(&dir.join("nodes.json"))).expect("nodes.json is JSON")
-}
-
-fn verdict_of<'a>(n: &'a serde_json::Value, host: &str) -> (&'a str, &'a str) {
-    let e = n["nodes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|e| e["host"] == host)
-        .unwrap_or_else(|| panic!("{host} not in nodes.json: {n}"));
-    (
-        e["verdict"].as_str().unwrap(),
-        e["reason"].as_str().unwrap(),
-    )
-}
-
-/// The lines of `drain.sh` that drain something.
-fn drains(dir: &Path) -> Vec<String> {
-    read(&dir.join("drain.sh"))
-        .lines()
-        .filter(|l| l.starts_with("scontrol update"))
-        .map(str::to_string)
-        .collect()
-}
 
 /// Phases A and B over six nodes, one of them behind a slow link: rendered as one batch job
 /// (`render -t slurm --submit --wait`), it fails exactly that node, drains only it, and draws
