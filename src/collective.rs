@@ -326,25 +326,41 @@ mod tests {
     fn new_collectives_match_nccl_tests_formulas() {
         // gather, 8 ranks, 1000 B int8: 125 per rank → 112 (multiple of 16).
         let c = Collective::Gather.counts(1000, Dtype::Int8, 8);
-        assert_eq!((c.param, c.send, c.recv, c.send_inplace_offset), (112, 112, 896, 112));
+        assert_eq!(
+            (c.param, c.send, c.recv, c.send_inplace_offset),
+            (112, 112, 896, 112)
+        );
         assert_eq!(c.size_bytes(Dtype::Int8), 896);
         let c = Collective::Scatter.counts(1000, Dtype::Int8, 8);
-        assert_eq!((c.param, c.send, c.recv, c.recv_inplace_offset), (112, 896, 112, 112));
+        assert_eq!(
+            (c.param, c.send, c.recv, c.recv_inplace_offset),
+            (112, 896, 112, 112)
+        );
         // scatter, 3 ranks, 1 MiB double: 131072/3 = 43690 → 43690 (even).
         let c = Collective::Scatter.counts(1 << 20, Dtype::Double, 3);
         assert_eq!((c.param, c.size_bytes(Dtype::Double)), (43690, 1048560));
         // hypercube is an allgather in its counts.
         let c = Collective::HyperCube.counts(1 << 20, Dtype::Float, 4);
-        assert_eq!((c.param, c.recv, c.size_bytes(Dtype::Float)), (65536, 262144, 1 << 20));
+        assert_eq!(
+            (c.param, c.recv, c.size_bytes(Dtype::Float)),
+            (65536, 262144, 1 << 20)
+        );
         // alltoallv generated: param is the per-peer chunk, sizes the distance-weighted totals.
         let c = Collective::AllToAllv.counts(1 << 20, Dtype::Float, 4);
         assert_eq!((c.param, c.send, c.recv), (65536, 262140, 262140));
         assert_eq!(c.size_bytes(Dtype::Float), 1048560);
         let m = Traffic::parse_matrix("100 200 150\n50 100 75\n300 150 200", 1.0).unwrap();
         let c = Collective::AllToAllv.counts_with(4096, Dtype::Float, 3, &m);
-        assert_eq!((c.param, c.send, c.recv, c.size_bytes(Dtype::Float)), (0, 156, 108, 624));
+        assert_eq!(
+            (c.param, c.send, c.recv, c.size_bytes(Dtype::Float)),
+            (0, 156, 108, 624)
+        );
         // busbw: (n-1)/n for gather, scatter, alltoallv; hypercube's algbw is B·e·(n-1)/t.
-        for coll in [Collective::Gather, Collective::Scatter, Collective::AllToAllv] {
+        for coll in [
+            Collective::Gather,
+            Collective::Scatter,
+            Collective::AllToAllv,
+        ] {
             assert_eq!(coll.busbw_factor(8), 7.0 / 8.0);
         }
         let (alg, bus) = Collective::HyperCube.bandwidths(1 << 20, 100.0, 4);

@@ -34,7 +34,11 @@ pub enum TrafficError {
     #[error("{MATRIX_SCALE_VAR}={0} is negative")]
     NegativeScale(f64),
     #[error("traffic matrix row {row} column {col}: {text:?} is not a non-negative number")]
-    BadValue { row: usize, col: usize, text: String },
+    BadValue {
+        row: usize,
+        col: usize,
+        text: String,
+    },
     #[error("traffic matrix row {row} has {got} columns, the first row {expected}")]
     Ragged {
         row: usize,
@@ -96,7 +100,10 @@ impl Traffic {
         for (row, line) in rows.iter().enumerate() {
             let mut got = 0;
             for (col, word) in line.split_whitespace().enumerate() {
-                let v = word.parse::<f64>().ok().filter(|v| v.is_finite() && *v >= 0.0);
+                let v = word
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|v| v.is_finite() && *v >= 0.0);
                 let v = v.ok_or_else(|| TrafficError::BadValue {
                     row,
                     col,
@@ -154,12 +161,16 @@ impl Traffic {
 
     /// Elements rank `i` sends each peer, in peer order.
     pub fn send_counts(&self, i: u64, n: u64, total: u64, e: u64) -> Vec<u64> {
-        (0..n).map(|j| self.peer_bytes(i, j, n, total) / e).collect()
+        (0..n)
+            .map(|j| self.peer_bytes(i, j, n, total) / e)
+            .collect()
     }
 
     /// Elements rank `i` receives from each peer, in peer order.
     pub fn recv_counts(&self, i: u64, n: u64, total: u64, e: u64) -> Vec<u64> {
-        (0..n).map(|j| self.peer_bytes(j, i, n, total) / e).collect()
+        (0..n)
+            .map(|j| self.peer_bytes(j, i, n, total) / e)
+            .collect()
     }
 
     /// The most elements any rank sends and any rank receives: nccl-tests sizes every rank's

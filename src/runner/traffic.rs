@@ -62,6 +62,10 @@ pub fn for_job(
 fn read_matrix(path: &Path) -> Result<String, EngineError> {
     let bytes = crate::input::read_bounded(path, MATRIX_LIMIT, "traffic matrix")
         .map_err(|e| invalid(format!("{MATRIX_FILE_VAR}={}: {e}", path.display())))?;
-    String::from_utf8(bytes)
-        .map_err(|_| invalid(format!("{MATRIX_FILE_VAR}={}: not UTF-8 text", path.display())))
+    String::from_utf8(bytes).map_err(|_| {
+        invalid(format!(
+            "{MATRIX_FILE_VAR}={}: not UTF-8 text",
+            path.display()
+        ))
+    })
 }

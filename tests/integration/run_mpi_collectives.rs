@@ -24,8 +24,8 @@ fn all_clean(r: &Results, n: u64, traffic: &Traffic) {
         assert_eq!(j.status, JobStatus::Completed, "{}: {:?}", j.id, j.errors);
         let dtype: Dtype = j.dtype;
         for (_, row, p, c) in j.cells() {
-            let unchecked = j.collective == Collective::AllToAllv
-                && p == results::Placement::InPlace;
+            let unchecked =
+                j.collective == Collective::AllToAllv && p == results::Placement::InPlace;
             let want = if unchecked { None } else { Some(0) };
             assert_eq!(c.wrong, want, "{} {} {p:?}", j.id, row.requested);
         }
@@ -70,7 +70,12 @@ fn alltoallv_spread_and_matrix_follow_nccl_tests_variables() {
         "version: 1\nname: v\nbackend: mpi\nlaunch: { nodes: 1, ranks_per_node: 4 }\ntests:\n  - name: v\n    collective: alltoallv\n    sizes: { from: 1K, to: 1M, factor: 32 }\n    env: { NCCL_TESTS_ALLTOALLV_SPREAD: \"0.5\" }\n",
         &[],
     );
-    assert_eq!(ran.output.status.code(), Some(0), "{}", common::stderr(&ran.output));
+    assert_eq!(
+        ran.output.status.code(),
+        Some(0),
+        "{}",
+        common::stderr(&ran.output)
+    );
     let r = results::read(&ran.out.join("results.json")).unwrap();
     all_clean(&r, 4, &Traffic::Generated { spread: 0.5 });
     // 1 MiB float over 4 ranks at spread 0.5: 1048560 bytes (the per-peer shares rounded to 16).
@@ -78,13 +83,22 @@ fn alltoallv_spread_and_matrix_follow_nccl_tests_variables() {
     assert_eq!((last.size, last.count), (1048560, 65536));
 
     let dir = common::tmp("a2av-matrix");
-    let m = common::write(&dir, "traffic.txt", "100 200 150 0\n50 100 75 16\n300 150 200 32\n0 0 4000 48\n");
+    let m = common::write(
+        &dir,
+        "traffic.txt",
+        "100 200 150 0\n50 100 75 16\n300 150 200 32\n0 0 4000 48\n",
+    );
     let text = format!(
         "version: 1\nname: v\nbackend: mpi\nlaunch: {{ nodes: 1, ranks_per_node: 4 }}\ntests:\n  - name: v\n    collective: alltoallv\n    sizes: [16K]\n    matrix:\n      dtype: [float, int8]\n    env: {{ NCCL_TESTS_ALLTOALLV_MATRIX_FILE: {:?}, NCCL_TESTS_ALLTOALLV_MATRIX_SCALE: \"2\" }}\n",
         m.display().to_string()
     );
     let ran = common::run_plan("a2av-matrix-run", &text, &[]);
-    assert_eq!(ran.output.status.code(), Some(0), "{}", common::stderr(&ran.output));
+    assert_eq!(
+        ran.output.status.code(),
+        Some(0),
+        "{}",
+        common::stderr(&ran.output)
+    );
     let r = results::read(&ran.out.join("results.json")).unwrap();
     let t = Traffic::parse_matrix(&std::fs::read_to_string(&m).unwrap(), 2.0).unwrap();
     all_clean(&r, 4, &t);
@@ -103,10 +117,18 @@ fn a_matrix_over_several_sizes_or_too_small_is_refused_with_why() {
         m.display().to_string()
     );
     let ran = common::run_plan("a2av-bad-run", &text, &[]);
-    assert_eq!(ran.output.status.code(), Some(3), "{}", common::stdout(&ran.output));
+    assert_eq!(
+        ran.output.status.code(),
+        Some(3),
+        "{}",
+        common::stdout(&ran.output)
+    );
     let r = results::read(&ran.out.join("results.json")).unwrap();
     let msg = format!("{:?}", r.jobs[0].errors);
-    assert!(msg.contains("traffic matrix is 2x2, smaller than the 4 ranks"), "{msg}");
+    assert!(
+        msg.contains("traffic matrix is 2x2, smaller than the 4 ranks"),
+        "{msg}"
+    );
 }
 
 #[test]
@@ -119,7 +141,10 @@ fn hypercube_on_three_ranks_says_it_needs_a_power_of_two() {
     assert_ne!(ran.output.status.code(), Some(0));
     let r = results::read(&ran.out.join("results.json")).unwrap();
     let msg = format!("{:?}", r.jobs[0].errors);
-    assert!(msg.contains("hypercube needs a power-of-two rank count; this group has 3"), "{msg}");
+    assert!(
+        msg.contains("hypercube needs a power-of-two rank count; this group has 3"),
+        "{msg}"
+    );
 }
 
 #[test]
@@ -128,8 +153,17 @@ fn a_corrupted_element_of_each_new_collective_is_counted() {
         let text = format!(
             "version: 1\nname: c\nbackend: mpi\nlaunch: {{ nodes: 1, ranks_per_node: 4 }}\ntests:\n  - name: c\n    collective: {coll}\n    sizes: [4K]\n    expect:\n      - wrong: 0\n"
         );
-        let ran = common::run_plan(&format!("corrupt-{coll}"), &text, &[("BATON_FAULT", "corrupt:rank=2")]);
-        assert_eq!(ran.output.status.code(), Some(1), "{coll}: {}", common::stderr(&ran.output));
+        let ran = common::run_plan(
+            &format!("corrupt-{coll}"),
+            &text,
+            &[("BATON_FAULT", "corrupt:rank=2")],
+        );
+        assert_eq!(
+            ran.output.status.code(),
+            Some(1),
+            "{coll}: {}",
+            common::stderr(&ran.output)
+        );
         let r = results::read(&ran.out.join("results.json")).unwrap();
         let cell = r.jobs[0].repeats[0].rows[0].out_of_place.as_ref().unwrap();
         assert_eq!(cell.wrong, Some(1), "{coll}");

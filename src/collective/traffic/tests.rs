@@ -44,7 +44,10 @@ fn matrix_is_scaled_rounded_and_maxed() {
 #[test]
 fn bad_traffic_is_named() {
     let e = Traffic::from_vars(Some("lots"), None, None).unwrap_err();
-    assert!(e.to_string().contains("NCCL_TESTS_ALLTOALLV_SPREAD=\"lots\""));
+    assert!(
+        e.to_string()
+            .contains("NCCL_TESTS_ALLTOALLV_SPREAD=\"lots\"")
+    );
     assert_eq!(
         Traffic::from_vars(Some("1.5"), None, None),
         Err(TrafficError::SpreadRange(1.5))

@@ -91,7 +91,19 @@ pub unsafe fn alltoallv(op: &OpSpec, c: Call) -> c_int {
         unsafe { std::ptr::copy_nonoverlapping(c.recv.cast::<u8>(), c.send.cast::<u8>(), len) };
     }
     let (s, r) = (sc.as_ptr(), rc.as_ptr());
-    unsafe { ffi::MPI_Alltoallv(c.send, s, sd.as_ptr(), c.dt, c.recv, r, rd.as_ptr(), c.dt, c.comm) }
+    unsafe {
+        ffi::MPI_Alltoallv(
+            c.send,
+            s,
+            sd.as_ptr(),
+            c.dt,
+            c.recv,
+            r,
+            rd.as_ptr(),
+            c.dt,
+            c.comm,
+        )
+    }
 }
 
 /// The rank's block into slot `rank` of the receive buffer (already there in place), then for

@@ -56,11 +56,15 @@ pub unsafe fn gather(op: &OpSpec, c: Call) -> ncclResult_t {
     let root = op.root as i32;
     unsafe {
         grouped(|done| {
-            done(sys::ncclSend(c.send, k as usize, c.t, root, c.comm, c.stream));
+            done(sys::ncclSend(
+                c.send, k as usize, c.t, root, c.comm, c.stream,
+            ));
             if op.group_rank == op.root as u64 {
                 for r in 0..n {
                     let at = c.recv.byte_add(bytes(op, r * k));
-                    done(sys::ncclRecv(at, k as usize, c.t, r as i32, c.comm, c.stream));
+                    done(sys::ncclRecv(
+                        at, k as usize, c.t, r as i32, c.comm, c.stream,
+                    ));
                 }
             }
         })
@@ -82,10 +86,14 @@ pub unsafe fn scatter(op: &OpSpec, c: Call) -> ncclResult_t {
             if op.group_rank == op.root as u64 {
                 for r in 0..n {
                     let at = c.send.byte_add(bytes(op, r * k));
-                    done(sys::ncclSend(at, k as usize, c.t, r as i32, c.comm, c.stream));
+                    done(sys::ncclSend(
+                        at, k as usize, c.t, r as i32, c.comm, c.stream,
+                    ));
                 }
             }
-            done(sys::ncclRecv(c.recv, k as usize, c.t, root, c.comm, c.stream));
+            done(sys::ncclRecv(
+                c.recv, k as usize, c.t, root, c.comm, c.stream,
+            ));
         })
     }
 }
@@ -103,12 +111,26 @@ pub unsafe fn alltoallv(op: &OpSpec, c: Call) -> ncclResult_t {
             for (p, (ks, kr)) in to.iter().zip(&from).enumerate() {
                 if *ks > 0 {
                     let at = c.send.byte_add(bytes(op, s));
-                    done(sys::ncclSend(at, *ks as usize, c.t, p as i32, c.comm, c.stream));
+                    done(sys::ncclSend(
+                        at,
+                        *ks as usize,
+                        c.t,
+                        p as i32,
+                        c.comm,
+                        c.stream,
+                    ));
                     s += ks;
                 }
                 if *kr > 0 {
                     let at = c.recv.byte_add(bytes(op, r));
-                    done(sys::ncclRecv(at, *kr as usize, c.t, p as i32, c.comm, c.stream));
+                    done(sys::ncclRecv(
+                        at,
+                        *kr as usize,
+                        c.t,
+                        p as i32,
+                        c.comm,
+                        c.stream,
+                    ));
                     r += kr;
                 }
             }
