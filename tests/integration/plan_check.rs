@@ -440,6 +440,32 @@ fn root_out_of_range_when_the_layout_is_known() {
     assert!(errors(&y).is_empty());
 }
 
+/// nccl-tests' hypercube_perf skips a group size that is not a power of two; `check` says so
+/// before anything runs, when the layout is known.
+#[test]
+fn hypercube_on_a_group_size_not_a_power_of_two_is_refused() {
+    let y = format!(
+        "{HEAD}launch: {{ nodes: 1, ranks_per_node: 6 }}\ntests:\n  - name: h\n    collective: [all_gather, hypercube]\n    sizes: [1M]\n"
+    );
+    one_error(
+        &y,
+        5,
+        "hypercube needs a power-of-two rank count: the communicator has 6 ranks",
+    );
+    let y = format!(
+        "{HEAD}launch: {{ nodes: 1, ranks_per_node: 6 }}\ntests:\n  - name: h\n    collective: hypercube\n    sizes: [1M]\n    split: \"MOD 2\"\n"
+    );
+    one_error(
+        &y,
+        8,
+        "hypercube needs a power-of-two rank count: a split group has 3 ranks",
+    );
+    let y = format!(
+        "{HEAD}launch: {{ nodes: 1, ranks_per_node: 8 }}\ntests:\n  - name: h\n    collective: hypercube\n    sizes: [1M]\n    split: \"DIV 4\"\n"
+    );
+    assert!(errors(&y).is_empty());
+}
+
 #[test]
 fn one_rank_groups_warn() {
     let y = format!(
