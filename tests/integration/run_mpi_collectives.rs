@@ -49,6 +49,17 @@ fn run_clean(name: &str, ranks: u32, split: &str, n: u64) {
     let r = results::read(&ran.out.join("results.json")).unwrap();
     assert_eq!(r.jobs.len(), 8);
     all_clean(&r, n, &Traffic::default());
+    // Graded again from the results file: every job of each new collective passes by name.
+    let results = ran.out.join("results.json");
+    let o = common::baton(&["grade", common::p(&ran.plan), common::p(&results)]);
+    let stdout = common::stdout(&o);
+    assert_eq!(common::code(&o), 0, "{stdout}");
+    for coll in ["gather", "scatter", "alltoallv", "hypercube"] {
+        assert!(
+            stdout.contains(&format!("t[collective={coll},dtype=float]")),
+            "{stdout}"
+        );
+    }
 }
 
 #[test]
