@@ -161,6 +161,16 @@ impl Collective {
         )
     }
 
+    /// What nccl-tests prints in the redop column of a collective that does not reduce:
+    /// `none`, except hypercube_perf's empty field.
+    pub fn no_redop(self) -> &'static str {
+        if self == Collective::HyperCube {
+            ""
+        } else {
+            "none"
+        }
+    }
+
     /// Whether it runs only on a power-of-two rank count (nccl-tests skips the others).
     pub fn needs_power_of_two(self) -> bool {
         self == Collective::HyperCube

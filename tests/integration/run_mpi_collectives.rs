@@ -69,6 +69,40 @@ fn four_new_collectives_verify_on_two_four_and_eight_ranks() {
     run_clean("new4-8", 8, "", 8);
 }
 
+/// baton's live table prints hypercube's redop as nccl-tests does (an empty field), and
+/// `baton ingest` reads such a table back to the same rows.
+#[test]
+fn a_hypercube_table_prints_a_blank_redop_and_ingests_back() {
+    let ran = common::run_plan(
+        "hc-table",
+        "version: 1\nname: h\nbackend: mpi\nlaunch: { nodes: 1, ranks_per_node: 4 }\ntests:\n  - name: h\n    collective: hypercube\n    sizes: [64K, 1M]\n",
+        &[],
+    );
+    let stdout = common::stdout(&ran.output);
+    assert_eq!(ran.output.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains("     1048576         65536     float              -1"),
+        "{stdout}"
+    );
+    let log = common::write(&ran.dir, "hypercube.log", &stdout);
+    let back = ran.dir.join("back.json");
+    let o = common::baton(&["ingest", common::p(&log), "-o", common::p(&back)]);
+    assert_eq!(common::code(&o), 0, "{}", common::show(&o));
+    let (a, b) = (
+        results::read(&ran.out.join("results.json")).unwrap(),
+        results::read(&back).unwrap(),
+    );
+    assert_eq!(b.jobs[0].collective, Collective::HyperCube);
+    let sizes = |r: &Results| -> Vec<(u64, u64)> {
+        r.jobs[0].repeats[0]
+            .rows
+            .iter()
+            .map(|x| (x.size, x.count))
+            .collect()
+    };
+    assert_eq!(sizes(&a), sizes(&b));
+}
+
 #[test]
 fn four_new_collectives_verify_in_split_groups() {
     run_clean("new4-split", 8, "    split: \"DIV 4\"\n", 4);
