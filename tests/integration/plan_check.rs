@@ -466,6 +466,33 @@ fn hypercube_on_a_group_size_not_a_power_of_two_is_refused() {
     assert!(errors(&y).is_empty());
 }
 
+/// alltoallv's spread and scale are numbers in range, said by `check` where the plan writes them
+/// (nccl-tests would ignore a word and clamp 1.5 silently).
+#[test]
+fn alltoallv_spread_and_scale_are_checked_where_written() {
+    let t = |env: &str| {
+        format!(
+            "{HEAD}tests:\n  - name: v\n    collective: alltoallv\n    sizes: [1M]\n    env:\n      {env}\n"
+        )
+    };
+    one_error(
+        &t("NCCL_TESTS_ALLTOALLV_SPREAD: lots"),
+        8,
+        "NCCL_TESTS_ALLTOALLV_SPREAD=\"lots\" is not a number",
+    );
+    one_error(
+        &t("NCCL_TESTS_ALLTOALLV_SPREAD: 1.5"),
+        8,
+        "NCCL_TESTS_ALLTOALLV_SPREAD=1.5 is outside 0..=1",
+    );
+    one_error(
+        &t("NCCL_TESTS_ALLTOALLV_MATRIX_SCALE: -2"),
+        8,
+        "NCCL_TESTS_ALLTOALLV_MATRIX_SCALE=-2 is negative",
+    );
+    assert!(errors(&t("NCCL_TESTS_ALLTOALLV_SPREAD: \"0.25\"")).is_empty());
+}
+
 #[test]
 fn one_rank_groups_warn() {
     let y = format!(
