@@ -7,6 +7,9 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+pub mod traffic;
+pub use traffic::{Traffic, TrafficError};
+
 macro_rules! named_enum {
     ($(#[$m:meta])* $name:ident { $($var:ident = $text:literal),+ $(,)? } aliases { $($alias:literal => $target:ident),* $(,)? }) => {
         $(#[$m])*
@@ -40,7 +43,7 @@ macro_rules! named_enum {
 }
 
 named_enum! {
-    /// The seven collectives nccl-tests ships binaries for and baton measures.
+    /// The eleven collectives nccl-tests ships binaries for and baton measures.
     Collective {
         AllReduce = "all_reduce",
         AllGather = "all_gather",
@@ -49,6 +52,10 @@ named_enum! {
         Reduce = "reduce",
         AllToAll = "alltoall",
         SendRecv = "sendrecv",
+        Gather = "gather",
+        Scatter = "scatter",
+        AllToAllv = "alltoallv",
+        HyperCube = "hypercube",
     }
     aliases { "all_to_all" => AllToAll, "send_recv" => SendRecv }
 }
@@ -137,15 +144,36 @@ impl Collective {
 
     /// Whether the collective has a root rank.
     pub fn rooted(self) -> bool {
-        matches!(self, Collective::Broadcast | Collective::Reduce)
+        matches!(
+            self,
+            Collective::Broadcast | Collective::Reduce | Collective::Gather | Collective::Scatter
+        )
     }
 
     /// Whether the requested size is divided among ranks (the printed size can be smaller).
     pub fn chunked(self) -> bool {
-        matches!(
+        !matches!(
             self,
-            Collective::AllGather | Collective::ReduceScatter | Collective::AllToAll
+            Collective::AllReduce
+                | Collective::Broadcast
+                | Collective::Reduce
+                | Collective::SendRecv
         )
+    }
+
+    /// What nccl-tests prints in the redop column of a collective that does not reduce:
+    /// `none`, except hypercube_perf's empty field.
+    pub fn no_redop(self) -> &'static str {
+        if self == Collective::HyperCube {
+            ""
+        } else {
+            "none"
+        }
+    }
+
+    /// Whether it runs only on a power-of-two rank count (nccl-tests skips the others).
+    pub fn needs_power_of_two(self) -> bool {
+        self == Collective::HyperCube
     }
 
     /// The nccl-tests binary that measures this collective.
@@ -153,9 +181,16 @@ impl Collective {
         format!("{}_perf", self.name())
     }
 
-    /// Counts for a requested size `bytes` over `n` ranks (§1.1–1.2): floor to whole elements;
-    /// chunked collectives divide by `n` and round each rank's chunk down to 16 bytes.
+    /// Counts for a requested size `bytes` over `n` ranks (§1.1–1.2), alltoallv with its
+    /// default traffic (nccl-tests' generated pattern at spread 1).
     pub fn counts(self, bytes: u64, dtype: Dtype, n: u64) -> Counts {
+        self.counts_with(bytes, dtype, n, &Traffic::default())
+    }
+
+    /// Counts under alltoallv's `traffic`: floor to whole elements; chunked collectives divide
+    /// by `n` and round each rank's chunk down to 16 bytes. Alltoallv's send and recv counts
+    /// are the largest any rank sends and receives, as nccl-tests sizes every rank's buffers.
+    pub fn counts_with(self, bytes: u64, dtype: Dtype, n: u64, traffic: &Traffic) -> Counts {
         let e = dtype.size();
         let count = bytes / e;
         let n = n.max(1);
@@ -165,9 +200,16 @@ impl Collective {
             | Collective::Broadcast
             | Collective::Reduce
             | Collective::SendRecv => (count, count, count, 0, 0),
-            Collective::AllGather => (chunk, chunk, n * chunk, chunk, 0),
-            Collective::ReduceScatter => (chunk, n * chunk, chunk, 0, chunk),
+            Collective::AllGather | Collective::Gather | Collective::HyperCube => {
+                (chunk, chunk, n * chunk, chunk, 0)
+            }
+            Collective::ReduceScatter | Collective::Scatter => (chunk, n * chunk, chunk, 0, chunk),
             Collective::AllToAll => (chunk, n * chunk, n * chunk, 0, 0),
+            Collective::AllToAllv => {
+                let param = if traffic.generated() { chunk } else { 0 };
+                let (s, r) = traffic.max_counts(param * n * e, e, n);
+                (param, s, r, 0, 0)
+            }
         };
         Counts {
             param,
@@ -183,10 +225,28 @@ impl Collective {
         let n = n.max(1) as f64;
         match self {
             Collective::AllReduce => 2.0 * (n - 1.0) / n,
-            Collective::AllGather | Collective::ReduceScatter | Collective::AllToAll => {
+            Collective::AllGather
+            | Collective::ReduceScatter
+            | Collective::AllToAll
+            | Collective::Gather
+            | Collective::Scatter
+            | Collective::AllToAllv => (n - 1.0) / n,
+            Collective::Broadcast
+            | Collective::Reduce
+            | Collective::SendRecv
+            | Collective::HyperCube => 1.0,
+        }
+    }
+
+    /// algbw ÷ (printed size / time): 1 except for hypercube, whose algbw counts only the
+    /// n − 1 chunks a rank receives (`B·e·(n−1)/t`), not the whole gathered size.
+    pub fn algbw_share(self, n: u64) -> f64 {
+        match self {
+            Collective::HyperCube => {
+                let n = n.max(1) as f64;
                 (n - 1.0) / n
             }
-            Collective::Broadcast | Collective::Reduce | Collective::SendRecv => 1.0,
+            _ => 1.0,
         }
     }
 
@@ -195,13 +255,16 @@ impl Collective {
         if time_us <= 0.0 {
             return (0.0, 0.0);
         }
-        let algbw = size_bytes as f64 / 1e9 / (time_us * 1e-6);
+        let algbw = size_bytes as f64 / 1e9 / (time_us * 1e-6) * self.algbw_share(n);
         (algbw, algbw * self.busbw_factor(n))
     }
 
-    /// Whether nccl-tests verifies the in-place result (it does not for alltoall and sendrecv).
+    /// Whether nccl-tests verifies the in-place result (not for alltoall, alltoallv, sendrecv).
     pub fn checks_in_place(self) -> bool {
-        !matches!(self, Collective::AllToAll | Collective::SendRecv)
+        !matches!(
+            self,
+            Collective::AllToAll | Collective::AllToAllv | Collective::SendRecv
+        )
     }
 
     /// Bytes of user buffers per rank at requested size `bytes`: send + recv (+ expected when
@@ -229,7 +292,7 @@ mod tests {
         assert_eq!("fp32".parse::<Dtype>(), Ok(Dtype::Float));
         assert!("allreduce".parse::<Collective>().is_err());
         assert_eq!(Collective::AllToAll.to_string(), "alltoall");
-        assert_eq!(Collective::ALL.len(), 7);
+        assert_eq!(Collective::ALL.len(), 11);
     }
 
     #[test]
@@ -265,6 +328,57 @@ mod tests {
         assert_eq!(Collective::AllReduce.busbw_factor(1), 0.0);
         let (alg, bus) = Collective::AllReduce.bandwidths(1073741824, 5000.0, 8);
         assert!((alg - 214.748).abs() < 1e-3 && (bus - 375.809).abs() < 1e-3);
+    }
+
+    /// Expected figures from gather.cu, scatter.cu, hypercube.cu and alltoallv.cu's
+    /// `GetCollByteCount` and `GetBw`, worked by hand.
+    #[test]
+    fn new_collectives_match_nccl_tests_formulas() {
+        // gather, 8 ranks, 1000 B int8: 125 per rank → 112 (multiple of 16).
+        let c = Collective::Gather.counts(1000, Dtype::Int8, 8);
+        assert_eq!(
+            (c.param, c.send, c.recv, c.send_inplace_offset),
+            (112, 112, 896, 112)
+        );
+        assert_eq!(c.size_bytes(Dtype::Int8), 896);
+        let c = Collective::Scatter.counts(1000, Dtype::Int8, 8);
+        assert_eq!(
+            (c.param, c.send, c.recv, c.recv_inplace_offset),
+            (112, 896, 112, 112)
+        );
+        // scatter, 3 ranks, 1 MiB double: 131072/3 = 43690 → 43690 (even).
+        let c = Collective::Scatter.counts(1 << 20, Dtype::Double, 3);
+        assert_eq!((c.param, c.size_bytes(Dtype::Double)), (43690, 1048560));
+        // hypercube is an allgather in its counts.
+        let c = Collective::HyperCube.counts(1 << 20, Dtype::Float, 4);
+        assert_eq!(
+            (c.param, c.recv, c.size_bytes(Dtype::Float)),
+            (65536, 262144, 1 << 20)
+        );
+        // alltoallv generated: param is the per-peer chunk, sizes the distance-weighted totals.
+        let c = Collective::AllToAllv.counts(1 << 20, Dtype::Float, 4);
+        assert_eq!((c.param, c.send, c.recv), (65536, 262140, 262140));
+        assert_eq!(c.size_bytes(Dtype::Float), 1048560);
+        let m = Traffic::parse_matrix("100 200 150\n50 100 75\n300 150 200", 1.0).unwrap();
+        let c = Collective::AllToAllv.counts_with(4096, Dtype::Float, 3, &m);
+        assert_eq!(
+            (c.param, c.send, c.recv, c.size_bytes(Dtype::Float)),
+            (0, 156, 108, 624)
+        );
+        // busbw: (n-1)/n for gather, scatter, alltoallv; hypercube's algbw is B·e·(n-1)/t.
+        for coll in [
+            Collective::Gather,
+            Collective::Scatter,
+            Collective::AllToAllv,
+        ] {
+            assert_eq!(coll.busbw_factor(8), 7.0 / 8.0);
+        }
+        let (alg, bus) = Collective::HyperCube.bandwidths(1 << 20, 100.0, 4);
+        assert!((alg - 7.86432).abs() < 1e-9 && (bus - alg).abs() < 1e-12);
+        let (alg, bus) = Collective::Gather.bandwidths(896, 1.0, 8);
+        assert!((alg - 0.896).abs() < 1e-9 && (bus - 0.784).abs() < 1e-9);
+        assert!(Collective::Gather.rooted() && Collective::Scatter.rooted());
+        assert!(!Collective::AllToAllv.checks_in_place() && Collective::Gather.checks_in_place());
     }
 
     #[test]

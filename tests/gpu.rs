@@ -113,6 +113,32 @@ fn every_collective_dtype_op_and_placement_verifies() {
     assert!(r.jobs[0].layout.ranks.iter().all(|k| k.gpu_uuid.is_some()));
 }
 
+/// gather, scatter, alltoallv (generated, at spread 0.5) and hypercube from ncclSend/ncclRecv
+/// groups (#27): every checked cell 0 wrong, a corrupted element counted. Written without a GPU
+/// (the NCCL side compiles and was read against nccl-tests); a GPU session runs it.
+#[test]
+#[ignore = "needs a GPU (run with --include-ignored on a GPU machine)"]
+fn gather_scatter_alltoallv_hypercube_verify() {
+    need_gpus!();
+    let plan = "version: 1\nname: n4\nbackend: nccl\ntests:\n  - name: t\n    collective: [gather, scatter, alltoallv, hypercube]\n    sizes: { from: 8, to: 64M, factor: 64 }\n    root: 1\n    env: { NCCL_TESTS_ALLTOALLV_SPREAD: \"0.5\" }\n    matrix:\n      dtype: [float, bfloat16, int8]\n    expect:\n      - wrong: 0\n";
+    let (r, run) = run_checked("gpu-new4", plan, &[], 0);
+    assert_eq!(r.jobs.len(), 12);
+    for j in &r.jobs {
+        assert_eq!(j.status, JobStatus::Completed, "{}: {:?}", j.id, j.errors);
+        assert!(j.cells().any(|(_, _, _, c)| c.wrong == Some(0)), "{}", j.id);
+    }
+    let o = baton_env(
+        &[
+            "run",
+            common::p(&run.plan),
+            "-o",
+            common::p(&run.dir.join("corrupt")),
+        ],
+        &[("BATON_FAULT", "corrupt:rank=1")],
+    );
+    expect_exit(&o, 1);
+}
+
 #[test]
 #[ignore = "needs a GPU (run with --include-ignored on a GPU machine)"]
 fn injected_corruption_shows_in_wrong() {

@@ -285,7 +285,14 @@ mod tests {
             collective_of_program("alltoall_perf_mpi"),
             Some(Collective::AllToAll)
         );
-        assert_eq!(collective_of_program("hypercube_perf"), None);
-        assert_eq!(collective_of_program("gather_perf"), None);
+        assert_eq!(
+            collective_of_program("hypercube_perf"),
+            Some(Collective::HyperCube)
+        );
+        assert_eq!(
+            collective_of_program("./build/alltoallv_perf"),
+            Some(Collective::AllToAllv)
+        );
+        assert_eq!(collective_of_program("foo_perf"), None);
     }
 }

@@ -3,7 +3,8 @@
 //! time deny) means the file was edited or damaged, so the whole log is refused with the line —
 //! graded, such a row would pass `time <=` or hide corruption.
 
-use super::log::{Log, LogRow};
+use super::log::{Log, LogRow, collective_of_program};
+use crate::collective::Collective;
 use crate::results::Cell;
 
 /// Below this nccl-tests prints `#wrong` as a plain integer; above, `%g` may round it.
@@ -26,12 +27,14 @@ pub fn wrong_count(v: f64, text: &str) -> Result<u64, String> {
 
 /// The first impossible row of `log`: its line and why.
 pub fn first_impossible(log: &Log) -> Option<(usize, String)> {
+    let program = || log.program.as_deref().and_then(collective_of_program);
+    let hypercube = log.collective.or_else(program) == Some(Collective::HyperCube);
     log.rows
         .iter()
-        .find_map(|r| impossible(r, log.cputime).map(|why| (r.line, why)))
+        .find_map(|r| impossible(r, log.cputime, hypercube).map(|why| (r.line, why)))
 }
 
-fn impossible(row: &LogRow, cputime: bool) -> Option<String> {
+fn impossible(row: &LogRow, cputime: bool, hypercube: bool) -> Option<String> {
     for (name, cell) in [
         ("out-of-place", &row.out_of_place),
         ("in-place", &row.in_place),
@@ -39,8 +42,14 @@ fn impossible(row: &LogRow, cputime: bool) -> Option<String> {
         let Some(c) = cell else { continue };
         // Versions before 2.0 printed the bytes of all GPUs as size, yet derived algbw from one
         // GPU's count: either explains a printed algbw.
+        // Hypercube's algbw counts the n − 1 blocks a rank receives: size less one block.
         let per_gpu = row.count.saturating_mul(row.dtype.size());
-        let why = cell_impossible(c, row.size, cputime)
+        let size = if hypercube {
+            row.size.saturating_sub(per_gpu)
+        } else {
+            row.size
+        };
+        let why = cell_impossible(c, size, cputime)
             .and_then(|why| cell_impossible(c, per_gpu, cputime).map(|_| why));
         if let Some(why) = why {
             return Some(format!("{name} {why}"));

@@ -1,11 +1,11 @@
 //! The seam between the shared sweep and a backend: one rank's data movement for one job.
 
-use crate::collective::{Collective, Counts, Dtype, RedOp};
+use crate::collective::{Collective, Counts, Dtype, RedOp, Traffic};
 use crate::results::{ErrorKind, Placement};
 
 /// One collective call as the sweep asks for it.
 #[derive(Debug, Clone, Copy)]
-pub struct OpSpec {
+pub struct OpSpec<'a> {
     pub collective: Collective,
     pub dtype: Dtype,
     pub op: RedOp,
@@ -21,9 +21,11 @@ pub struct OpSpec {
     pub max_bytes: u64,
     pub group_rank: u64,
     pub group_size: u64,
+    /// Who sends whom how much (alltoallv only; the others ignore it).
+    pub traffic: &'a Traffic,
 }
 
-impl OpSpec {
+impl OpSpec<'_> {
     /// Byte offset of iteration `idx` inside the buffers (nccl-tests §2.6), so consecutive ops
     /// walk the whole allocation instead of hitting cache.
     pub fn rotation(&self, idx: u64) -> u64 {

@@ -70,7 +70,6 @@ pub fn inputs(op: &OpSpec) -> Vec<Block> {
     match op.collective {
         Collective::AllReduce | Collective::Reduce => one(0, c.param, red),
         Collective::ReduceScatter => one(0, c.send, red),
-        Collective::AllGather => one(r * c.param, c.param, Fill::Copy),
         Collective::Broadcast if r == op.root as u64 => one(0, c.param, Fill::Copy),
         Collective::Broadcast => Vec::new(),
         Collective::AllToAll => (0..n)
@@ -83,7 +82,75 @@ pub fn inputs(op: &OpSpec) -> Vec<Block> {
             })
             .collect(),
         Collective::SendRecv => one(r * c.param, c.param, Fill::Copy),
+        Collective::AllGather | Collective::Gather | Collective::HyperCube => {
+            one(r * c.param, c.param, Fill::Copy)
+        }
+        Collective::Scatter if r == op.root as u64 => one(0, n * c.param, Fill::Copy),
+        Collective::Scatter => Vec::new(),
+        Collective::AllToAllv => {
+            let sent: u64 = alltoallv_send(op).iter().sum();
+            one(r * c.send, sent, Fill::Copy)
+        }
     }
+}
+
+/// Elements this rank sends each peer under the op's alltoallv traffic.
+pub fn alltoallv_send(op: &OpSpec) -> Vec<u64> {
+    let (n, e) = (op.group_size, op.dtype.size());
+    let total = op.counts.param * n * e;
+    op.traffic.send_counts(op.group_rank, n, total, e)
+}
+
+/// Elements this rank receives from each peer under the op's alltoallv traffic.
+pub fn alltoallv_recv(op: &OpSpec) -> Vec<u64> {
+    let (n, e) = (op.group_size, op.dtype.size());
+    let total = op.counts.param * n * e;
+    op.traffic.recv_counts(op.group_rank, n, total, e)
+}
+
+/// Each source's segment in source order — the part of the source's send stream addressed to
+/// this rank — then zeros to the end of the largest rank's receive count (nccl-tests compares
+/// the whole buffer).
+fn alltoallv_outputs(op: &OpSpec) -> Vec<Block> {
+    let (r, n, e, c) = (op.group_rank, op.group_size, op.dtype.size(), op.counts);
+    let total = c.param * n * e;
+    let mut at = 0;
+    let mut blocks = Vec::new();
+    for src in 0..n {
+        let theirs = op.traffic.send_counts(src, n, total, e);
+        let count = theirs[r as usize];
+        let before: u64 = theirs[..r as usize].iter().sum();
+        blocks.push(recv(at * e, src * c.send + before, count, Fill::Copy));
+        at += count;
+    }
+    blocks.push(recv(at * e, 0, c.recv.saturating_sub(at), Fill::Zero));
+    blocks.retain(|b| b.count > 0);
+    blocks
+}
+
+fn recv(offset: u64, start: u64, count: u64, fill: Fill) -> Block {
+    Block {
+        buf: Buf::Recv,
+        offset,
+        start,
+        count,
+        fill,
+    }
+}
+
+/// Gather leaves a non-root's receive buffer as it was: zeros, and in place its own block in
+/// its slot.
+fn gather_bystander(op: &OpSpec) -> Vec<Block> {
+    let (r, n, e, c) = (op.group_rank, op.group_size, op.dtype.size(), op.counts);
+    if op.placement == Placement::OutOfPlace {
+        return vec![recv(0, 0, n * c.param, Fill::Zero)];
+    }
+    let after = (r + 1) * c.param;
+    vec![
+        recv(0, 0, r * c.param, Fill::Zero),
+        recv(r * c.param * e, r * c.param, c.param, Fill::Copy),
+        recv(after * e, after, (n - r - 1) * c.param, Fill::Zero),
+    ]
 }
 
 /// What the output must hold after the op.
@@ -93,13 +160,6 @@ pub fn outputs(op: &OpSpec, sem: Semantics) -> Vec<Block> {
     let ip = op.placement == Placement::InPlace;
     let is_root = r == op.root as u64;
     let reduced = Fill::Reduced { op: op.op, n };
-    let recv = |offset, start, count, fill| Block {
-        buf: Buf::Recv,
-        offset,
-        start,
-        count,
-        fill,
-    };
     match op.collective {
         Collective::AllReduce => vec![recv(0, 0, c.param, reduced)],
         Collective::Reduce if is_root => vec![recv(0, 0, c.param, reduced)],
@@ -122,7 +182,6 @@ pub fn outputs(op: &OpSpec, sem: Semantics) -> Vec<Block> {
             };
             vec![recv(at, r * c.param, c.param, reduced)]
         }
-        Collective::AllGather => vec![recv(0, 0, n * c.param, Fill::Copy)],
         Collective::Broadcast if !ip && is_root && sem == Semantics::Mpi => vec![Block {
             buf: Buf::Send,
             offset: 0,
@@ -135,5 +194,14 @@ pub fn outputs(op: &OpSpec, sem: Semantics) -> Vec<Block> {
             .map(|j| recv(j * c.param * e, (j * n + r) * c.param, c.param, Fill::Copy))
             .collect(),
         Collective::SendRecv => vec![recv(0, ((r + n - 1) % n) * c.param, c.param, Fill::Copy)],
+        Collective::Gather if !is_root => gather_bystander(op),
+        Collective::AllGather | Collective::Gather | Collective::HyperCube => {
+            vec![recv(0, 0, n * c.param, Fill::Copy)]
+        }
+        Collective::Scatter => {
+            let at = if ip { r * c.param * e } else { 0 };
+            vec![recv(at, r * c.param, c.param, Fill::Copy)]
+        }
+        Collective::AllToAllv => alltoallv_outputs(op),
     }
 }

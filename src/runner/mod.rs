@@ -35,6 +35,7 @@ pub mod set_events;
 pub mod stalled;
 pub mod supervise;
 pub mod telemetry;
+pub mod traffic;
 pub mod transport;
 pub mod watchdog;
 pub mod worker;

@@ -6,7 +6,7 @@
 use std::time::Instant;
 
 use super::engine::{Engine, EngineError, OpSpec};
-use crate::collective::{Collective, Dtype, RedOp};
+use crate::collective::{Collective, Dtype, RedOp, Traffic};
 use crate::plan::{Average, Settings};
 use crate::results::{Cell, ErrorKind, GroupCell, GroupInfo, Placement, Row};
 use crate::world::World;
@@ -53,12 +53,16 @@ struct Ctx<'a> {
     my_group: usize,
     group_rank: u64,
     job: &'a JobRun<'a>,
+    traffic: Traffic,
 }
 
 impl Ctx<'_> {
-    fn spec(&self, bytes: u64, placement: Placement, max_bytes: u64) -> OpSpec {
+    fn spec(&self, bytes: u64, placement: Placement, max_bytes: u64) -> OpSpec<'_> {
         let n = self.job.groups[self.my_group].members.len() as u64;
-        let counts = self.job.collective.counts(bytes, self.job.dtype, n);
+        let counts = self
+            .job
+            .collective
+            .counts_with(bytes, self.job.dtype, n, &self.traffic);
         OpSpec {
             collective: self.job.collective,
             dtype: self.job.dtype,
@@ -71,6 +75,7 @@ impl Ctx<'_> {
             max_bytes,
             group_rank: self.group_rank,
             group_size: n,
+            traffic: &self.traffic,
         }
     }
 }
@@ -108,10 +113,13 @@ pub fn sweep<W: World, E: Engine>(
         .iter()
         .position(|m| *m == me)
         .unwrap_or(0) as u64;
+    let n = job.groups[my_group].members.len() as u64;
+    let traffic = super::traffic::for_job(job.collective, job.sizes, job.dtype, n);
     let ctx = Ctx {
         my_group,
         group_rank,
         job,
+        traffic: traffic.clone().unwrap_or_default(),
     };
     let s = job.settings;
     let (min, max) = (
@@ -128,7 +136,10 @@ pub fn sweep<W: World, E: Engine>(
 
     // Set-up can hang too (a rank that never joins the communicator): it is watched like a size.
     hooks.before(None);
-    let prepared = engine.prepare(job.split, my_group, max_bytes, s.check);
+    let prepared = traffic
+        .map(|_| ())
+        .and_then(|_| power_of_two(job.collective, n))
+        .and_then(|_| engine.prepare(job.split, my_group, max_bytes, s.check));
     consensus(world, engine, prepared.as_ref().err(), Vec::new())?;
 
     // Warm-up sweep: doubling from the smallest size, out-of-place, `warmup` ops each.
@@ -160,7 +171,9 @@ pub fn sweep<W: World, E: Engine>(
         hooks.before(Some(bytes));
         let rank0_group = &job.groups[0];
         let n0 = rank0_group.members.len() as u64;
-        let c0 = job.collective.counts(bytes, job.dtype, n0);
+        let c0 = job
+            .collective
+            .counts_with(bytes, job.dtype, n0, &ctx.traffic);
         let mut row = Row {
             requested: bytes,
             size: c0.size_bytes(job.dtype),
@@ -194,6 +207,18 @@ pub fn sweep<W: World, E: Engine>(
         rows.push(row);
     }
     Ok(rows)
+}
+
+/// Hypercube's exchange pairs rank r with r XOR 2^k: nccl-tests skips other group sizes, baton
+/// says why the job did not run.
+fn power_of_two(collective: Collective, n: u64) -> Result<(), EngineError> {
+    if collective.needs_power_of_two() && !n.is_power_of_two() {
+        return Err(EngineError::new(
+            ErrorKind::Other,
+            format!("{collective} needs a power-of-two rank count; this group has {n} ranks"),
+        ));
+    }
+    Ok(())
 }
 
 /// All ranks agree whether any rank failed; a failure ends the job everywhere.
@@ -346,7 +371,7 @@ fn measure<W: World, E: Engine>(
     let req = spec.requested;
     let size0 = job
         .collective
-        .counts(req, job.dtype, n0)
+        .counts_with(req, job.dtype, n0, spec.traffic)
         .size_bytes(job.dtype);
     let t = aggregate(s.average, &times);
     let (algbw, busbw) = job.collective.bandwidths(size0, t, n0);
@@ -363,7 +388,7 @@ fn measure<W: World, E: Engine>(
                 let gn = g.members.len() as u64;
                 let gsize = job
                     .collective
-                    .counts(req, job.dtype, gn)
+                    .counts_with(req, job.dtype, gn, spec.traffic)
                     .size_bytes(job.dtype);
                 let tg = aggregate(s.average, &gt);
                 let (a, b) = job.collective.bandwidths(gsize, tg, gn);

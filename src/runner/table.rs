@@ -88,7 +88,7 @@ fn half(out: &mut String, cell: Option<&Cell>, checked_in_place: bool) {
 }
 
 /// One data row: the prefix then both halves (`type`, `redop`, `root` as nccl-tests prints them:
-/// `none` for non-reducing collectives, `-1` for rootless ones).
+/// `none` for non-reducing collectives — empty for hypercube —, `-1` for rootless ones).
 pub fn row(r: &Row, dtype: &str, redop: &str, root: i64) -> String {
     let mut s = format!(
         "{:>12}  {:>12}  {:>8}  {:>6}  {:>6}",

@@ -349,7 +349,7 @@ pub fn run_jobs<W: World, E: Engine>(
                 print: cfg.print_table,
                 events: &*cfg.events,
                 dtype: job.dtype.name(),
-                redop: job.op.map_or("none", |o| o.name()),
+                redop: job.op.map_or(job.collective.no_redop(), |o| o.name()),
                 root: job.root.map_or(-1, |r| r as i64),
                 cells: &mut all_cells,
             };

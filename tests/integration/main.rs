@@ -33,6 +33,7 @@ mod render_resume;
 mod rendezvous;
 mod report;
 mod run_mpi;
+mod run_mpi_collectives;
 mod run_mpich;
 mod schemas;
 mod shipped_plans;

@@ -440,6 +440,59 @@ fn root_out_of_range_when_the_layout_is_known() {
     assert!(errors(&y).is_empty());
 }
 
+/// nccl-tests' hypercube_perf skips a group size that is not a power of two; `check` says so
+/// before anything runs, when the layout is known.
+#[test]
+fn hypercube_on_a_group_size_not_a_power_of_two_is_refused() {
+    let y = format!(
+        "{HEAD}launch: {{ nodes: 1, ranks_per_node: 6 }}\ntests:\n  - name: h\n    collective: [all_gather, hypercube]\n    sizes: [1M]\n"
+    );
+    one_error(
+        &y,
+        5,
+        "hypercube needs a power-of-two rank count: the communicator has 6 ranks",
+    );
+    let y = format!(
+        "{HEAD}launch: {{ nodes: 1, ranks_per_node: 6 }}\ntests:\n  - name: h\n    collective: hypercube\n    sizes: [1M]\n    split: \"MOD 2\"\n"
+    );
+    one_error(
+        &y,
+        8,
+        "hypercube needs a power-of-two rank count: a split group has 3 ranks",
+    );
+    let y = format!(
+        "{HEAD}launch: {{ nodes: 1, ranks_per_node: 8 }}\ntests:\n  - name: h\n    collective: hypercube\n    sizes: [1M]\n    split: \"DIV 4\"\n"
+    );
+    assert!(errors(&y).is_empty());
+}
+
+/// alltoallv's spread and scale are numbers in range, said by `check` where the plan writes them
+/// (nccl-tests would ignore a word and clamp 1.5 silently).
+#[test]
+fn alltoallv_spread_and_scale_are_checked_where_written() {
+    let t = |env: &str| {
+        format!(
+            "{HEAD}tests:\n  - name: v\n    collective: alltoallv\n    sizes: [1M]\n    env:\n      {env}\n"
+        )
+    };
+    one_error(
+        &t("NCCL_TESTS_ALLTOALLV_SPREAD: lots"),
+        8,
+        "NCCL_TESTS_ALLTOALLV_SPREAD=\"lots\" is not a number",
+    );
+    one_error(
+        &t("NCCL_TESTS_ALLTOALLV_SPREAD: 1.5"),
+        8,
+        "NCCL_TESTS_ALLTOALLV_SPREAD=1.5 is outside 0..=1",
+    );
+    one_error(
+        &t("NCCL_TESTS_ALLTOALLV_MATRIX_SCALE: -2"),
+        8,
+        "NCCL_TESTS_ALLTOALLV_MATRIX_SCALE=-2 is negative",
+    );
+    assert!(errors(&t("NCCL_TESTS_ALLTOALLV_SPREAD: \"0.25\"")).is_empty());
+}
+
 #[test]
 fn one_rank_groups_warn() {
     let y = format!(

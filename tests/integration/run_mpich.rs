@@ -138,3 +138,25 @@ fn under_hydra_baton_mpi_is_the_rank_and_plain_baton_refuses() {
         common::show(&o)
     );
 }
+
+/// gather, scatter, alltoallv and hypercube verify on MPICH's collectives too (#27).
+#[test]
+fn the_new_collectives_verify_on_mpich() {
+    let Some(bin) = mpich_bin("mpich-new4") else {
+        return;
+    };
+    let (_, plan, out) = common::plan_dir(
+        "mpich-new4-plan",
+        "version: 1\nname: m\nbackend: mpi\nlaunch: { nodes: 1, ranks_per_node: 4 }\ntests:\n  - name: all\n    collective: [gather, scatter, alltoallv, hypercube]\n    sizes: { from: 8, to: 64K, factor: 8 }\n    root: 3\n    expect:\n      - wrong: 0\n",
+    );
+    let o = Command::new(bin.join("baton"))
+        .args(["run", common::p(&plan), "-o", common::p(&out)])
+        .env("PATH", path_with(&bin))
+        .env_remove("BATON_FAULT")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", common::show(&o));
+    let r = results::read(&out.join("results.json")).unwrap();
+    assert_eq!(r.jobs.len(), 4);
+    assert!(r.jobs.iter().all(|j| j.status == JobStatus::Completed));
+}

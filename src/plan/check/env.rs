@@ -1,10 +1,12 @@
-//! Environment maps: names, values as written, NUL bytes.
+//! Environment maps: names, values as written, NUL bytes, alltoallv's numbers.
 
 use indexmap::IndexMap;
 
 use super::{Checker, valid_env_key};
+use crate::collective::Traffic;
+use crate::collective::traffic::{MATRIX_SCALE_VAR, SPREAD_VAR};
 use crate::plan::diag::Diagnostic;
-use crate::plan::loc::{Loc, Node, Scalar};
+use crate::plan::loc::{Loc, Node, Pos, Scalar};
 
 impl Checker<'_> {
     pub(super) fn env_map(&mut self, node: &Loc<Node>, key: &str) -> IndexMap<String, String> {
@@ -65,9 +67,25 @@ impl Checker<'_> {
                     .help("use the test's `split:` key (or a `split` matrix axis)"),
                 );
             }
+            self.alltoallv_value(&name, &value, v.pos);
             out.insert(name, value);
         }
         out
+    }
+
+    /// alltoallv's spread and scale are numbers nccl-tests would silently ignore or clamp when
+    /// wrong; `check` names them before anything runs. (The matrix file is read where the ranks
+    /// run, which may not be here.)
+    fn alltoallv_value(&mut self, name: &str, value: &str, pos: Pos) {
+        let (spread, scale) = match name {
+            SPREAD_VAR => (Some(value), None),
+            MATRIX_SCALE_VAR => (None, Some(value)),
+            _ => return,
+        };
+        let matrix = scale.map(|_| "0");
+        if let Err(e) = Traffic::from_vars(spread, scale, matrix) {
+            self.err(Diagnostic::error(e.to_string(), Some(pos)));
+        }
     }
 
     /// A non-string scalar exactly as the plan writes it. An environment variable is text, and

@@ -504,6 +504,24 @@ impl Checker<'_> {
                     .help("root is a rank of the communicator (of the group, when split)"),
                 );
             }
+            let odd = groups
+                .iter()
+                .map(|g| g.len() as u64)
+                .find(|k| !k.is_power_of_two());
+            if let Some(k) = odd.filter(|_| colls.iter().any(|c| c.needs_power_of_two())) {
+                let what = if s.is_some() {
+                    "a split group has"
+                } else {
+                    "the communicator has"
+                };
+                self.err(
+                    Diagnostic::error(
+                        format!("hypercube needs a power-of-two rank count: {what} {k} ranks"),
+                        Some(pos),
+                    )
+                    .help("nccl-tests' hypercube_perf skips other sizes; pick a layout or split of 2, 4, 8, … ranks"),
+                );
+            }
         }
     }
 }

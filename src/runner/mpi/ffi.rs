@@ -60,8 +60,8 @@ pub fn check(rc: c_int, what: &str) -> Result<(), String> {
 }
 
 pub use ffi::{
-    MPI_Allgather, MPI_Allreduce, MPI_Alltoall, MPI_Bcast, MPI_Reduce, MPI_Reduce_scatter_block,
-    MPI_Sendrecv, MPI_Sendrecv_replace,
+    MPI_Allgather, MPI_Allreduce, MPI_Alltoall, MPI_Alltoallv, MPI_Bcast, MPI_Gather, MPI_Reduce,
+    MPI_Reduce_scatter_block, MPI_Scatter, MPI_Sendrecv, MPI_Sendrecv_replace,
 };
 
 pub type Comm = MPI_Comm;

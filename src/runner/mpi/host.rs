@@ -7,6 +7,7 @@ use std::os::raw::c_void;
 use mpi::raw::AsRaw;
 use mpi::topology::{Color, Communicator, SimpleCommunicator};
 
+use super::exchange;
 use super::ffi::{self, Comm};
 use crate::collective::Collective;
 use crate::results::{ErrorKind, Placement};
@@ -123,6 +124,12 @@ impl Engine for HostEngine {
         // Where a rootless collective reads its input: MPI_IN_PLACE means the receive buffer.
         let input = if ip { ffi::in_place() } else { send };
         let mop = || ffi::op(op.op).ok_or_else(|| err("MPI has no avg".into()));
+        let call = exchange::Call {
+            send,
+            recv,
+            dt,
+            comm,
+        };
         // SAFETY: buffers hold max_bytes ≥ shift + span bytes; counts come from the same sizes.
         let rc = unsafe {
             match op.collective {
@@ -181,6 +188,10 @@ impl Engine for HostEngine {
                         )
                     }
                 }
+                Collective::Gather => exchange::gather(op, call),
+                Collective::Scatter => exchange::scatter(op, call),
+                Collective::AllToAllv => exchange::alltoallv(op, call),
+                Collective::HyperCube => exchange::hypercube(op, call),
             }
         };
         ffi::check(rc, op.collective.name()).map_err(err)

@@ -1,6 +1,7 @@
 //! MPI: the world for multi-process runs (one rank per process, under mpirun or
 //! `srun --mpi=pmix`) and the host-memory backend (`backend: mpi`).
 
+mod exchange;
 mod ffi;
 mod host;
 mod hostbuf;

@@ -13,6 +13,7 @@ use super::comm::Comm;
 use super::device::{DevBuf, Gpu, Graph};
 use super::error::{GpuError, nccl};
 use super::libs::{self, AlltoAllFn};
+use super::p2p;
 use crate::collective::{Collective, Dtype, RedOp};
 use crate::results::ErrorKind;
 use crate::runner::engine::{Engine, EngineError, OpSpec};
@@ -250,6 +251,13 @@ impl<W: World> Engine for NcclEngine<'_, W> {
         let (t, c) = (dtype(op.dtype), op.counts.param as usize);
         let e = op.dtype.size();
         let (r, n) = (op.group_rank as i32, op.group_size as i32);
+        let call = p2p::Call {
+            send,
+            recv,
+            t,
+            comm,
+            stream,
+        };
         // SAFETY: pointers lie inside this rank's allocations (max span ≥ rotation + span);
         // counts come from the same sizes.
         let rc = unsafe {
@@ -327,6 +335,10 @@ impl<W: World> Engine for NcclEngine<'_, W> {
                         }
                     }
                 }
+                Collective::Gather => p2p::gather(op, call),
+                Collective::Scatter => p2p::scatter(op, call),
+                Collective::AllToAllv => p2p::alltoallv(op, call),
+                Collective::HyperCube => p2p::hypercube(op, call)?,
             }
         };
         Ok(nccl(rc, op.collective.name(), comm)?)

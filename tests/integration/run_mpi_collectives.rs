@@ -1,0 +1,224 @@
+//! gather, scatter, alltoallv and hypercube end to end on real Open MPI (host backend, #27):
+//! every cell verified on 2, 4 and 8 ranks and in split groups, sizes and counts as nccl-tests'
+//! formulas give them, alltoallv under a spread and a traffic matrix, corruption counted.
+#![cfg(feature = "mpi")]
+
+use crate::common;
+
+use baton::collective::{Collective, Dtype, Traffic};
+use baton::results::{self, JobStatus, Results};
+
+fn plan(ranks: u32, split: &str, extra: &str) -> String {
+    format!(
+        "version: 1\nname: new4\nbackend: mpi\nlaunch: {{ nodes: 1, ranks_per_node: {ranks} }}\n\
+         defaults: {{ iters: 3, warmup: 1 }}\ntests:\n  - name: t\n    collective: [gather, scatter, alltoallv, hypercube]\n\
+         \x20   sizes: {{ from: 8, to: 256K, factor: 8 }}\n    root: 1\n{split}    matrix:\n      dtype: [float, int32]\n\
+         \x20   expect:\n      - wrong: 0\n{extra}"
+    )
+}
+
+/// Every cell verified (in-place alltoallv unchecked, as in nccl-tests), and each row's size and
+/// count what nccl-tests' formulas give for the group.
+fn all_clean(r: &Results, n: u64, traffic: &Traffic) {
+    for j in &r.jobs {
+        assert_eq!(j.status, JobStatus::Completed, "{}: {:?}", j.id, j.errors);
+        let dtype: Dtype = j.dtype;
+        for (_, row, p, c) in j.cells() {
+            let unchecked =
+                j.collective == Collective::AllToAllv && p == results::Placement::InPlace;
+            let want = if unchecked { None } else { Some(0) };
+            assert_eq!(c.wrong, want, "{} {} {p:?}", j.id, row.requested);
+        }
+        for row in &j.repeats[0].rows {
+            let counts = j.collective.counts_with(row.requested, dtype, n, traffic);
+            assert_eq!(
+                (row.size, row.count),
+                (counts.size_bytes(dtype), counts.param),
+                "{} at {}",
+                j.id,
+                row.requested
+            );
+        }
+    }
+}
+
+fn run_clean(name: &str, ranks: u32, split: &str, n: u64) {
+    let ran = common::run_plan(name, &plan(ranks, split, ""), &[]);
+    let (stdout, stderr) = (common::stdout(&ran.output), common::stderr(&ran.output));
+    assert_eq!(ran.output.status.code(), Some(0), "{stdout}\n{stderr}");
+    let r = results::read(&ran.out.join("results.json")).unwrap();
+    assert_eq!(r.jobs.len(), 8);
+    all_clean(&r, n, &Traffic::default());
+    // Graded again from the results file: every job of each new collective passes by name.
+    let results = ran.out.join("results.json");
+    let o = common::baton(&["grade", common::p(&ran.plan), common::p(&results)]);
+    let stdout = common::stdout(&o);
+    assert_eq!(common::code(&o), 0, "{stdout}");
+    for coll in ["gather", "scatter", "alltoallv", "hypercube"] {
+        assert!(
+            stdout.contains(&format!("t[collective={coll},dtype=float]")),
+            "{stdout}"
+        );
+    }
+}
+
+#[test]
+fn four_new_collectives_verify_on_two_four_and_eight_ranks() {
+    run_clean("new4-2", 2, "", 2);
+    run_clean("new4-4", 4, "", 4);
+    run_clean("new4-8", 8, "", 8);
+}
+
+/// baton's live table prints hypercube's redop as nccl-tests does (an empty field), and
+/// `baton ingest` reads such a table back to the same rows.
+#[test]
+fn a_hypercube_table_prints_a_blank_redop_and_ingests_back() {
+    let ran = common::run_plan(
+        "hc-table",
+        "version: 1\nname: h\nbackend: mpi\nlaunch: { nodes: 1, ranks_per_node: 4 }\ntests:\n  - name: h\n    collective: hypercube\n    sizes: [64K, 1M]\n",
+        &[],
+    );
+    let stdout = common::stdout(&ran.output);
+    assert_eq!(ran.output.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains("     1048576         65536     float              -1"),
+        "{stdout}"
+    );
+    let log = common::write(&ran.dir, "hypercube.log", &stdout);
+    let back = ran.dir.join("back.json");
+    let o = common::baton(&["ingest", common::p(&log), "-o", common::p(&back)]);
+    assert_eq!(common::code(&o), 0, "{}", common::show(&o));
+    let (a, b) = (
+        results::read(&ran.out.join("results.json")).unwrap(),
+        results::read(&back).unwrap(),
+    );
+    assert_eq!(b.jobs[0].collective, Collective::HyperCube);
+    let sizes = |r: &Results| -> Vec<(u64, u64)> {
+        r.jobs[0].repeats[0]
+            .rows
+            .iter()
+            .map(|x| (x.size, x.count))
+            .collect()
+    };
+    assert_eq!(sizes(&a), sizes(&b));
+}
+
+#[test]
+fn four_new_collectives_verify_in_split_groups() {
+    run_clean("new4-split", 8, "    split: \"DIV 4\"\n", 4);
+}
+
+#[test]
+fn alltoallv_spread_and_matrix_follow_nccl_tests_variables() {
+    let ran = common::run_plan(
+        "a2av-spread",
+        "version: 1\nname: v\nbackend: mpi\nlaunch: { nodes: 1, ranks_per_node: 4 }\ntests:\n  - name: v\n    collective: alltoallv\n    sizes: { from: 1K, to: 1M, factor: 32 }\n    env: { NCCL_TESTS_ALLTOALLV_SPREAD: \"0.5\" }\n",
+        &[],
+    );
+    assert_eq!(
+        ran.output.status.code(),
+        Some(0),
+        "{}",
+        common::stderr(&ran.output)
+    );
+    let r = results::read(&ran.out.join("results.json")).unwrap();
+    all_clean(&r, 4, &Traffic::Generated { spread: 0.5 });
+    // 1 MiB float over 4 ranks at spread 0.5: 1048560 bytes (the per-peer shares rounded to 16).
+    let last = r.jobs[0].repeats[0].rows.last().unwrap();
+    assert_eq!((last.size, last.count), (1048560, 65536));
+
+    let dir = common::tmp("a2av-matrix");
+    let m = common::write(
+        &dir,
+        "traffic.txt",
+        "100 200 150 0\n50 100 75 16\n300 150 200 32\n0 0 4000 48\n",
+    );
+    let text = format!(
+        "version: 1\nname: v\nbackend: mpi\nlaunch: {{ nodes: 1, ranks_per_node: 4 }}\ntests:\n  - name: v\n    collective: alltoallv\n    sizes: [16K]\n    matrix:\n      dtype: [float, int8]\n    env: {{ NCCL_TESTS_ALLTOALLV_MATRIX_FILE: {:?}, NCCL_TESTS_ALLTOALLV_MATRIX_SCALE: \"2\" }}\n",
+        m.display().to_string()
+    );
+    let ran = common::run_plan("a2av-matrix-run", &text, &[]);
+    assert_eq!(
+        ran.output.status.code(),
+        Some(0),
+        "{}",
+        common::stderr(&ran.output)
+    );
+    let r = results::read(&ran.out.join("results.json")).unwrap();
+    let t = Traffic::parse_matrix(&std::fs::read_to_string(&m).unwrap(), 2.0).unwrap();
+    all_clean(&r, 4, &t);
+    // Scaled and rounded, rank 2 receives 288 + 144 + 400 + 8000 = 8832 bytes, more than any
+    // rank sends (8096): the size column; a matrix's count column is 0.
+    let row = &r.jobs[0].repeats[0].rows[0];
+    assert_eq!((row.size, row.count), (8832, 0));
+}
+
+#[test]
+fn a_matrix_over_several_sizes_or_too_small_is_refused_with_why() {
+    let dir = common::tmp("a2av-bad");
+    let m = common::write(&dir, "traffic.txt", "16 16\n16 16\n");
+    let text = format!(
+        "version: 1\nname: v\nbackend: mpi\nlaunch: {{ nodes: 1, ranks_per_node: 4 }}\ntests:\n  - name: v\n    collective: alltoallv\n    sizes: [16K]\n    env: {{ NCCL_TESTS_ALLTOALLV_MATRIX_FILE: {:?} }}\n",
+        m.display().to_string()
+    );
+    let ran = common::run_plan("a2av-bad-run", &text, &[]);
+    assert_eq!(
+        ran.output.status.code(),
+        Some(3),
+        "{}",
+        common::stdout(&ran.output)
+    );
+    let r = results::read(&ran.out.join("results.json")).unwrap();
+    let msg = format!("{:?}", r.jobs[0].errors);
+    assert!(
+        msg.contains("traffic matrix is 2x2, smaller than the 4 ranks"),
+        "{msg}"
+    );
+}
+
+/// Where `check` cannot know the rank count (ranks an outside mpirun started), the job ends
+/// saying why instead of exchanging with a rank that does not exist.
+#[test]
+fn hypercube_on_three_ranks_says_it_needs_a_power_of_two() {
+    let (_, p, out) = common::plan_dir(
+        "hc3",
+        "version: 1\nname: h\nbackend: mpi\ntests:\n  - name: h\n    collective: hypercube\n    sizes: [1K]\n",
+    );
+    let o = std::process::Command::new("mpirun")
+        .args(["-np", "3", "--oversubscribe", "--allow-run-as-root"])
+        .arg(env!("CARGO_BIN_EXE_baton-mpi"))
+        .args(["run", p.to_str().unwrap(), "-o", out.to_str().unwrap()])
+        .env_remove("BATON_FAULT")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(3), "{}", common::stderr(&o));
+    let r = results::read(&out.join("results.json")).unwrap();
+    let msg = format!("{:?}", r.jobs[0].errors);
+    assert!(
+        msg.contains("hypercube needs a power-of-two rank count; this group has 3"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn a_corrupted_element_of_each_new_collective_is_counted() {
+    for coll in ["gather", "scatter", "alltoallv", "hypercube"] {
+        let text = format!(
+            "version: 1\nname: c\nbackend: mpi\nlaunch: {{ nodes: 1, ranks_per_node: 4 }}\ntests:\n  - name: c\n    collective: {coll}\n    sizes: [4K]\n    expect:\n      - wrong: 0\n"
+        );
+        let ran = common::run_plan(
+            &format!("corrupt-{coll}"),
+            &text,
+            &[("BATON_FAULT", "corrupt:rank=2")],
+        );
+        assert_eq!(
+            ran.output.status.code(),
+            Some(1),
+            "{coll}: {}",
+            common::stderr(&ran.output)
+        );
+        let r = results::read(&ran.out.join("results.json")).unwrap();
+        let cell = r.jobs[0].repeats[0].rows[0].out_of_place.as_ref().unwrap();
+        assert_eq!(cell.wrong, Some(1), "{coll}");
+    }
+}
