@@ -136,7 +136,7 @@ pub fn emit(
     junit: Option<&Path>,
     report: Option<&Path>,
     verdict: Verdict,
-) -> anyhow::Result<()> {
+) -> Result<(), CliError> {
     verdict.text(&session::verdict_text(g)?)?;
     if let Some(path) = junit {
         session::write_junit(g, path)?;

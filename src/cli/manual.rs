@@ -44,7 +44,7 @@ fn write_pages(
     name: &str,
     dir: &Path,
     written: &mut Vec<std::path::PathBuf>,
-) -> anyhow::Result<()> {
+) -> Result<(), super::error::CliError> {
     let mut roff = Vec::new();
     clap_mangen::Man::new(cmd.clone())
         .title(name)

@@ -63,7 +63,7 @@ const MAX_FAULTS_SHOWN: usize = 20;
 
 /// `nodes.json` and `drain.sh` beside the results, when tests ran over node sets, and what
 /// they say.
-pub fn write(dir: &Path, g: &baton::grade::Grade, plan: &str) -> anyhow::Result<()> {
+pub fn write(dir: &Path, g: &baton::grade::Grade, plan: &str) -> Result<(), CliError> {
     let Some(nodes) = baton::session::write_nodes(dir, g, plan)? else {
         return Ok(());
     };

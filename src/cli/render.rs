@@ -192,7 +192,7 @@ fn warn_missing_baton_mpi(baton: Option<&str>) {
 fn write_scripts(
     args: &Args,
     scripts: &[baton::render::Script],
-) -> anyhow::Result<Option<PathBuf>> {
+) -> Result<Option<PathBuf>, CliError> {
     let mut said = String::new();
     let mut batch_script = None;
     let written = scripts.iter().try_for_each(|s| {
@@ -208,7 +208,7 @@ fn write_scripts(
         if s.target == Target::Slurm {
             batch_script = Some(path);
         }
-        anyhow::Ok(())
+        Ok::<(), CliError>(())
     });
     ui::out(&said)?;
     written.map(|()| batch_script)
@@ -327,7 +327,7 @@ fn submit_script(
 /// The verdict on what the job left in `dir`, as `baton grade` prints it: the job's own output
 /// file holds it too, but a CI log should not need the job ID to show why it is red. The job's
 /// exit status stays the command's.
-fn print_verdict(dir: &Path, g: &Graded) -> anyhow::Result<()> {
+fn print_verdict(dir: &Path, g: &Graded) -> Result<(), CliError> {
     let files: Vec<PathBuf> = match g.sets {
         None => vec![dir.join("results.json")],
         Some(n) => (0..n)
@@ -350,7 +350,7 @@ fn print_verdict(dir: &Path, g: &Graded) -> anyhow::Result<()> {
     let outputs = super::grade::Outputs::default();
     match super::grade::run(g.plan, &files, against, outputs, format, g.trust) {
         Ok(_) => Ok(()),
-        Err(CliError::Unexpected(e)) => Err(e),
+        Err(e @ CliError::Unexpected(_)) => Err(e),
         // The job's verdict cannot be graded here: said, and the job's status stays the exit.
         Err(e) => {
             ui::error(&e);
@@ -359,7 +359,7 @@ fn print_verdict(dir: &Path, g: &Graded) -> anyhow::Result<()> {
     }
 }
 
-fn write_script(path: &Path, text: &str) -> anyhow::Result<()> {
+fn write_script(path: &Path, text: &str) -> Result<(), CliError> {
     Ok(baton::output::write_atomic_mode(
         path,
         text.as_bytes(),

@@ -88,6 +88,51 @@ fn only_the_ui_module_prints() {
     );
 }
 
+/// Every way a command fails is one type, `CliError` (src/cli/error.rs), said once by `main`:
+/// no command returns `anyhow::Result<Exit>`, nor `Result<_, Exit>` after printing.
+#[test]
+fn the_cli_fails_one_way() {
+    let mut bad = Vec::new();
+    for (file, text) in all_sources() {
+        if file.starts_with("src/cli/") || file.starts_with("src/bin/") {
+            bad.extend(convention_violations(&file, &text));
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "error conventions other than `Result<Exit, CliError>` in the CLI:\n{}",
+        bad.join("\n")
+    );
+}
+
+#[test]
+fn a_planted_second_convention_fails() {
+    for p in [
+        "fn f() -> anyhow::Result<Exit> {}",
+        "fn f() -> Result<Vec<u8>, Exit> {}",
+        "fn f() -> anyhow::Result< Exit > {}",
+    ] {
+        let v = convention_violations("src/cli/x.rs", &format!("\n{p}\n"));
+        assert_eq!(v.len(), 1, "{p}: {v:?}");
+        assert!(v[0].starts_with("src/cli/x.rs:2"), "{v:?}");
+    }
+    let fine = "fn f() -> Result<Exit, CliError> {}\n// -> anyhow::Result<Exit>\n";
+    assert!(convention_violations("src/cli/x.rs", fine).is_empty());
+}
+
+/// Each line of `text` (the file `file`) with a return type of another error convention.
+fn convention_violations(file: &str, text: &str) -> Vec<String> {
+    let code = without_tests(&code_only(text));
+    let mut out = Vec::new();
+    for (n, line) in code.lines().enumerate() {
+        let tight: String = line.chars().filter(|c| !c.is_whitespace()).collect();
+        if tight.contains("Result<Exit>") || tight.contains(",Exit>") {
+            out.push(format!("{file}:{}: {}", n + 1, line.trim()));
+        }
+    }
+    out
+}
+
 #[test]
 fn a_planted_upward_import_fails() {
     let v = layer_violations(
@@ -320,9 +365,14 @@ fn print_violations(file: &str, text: &str) -> Vec<String> {
                 line.match_indices(m)
                     .any(|(i, _)| offset + i == 0 || !is_ident(bytes[offset + i - 1]))
             })
-            || ["io::stdout()", "io::stderr()", "stdout::print(", "stdout::write_with("]
-                .iter()
-                .any(|m| line.contains(m));
+            || [
+                "io::stdout()",
+                "io::stderr()",
+                "stdout::print(",
+                "stdout::write_with(",
+            ]
+            .iter()
+            .any(|m| line.contains(m));
         if hit {
             out.push(format!("{file}:{}: {}", n + 1, line.trim()));
         }
