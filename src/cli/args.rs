@@ -53,50 +53,7 @@ pub enum Command {
     Run(run::Args),
     /// Write job scripts for sbatch, srun or mpirun: one launcher step per environment set, then
     /// `baton grade`.
-    Render {
-        /// Plan file; its text is carried inside the scripts.
-        plan: PathBuf,
-        /// slurm (an sbatch script), srun, mpirun; several separated by commas.
-        #[arg(long, short = 't', value_enum, value_delimiter = ',', required = true)]
-        target: Vec<RenderTarget>,
-        /// Directory to write the scripts into.
-        #[arg(long, short = 'o', default_value = ".")]
-        out: PathBuf,
-        /// Directory of templates (`*.j2`) that replace the built-in ones by name.
-        #[arg(long, value_name = "DIR")]
-        templates: Option<PathBuf>,
-        /// The `baton` the scripts call, as the machines that run them call it: a name on their
-        /// PATH or a path there, kept as written; `baton-mpi` is beside it (or by name).
-        /// Default: the plan's `launch.baton`, by default `baton` and `baton-mpi` by name from
-        /// PATH.
-        #[arg(long, value_name = "PATH")]
-        baton: Option<PathBuf>,
-        /// For tests over node sets (`over:`): the batch job's nodes, a count (`8`) or a Slurm
-        /// hostlist (`node[01-08]`), instead of the plan's node list or `sbatch -N`.
-        #[arg(long, value_name = "COUNT|HOSTLIST")]
-        nodes: Option<String>,
-        /// Print the scripts instead of writing them.
-        #[arg(long)]
-        dry_run: bool,
-        /// Submit the slurm script with sbatch from the current directory (where the job's
-        /// output and results land). Exit 3 when sbatch rejects it.
-        #[arg(long, conflicts_with = "dry_run")]
-        submit: bool,
-        /// With --submit: wait for the job and exit with its status (0 passed, 1 a criterion
-        /// failed, 3 runtime failure, 4 timeout).
-        #[arg(long, requires = "submit")]
-        wait: bool,
-        /// The scripts' results directory (results.json, junit.xml, report/), the same on every
-        /// try, instead of `NAME-JOBID` (or a date) in the current directory; CI then knows
-        /// where they land, and a resubmitted job finds its results (--resume).
-        #[arg(long, value_name = "DIR")]
-        results: Option<PathBuf>,
-        /// The scripts continue what their results directory holds: a requeued job (the batch
-        /// script allows requeueing) or one resubmitted with the same --results skips the jobs
-        /// complete there.
-        #[arg(long)]
-        resume: bool,
-    },
+    Render(RenderArgs),
     /// Check the launcher wiring before a GPU run: start it as you would start `baton run`
     /// (`srun --mpi=none baton ranks`, `mpirun … baton ranks`, or by hand with BATON_RANK,
     /// BATON_SIZE and BATON_RENDEZVOUS), with the launch's secret in BATON_RUN_KEY. The ranks
@@ -141,55 +98,9 @@ pub enum Command {
         collective: Option<baton::collective::Collective>,
     },
     /// Grade results against a plan's criteria: verdicts, JUnit XML, report. Exit 1 on failure.
-    Grade {
-        /// Plan file whose `expect` criteria grade the results.
-        plan: PathBuf,
-        /// Results files (from `run` or `ingest`).
-        #[arg(required_unless_present = "none_ran")]
-        results: Vec<PathBuf>,
-        /// Results to compare `regression` against (default: the plan's `baseline:`).
-        #[arg(long)]
-        baseline: Option<PathBuf>,
-        /// History store for `trend` criteria (default: the plan's `history:`).
-        #[arg(long, value_name = "STORE")]
-        history: Option<PathBuf>,
-        /// Write JUnit XML here.
-        #[arg(long)]
-        junit: Option<PathBuf>,
-        /// Write the Markdown and HTML report into this directory.
-        #[arg(long)]
-        report: Option<PathBuf>,
-        /// Grade even with no results files: every job fails closed ("no results"). What a
-        /// batch script does when no launcher step ran, so CI still gets junit.xml.
-        #[arg(long)]
-        none_ran: bool,
-        /// First fold the journal beside each `results.json` (left by a run that was killed
-        /// before it could) into it, so the file holds every row for any reader: what a
-        /// rendered script's grading step does. The journal is kept.
-        #[arg(long)]
-        fold_journals: bool,
-        /// text: the verdict summary; json: the verdict document (schemas/verdict.schema.json)
-        /// on stdout, the summary on stderr.
-        #[arg(long, value_enum, default_value_t = GradeFormat::Text)]
-        format: GradeFormat,
-    },
+    Grade(GradeArgs),
     /// Write the Markdown and HTML report only (exit 0 once written, whatever the verdict).
-    Report {
-        /// Plan file whose `expect` criteria grade the results.
-        plan: PathBuf,
-        /// Results files (from `run` or `ingest`).
-        #[arg(required = true)]
-        results: Vec<PathBuf>,
-        /// Results to compare `regression` against (default: the plan's `baseline:`).
-        #[arg(long)]
-        baseline: Option<PathBuf>,
-        /// History store for `trend` criteria (default: the plan's `history:`).
-        #[arg(long, value_name = "STORE")]
-        history: Option<PathBuf>,
-        /// Report directory.
-        #[arg(short, long)]
-        output: PathBuf,
-    },
+    Report(ReportArgs),
     /// Save a baseline, or compare two runs side by side.
     Baseline {
         #[command(subcommand)]
@@ -284,4 +195,105 @@ pub enum RunFormat {
 pub enum ExpandFormat {
     Table,
     Json,
+}
+
+// The arguments of `baton render` (its help is the variant's doc comment).
+#[derive(Debug, clap::Args)]
+pub struct RenderArgs {
+    /// Plan file; its text is carried inside the scripts.
+    pub plan: PathBuf,
+    /// slurm (an sbatch script), srun, mpirun; several separated by commas.
+    #[arg(long, short = 't', value_enum, value_delimiter = ',', required = true)]
+    pub target: Vec<RenderTarget>,
+    /// Directory to write the scripts into.
+    #[arg(long, short = 'o', default_value = ".")]
+    pub out: PathBuf,
+    /// Directory of templates (`*.j2`) that replace the built-in ones by name.
+    #[arg(long, value_name = "DIR")]
+    pub templates: Option<PathBuf>,
+    /// The `baton` the scripts call, as the machines that run them call it: a name on their
+    /// PATH or a path there, kept as written; `baton-mpi` is beside it (or by name).
+    /// Default: the plan's `launch.baton`, by default `baton` and `baton-mpi` by name from
+    /// PATH.
+    #[arg(long, value_name = "PATH")]
+    pub baton: Option<PathBuf>,
+    /// For tests over node sets (`over:`): the batch job's nodes, a count (`8`) or a Slurm
+    /// hostlist (`node[01-08]`), instead of the plan's node list or `sbatch -N`.
+    #[arg(long, value_name = "COUNT|HOSTLIST")]
+    pub nodes: Option<String>,
+    /// Print the scripts instead of writing them.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Submit the slurm script with sbatch from the current directory (where the job's
+    /// output and results land). Exit 3 when sbatch rejects it.
+    #[arg(long, conflicts_with = "dry_run")]
+    pub submit: bool,
+    /// With --submit: wait for the job and exit with its status (0 passed, 1 a criterion
+    /// failed, 3 runtime failure, 4 timeout).
+    #[arg(long, requires = "submit")]
+    pub wait: bool,
+    /// The scripts' results directory (results.json, junit.xml, report/), the same on every
+    /// try, instead of `NAME-JOBID` (or a date) in the current directory; CI then knows
+    /// where they land, and a resubmitted job finds its results (--resume).
+    #[arg(long, value_name = "DIR")]
+    pub results: Option<PathBuf>,
+    /// The scripts continue what their results directory holds: a requeued job (the batch
+    /// script allows requeueing) or one resubmitted with the same --results skips the jobs
+    /// complete there.
+    #[arg(long)]
+    pub resume: bool,
+}
+
+// The arguments of `baton grade` (its help is the variant's doc comment).
+#[derive(Debug, clap::Args)]
+pub struct GradeArgs {
+    /// Plan file whose `expect` criteria grade the results.
+    pub plan: PathBuf,
+    /// Results files (from `run` or `ingest`).
+    #[arg(required_unless_present = "none_ran")]
+    pub results: Vec<PathBuf>,
+    /// Results to compare `regression` against (default: the plan's `baseline:`).
+    #[arg(long)]
+    pub baseline: Option<PathBuf>,
+    /// History store for `trend` criteria (default: the plan's `history:`).
+    #[arg(long, value_name = "STORE")]
+    pub history: Option<PathBuf>,
+    /// Write JUnit XML here.
+    #[arg(long)]
+    pub junit: Option<PathBuf>,
+    /// Write the Markdown and HTML report into this directory.
+    #[arg(long)]
+    pub report: Option<PathBuf>,
+    /// Grade even with no results files: every job fails closed ("no results"). What a
+    /// batch script does when no launcher step ran, so CI still gets junit.xml.
+    #[arg(long)]
+    pub none_ran: bool,
+    /// First fold the journal beside each `results.json` (left by a run that was killed
+    /// before it could) into it, so the file holds every row for any reader: what a
+    /// rendered script's grading step does. The journal is kept.
+    #[arg(long)]
+    pub fold_journals: bool,
+    /// text: the verdict summary; json: the verdict document (schemas/verdict.schema.json)
+    /// on stdout, the summary on stderr.
+    #[arg(long, value_enum, default_value_t = GradeFormat::Text)]
+    pub format: GradeFormat,
+}
+
+// The arguments of `baton report` (its help is the variant's doc comment).
+#[derive(Debug, clap::Args)]
+pub struct ReportArgs {
+    /// Plan file whose `expect` criteria grade the results.
+    pub plan: PathBuf,
+    /// Results files (from `run` or `ingest`).
+    #[arg(required = true)]
+    pub results: Vec<PathBuf>,
+    /// Results to compare `regression` against (default: the plan's `baseline:`).
+    #[arg(long)]
+    pub baseline: Option<PathBuf>,
+    /// History store for `trend` criteria (default: the plan's `history:`).
+    #[arg(long, value_name = "STORE")]
+    pub history: Option<PathBuf>,
+    /// Report directory.
+    #[arg(short, long)]
+    pub output: PathBuf,
 }

@@ -96,3 +96,26 @@ unexpected!(
     baton::runner::worker_args::WorkerArgsError,
     baton::runner::nccl::libs::Unavailable,
 );
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_failure_has_its_exit_code() {
+        let cases = [
+            (CliError::invalid("bad"), Exit::Invalid),
+            (CliError::runtime("gone"), Exit::Runtime),
+            (CliError::Ended(Exit::Timeout, "late".into()), Exit::Timeout),
+            (CliError::Told(Exit::Invalid), Exit::Invalid),
+            (CliError::Unexpected(anyhow::anyhow!("x")), Exit::Runtime),
+            (
+                CliError::invalid("bad").noted("junit: j".into()),
+                Exit::Invalid,
+            ),
+        ];
+        for (e, exit) in cases {
+            assert_eq!(e.exit(), exit, "{e:?}");
+        }
+    }
+}

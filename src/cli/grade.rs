@@ -7,52 +7,36 @@ use baton::results::Results;
 use baton::session::{self, Against, Grading};
 use baton::stdout::visible;
 
+use super::args::{GradeArgs, ReportArgs};
 use super::error::CliError;
 use super::ui::{self, DiagFormat, Verdict};
-use super::{Command, GradeFormat, Outcome, load_plan};
+use super::{GradeFormat, Outcome, load_plan};
 
-/// `baton grade` and `baton report`.
-pub fn dispatch(command: Command, trust: Trust) -> Outcome {
-    match command {
-        Command::Grade {
-            plan,
-            results,
-            baseline,
-            history,
-            junit,
-            report,
-            none_ran: _,
-            fold_journals: fold,
-            format,
-        } => {
-            if fold {
-                fold_journals(&results);
-            }
-            let against = Against {
-                baseline: baseline.as_deref(),
-                history: history.as_deref(),
-            };
-            let outputs = Outputs {
-                junit: junit.as_deref(),
-                report: report.as_deref(),
-            };
-            run(&plan, &results, against, outputs, format, trust)
-        }
-        Command::Report {
-            plan,
-            results,
-            baseline,
-            history,
-            output,
-        } => {
-            let against = Against {
-                baseline: baseline.as_deref(),
-                history: history.as_deref(),
-            };
-            self::report(&plan, &results, against, &output, trust)
-        }
-        _ => unreachable!("grade::dispatch is called for grade and report only"),
+/// `baton grade`.
+pub fn grade(args: GradeArgs, trust: Trust) -> Outcome {
+    let GradeArgs {
+        plan,
+        results,
+        baseline,
+        history,
+        junit,
+        report,
+        none_ran: _,
+        fold_journals: fold,
+        format,
+    } = args;
+    if fold {
+        fold_journals(&results);
     }
+    let against = Against {
+        baseline: baseline.as_deref(),
+        history: history.as_deref(),
+    };
+    let outputs = Outputs {
+        junit: junit.as_deref(),
+        report: report.as_deref(),
+    };
+    run(&plan, &results, against, outputs, format, trust)
 }
 
 /// Every results file named by its path; `Err` saying why one is unusable.
@@ -199,17 +183,23 @@ fn outputs_clear(
     session::outputs_clear(outputs, plan, results, baseline).map_err(CliError::invalid)
 }
 
-fn report(
-    plan: &Path,
-    results: &[PathBuf],
-    against: Against<'_>,
-    out: &Path,
-    trust: Trust,
-) -> Outcome {
-    let outputs = [out.join("report.html"), out.join("report.md")];
-    outputs_clear(outputs, plan, results, against.baseline)?;
-    let g = graded(plan, results, against, trust)?;
-    for p in session::write_report(&g, out)? {
+/// `baton report`: the report only, exit 0 once written.
+pub fn report(args: ReportArgs, trust: Trust) -> Outcome {
+    let ReportArgs {
+        plan,
+        results,
+        baseline,
+        history,
+        output,
+    } = args;
+    let against = Against {
+        baseline: baseline.as_deref(),
+        history: history.as_deref(),
+    };
+    let outputs = [output.join("report.html"), output.join("report.md")];
+    outputs_clear(outputs, &plan, &results, against.baseline)?;
+    let g = graded(&plan, &results, against, trust)?;
+    for p in session::write_report(&g, &output)? {
         ui::out(&format!("{}\n", p.display()))?;
     }
     Ok(Exit::Ok)

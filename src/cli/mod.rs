@@ -50,7 +50,7 @@ pub fn main(mpi: Option<MpiEntry>) -> i32 {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
-            let _ = e.print();
+            ui::usage(&e);
             return if e.use_stderr() {
                 Exit::Invalid.code()
             } else {
@@ -100,7 +100,7 @@ fn dispatch(command: Command, trust: baton::plan::Trust, mpi: Option<MpiEntry>) 
             expand::run(&plan, format, max_listed, given, trust)
         }
         Command::Run(args) => run::run(&run::Args { trust, ..args }, mpi),
-        c @ Command::Render { .. } => render::run(&render::Args::of(c, trust)),
+        Command::Render(args) => render::run(&render::Args::of(args, trust)),
         Command::Ranks => ranks::run(),
         Command::Worker(w) => match mpi {
             _ if w.gpus > 0 => gpu::local_worker(&w),
@@ -113,7 +113,8 @@ fn dispatch(command: Command, trust: baton::plan::Trust, mpi: Option<MpiEntry>) 
             job,
             collective,
         } => ingest::run(&logs, &output, job.as_deref(), collective),
-        c @ (Command::Grade { .. } | Command::Report { .. }) => grade::dispatch(c, trust),
+        Command::Grade(args) => grade::grade(args, trust),
+        Command::Report(args) => grade::report(args, trust),
         Command::Baseline { action } => baseline::dispatch(action, trust),
         Command::Completions { shell } => manual::completions(shell),
         Command::Man { out } => manual::man(&out),

@@ -5,9 +5,10 @@ use baton::exit::Exit;
 use baton::render::sweep::sweep;
 use baton::render::{Input, Sweep, Target};
 
+use super::args::RenderArgs;
 use super::error::CliError;
 use super::ui;
-use super::{Command, Outcome, RenderTarget, open_plan};
+use super::{Outcome, RenderTarget, open_plan};
 
 pub struct Args {
     pub plan: PathBuf,
@@ -27,9 +28,9 @@ pub struct Args {
 }
 
 impl Args {
-    /// The arguments of `baton render` (`command` is `Command::Render`).
-    pub fn of(command: Command, trust: baton::plan::Trust) -> Args {
-        let Command::Render {
+    /// The arguments of `baton render`, as the libraries take them.
+    pub fn of(given: RenderArgs, trust: baton::plan::Trust) -> Args {
+        let RenderArgs {
             plan,
             target,
             out,
@@ -41,10 +42,7 @@ impl Args {
             wait,
             results,
             resume,
-        } = command
-        else {
-            unreachable!("render::Args::of is called for render only")
-        };
+        } = given;
         let targets = target
             .into_iter()
             .map(|t| match t {
@@ -83,16 +81,7 @@ pub fn run(args: &Args) -> Outcome {
     let opened = open_plan(&args.plan, args.trust)?;
     let (loaded, text) = (opened.loaded, opened.text);
     let sweep = sweep_of(args, &loaded.plan)?;
-    let plan_path = std::path::absolute(&args.plan)
-        .with_context(|| format!("cannot resolve {}", args.plan.display()))?;
-    // Absolute, since the job starts wherever Slurm starts it.
-    let results = match &args.results {
-        Some(d) => Some(
-            std::path::absolute(d)
-                .with_context(|| format!("cannot resolve --results {}", d.display()))?,
-        ),
-        None => None,
-    };
+    let (plan_path, results) = absolute(args)?;
     let baton = text_arg("--baton", args.baton.as_deref())?;
     let results_text = text_arg("--results", results.as_deref())?;
     warn_missing_baton_mpi(baton.as_deref());
@@ -142,7 +131,21 @@ pub fn run(args: &Args) -> Outcome {
     }
 }
 
-/// The node-set batch job, if the plan has node sets; `Err` after saying why it cannot render
+/// The plan's path and `--results`, absolute: the job starts wherever Slurm starts it.
+fn absolute(args: &Args) -> Result<(PathBuf, Option<PathBuf>), CliError> {
+    let plan = std::path::absolute(&args.plan)
+        .with_context(|| format!("cannot resolve {}", args.plan.display()))?;
+    let results = match &args.results {
+        Some(d) => Some(
+            std::path::absolute(d)
+                .with_context(|| format!("cannot resolve --results {}", d.display()))?,
+        ),
+        None => None,
+    };
+    Ok((plan, results))
+}
+
+/// The node-set batch job, if the plan has node sets; `Err` saying why it cannot render
 /// (or be submitted without a node count).
 fn sweep_of(args: &Args, plan: &baton::plan::Plan) -> Result<Option<Sweep>, CliError> {
     let files = baton::session::plan_files(&args.plan, args.trust);

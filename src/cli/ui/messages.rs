@@ -22,6 +22,12 @@ pub fn out_with(write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> st
     baton::stdout::write_with(write)
 }
 
+/// What clap says of the command line: the usage error on stderr, or `--help`/`--version` on
+/// stdout.
+pub fn usage(e: &clap::Error) {
+    let _ = e.print();
+}
+
 /// What the command's error says, on stderr: the one place it is printed.
 pub fn error(e: &CliError) {
     match e {

@@ -10,6 +10,6 @@ mod reporter;
 mod verdict;
 
 pub use diagnostics::{DiagFormat, decide_color, diagnostics};
-pub use messages::{error, out, out_with, say};
+pub use messages::{error, out, out_with, say, usage};
 pub use reporter::Ui;
 pub use verdict::Verdict;
