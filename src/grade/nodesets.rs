@@ -305,10 +305,14 @@ pub fn attribute_tests(
             })
             .collect();
         sets.sort_by_key(|(s, _)| (s.round, s.index));
-        // A set the launcher refused tested nothing: no evidence for or against its nodes.
+        // A set the launcher refused tested nothing: no evidence for or against its nodes; nor
+        // did one a signal stopped before its step recorded a job (its sets fail the test, as
+        // not done, but blame no node).
+        let stopped = run.interrupted.is_some();
         let refused = |s: &SetVerdict| {
             runs.iter()
                 .any(|r| r.round == s.round && r.index == s.index && r.refused.is_some())
+                || (stopped && s.jobs.is_empty() && s.dead.is_empty())
         };
         let (sets, facts): (Vec<SetVerdict>, Vec<SetFacts>) = sets.into_iter().unzip();
         let facts: Vec<SetFacts> = sets

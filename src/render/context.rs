@@ -315,6 +315,14 @@ impl Context {
             })
             .transpose()?;
         let sweep_nodes = input.sweep.as_ref().and_then(|s| s.nodes).map(|n| n as u32);
+        // A job whose `baton run` starts the steps asks for what each step starts: one GPU rank
+        // per GPU (`runner::nodesets` never starts a process driving several GPUs), else Slurm
+        // refuses every step of a plan of one process with 8 GPUs per node.
+        let tasks_per_node = if input.sweep.is_some() && plan.backend == Backend::Nccl {
+            ranks_per_node * launch_cfg.gpus_per_rank
+        } else {
+            ranks_per_node
+        };
         let hostfile = launch_cfg
             .mpirun
             .hostfile
@@ -333,8 +341,8 @@ impl Context {
             },
             layout: Layout {
                 nodes: sweep_nodes.unwrap_or(launch_cfg.nodes),
-                ranks_per_node,
-                tasks: sweep_nodes.unwrap_or(launch_cfg.nodes) as u64 * ranks_per_node as u64,
+                ranks_per_node: tasks_per_node,
+                tasks: sweep_nodes.unwrap_or(launch_cfg.nodes) as u64 * tasks_per_node as u64,
                 gpus_per_node: (plan.backend == Backend::Nccl)
                     .then(|| ranks_per_node as u64 * launch_cfg.gpus_per_rank as u64),
             },
@@ -349,7 +357,7 @@ impl Context {
             },
             baton,
             baton_mpi,
-            step: launch::srun_step_options(slurm, ranks_per_node as u64, None),
+            step: launch::srun_step_options(slurm, tasks_per_node as u64, None),
             cpus_auto: slurm.cpus_per_task == CpusPerTask::Auto && !slurm.step_sets_cpus(),
             setup,
             container: slurm.container_image.as_ref().map(|image| Container {

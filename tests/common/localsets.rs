@@ -21,6 +21,10 @@ hung='{hung}'
 if [ -n "$hung" ] && tr '\0' ' ' </proc/$PPID/cmdline | grep -qF -- "-H $hung "; then
   export BATON_FAULT=stall:rank=1
 fi
+# Every host's orted runs on this machine: each gets its own session directory, or two of one
+# mpirun race to create the same one ("mkdir … File exists") and the set fails for nothing.
+export TMPDIR=/tmp/baton-fakessh/$host
+mkdir -p "$TMPDIR"
 exec bash -c "$*"
 "#,
         dead = dead.join(" "),
@@ -39,6 +43,10 @@ pub fn baton_over(agent: &Path, args: &[&str]) -> Output {
             ("OMPI_MCA_plm_rsh_agent", p(agent)),
             ("OMPI_ALLOW_RUN_AS_ROOT", "1"),
             ("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1"),
+            // Every "host" is an orted on this machine: Open MPI 4.1's orted maps its shared
+            // topology into a hole of its address space it picked a moment earlier and, under load,
+            // sometimes segfaults there (hwloc_shmem_topology_write). Each daemon reads its own.
+            ("OMPI_MCA_rtc_hwloc_vmhole", "none"),
         ],
     )
 }

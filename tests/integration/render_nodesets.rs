@@ -258,3 +258,22 @@ fn a_plain_multi_node_plan_renders_as_one_baton_run() {
         assert!(t.contains("--env-set 1 -o \"$out/set-1\""), "{what}: {t}");
     }
 }
+
+/// A node-set batch job asks for the tasks its steps start: phase A runs one process driving 8
+/// GPUs per node, and each node set's step starts one GPU rank per GPU (8 tasks per node), so
+/// the allocation must hold 8 tasks per node, or Slurm refuses every step.
+#[test]
+fn a_node_set_job_asks_for_the_tasks_its_steps_start() {
+    let s = dry_run(
+        &shipped("phase-a-node.yaml"),
+        &["-t", "slurm", "--nodes", "8"],
+    );
+    assert!(s.contains("#SBATCH --ntasks-per-node=8\n"), "{s}");
+    assert!(s.contains("#SBATCH --gpus-per-node=8\n"), "{s}");
+    let s = dry_run(
+        &shipped("phase-b-pair.yaml"),
+        &["-t", "slurm", "--nodes", "8"],
+    );
+    assert!(s.contains("#SBATCH --ntasks-per-node=8\n"), "{s}");
+    assert!(s.contains("#SBATCH --gpus-per-node=8\n"), "{s}");
+}
