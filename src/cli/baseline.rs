@@ -1,26 +1,45 @@
 use std::path::{Path, PathBuf};
 
 use baton::exit::Exit;
+use baton::stdout::visible;
+
+use super::error::CliError;
+use super::ui::{self, DiagFormat};
+use super::{BaselineAction, Outcome};
+
+/// `baton baseline save|compare`.
+pub fn dispatch(action: BaselineAction, trust: baton::plan::Trust) -> Outcome {
+    match action {
+        BaselineAction::Save {
+            results,
+            output,
+            force,
+            plan,
+        } => save(&results, &output, force, plan.as_deref(), trust),
+        BaselineAction::Compare {
+            old,
+            new,
+            markdown,
+            report_only,
+            any_hosts,
+        } => compare(&old, &new, markdown, report_only, any_hosts),
+    }
+}
 
 /// Saves one or more results files as one baseline (any results file already is one). A
 /// baseline is what later runs are judged against: a bad run saved as one makes regressions
 /// pass (zero times) or fail (a broken job), so bad runs — including runs whose criteria failed
 /// — need `--force`.
-pub fn save(
+fn save(
     results: &[PathBuf],
     out: &Path,
     force: bool,
     plan: Option<&Path>,
     trust: baton::plan::Trust,
-) -> anyhow::Result<Exit> {
-    if let Err(e) = baton::output::refuse_inputs(out, results.iter().map(PathBuf::as_path)) {
-        eprintln!("error: -o {e}");
-        return Ok(Exit::Invalid);
-    }
-    let files = match super::grade::read_results(results) {
-        Ok(f) => f,
-        Err(e) => return Ok(e),
-    };
+) -> Outcome {
+    baton::output::refuse_inputs(out, results.iter().map(PathBuf::as_path))
+        .map_err(|e| CliError::invalid(format!("-o {e}")))?;
+    let files = super::grade::read_results(results)?;
     let mut bad: Vec<String> = files
         .iter()
         .flat_map(|(name, r)| {
@@ -30,28 +49,51 @@ pub fn save(
         })
         .collect();
     for (path, (name, r)) in results.iter().zip(&files) {
-        match failed_criteria(path, r, plan, trust) {
-            Ok(failed) => bad.extend(failed.into_iter().map(|p| format!("{name}: {p}"))),
-            Err(e) => return Ok(e),
-        }
+        let failed = failed_criteria(path, r, plan, trust)?;
+        bad.extend(failed.into_iter().map(|p| format!("{name}: {p}")));
     }
-    if !bad.is_empty() {
-        for b in bad.iter().take(20) {
-            eprintln!("{} {b}", if force { "warning:" } else { "error:" });
-        }
-        if bad.len() > 20 {
-            eprintln!("… and {} more", bad.len() - 20);
-        }
-        if !force {
-            eprintln!(
-                "error: not saved: a baseline must be a good run; fix or rerun it, or pass --force to save it anyway"
-            );
-            return Ok(Exit::Invalid);
-        }
+    unfit(&bad, force)?;
+    let merged = merged(files)?;
+    baton::results::write_atomic(out, &merged)
+        .map_err(|e| CliError::runtime(visible(&e.to_string())))?;
+    ui::out(&format!(
+        "{}: baseline of {} job(s)\n",
+        out.display(),
+        merged.jobs.len()
+    ))?;
+    Ok(Exit::Ok)
+}
+
+/// What makes the run unfit for a baseline, said as warnings with `--force`; `Err` without it.
+fn unfit(bad: &[String], force: bool) -> Result<(), CliError> {
+    if bad.is_empty() {
+        return Ok(());
     }
+    let mut lines: Vec<String> = bad
+        .iter()
+        .take(20)
+        .map(|b| format!("{} {b}", if force { "warning:" } else { "error:" }))
+        .collect();
+    if bad.len() > 20 {
+        lines.push(format!("… and {} more", bad.len() - 20));
+    }
+    if force {
+        lines.iter().for_each(|l| ui::say(l));
+        return Ok(());
+    }
+    lines.push(
+        "error: not saved: a baseline must be a good run; fix or rerun it, or pass --force to save it anyway".into(),
+    );
+    Err(CliError::Invalid(lines.join("\n")))
+}
+
+/// The results files as one baseline; `Err` when two hold a job measured on the same hosts.
+fn merged(
+    files: Vec<(String, baton::results::Results)>,
+) -> Result<baton::results::Results, CliError> {
     let mut iter = files.into_iter();
     let Some((first_name, mut merged)) = iter.next() else {
-        return Ok(Exit::Invalid);
+        return Err(CliError::Told(Exit::Invalid));
     };
     // A job may be kept once per host set: grading picks the entry of the run's own hosts.
     let mut owner: Vec<(String, Vec<String>, String)> = merged
@@ -72,16 +114,15 @@ pub fn save(
                 *id == j.id && (*h == hosts || h.is_empty() || hosts.is_empty())
             };
             if let Some((_, _, other)) = owner.iter().find(clash) {
-                eprintln!(
-                    "error: job `{}` is in both {other} and {name}, measured on the same hosts ({}); save them as separate baselines",
+                return Err(CliError::invalid(format!(
+                    "job `{}` is in both {other} and {name}, measured on the same hosts ({}); save them as separate baselines",
                     j.id,
                     if hosts.is_empty() {
                         "not recorded".to_string()
                     } else {
                         hosts.join(",")
                     }
-                );
-                return Ok(Exit::Invalid);
+                )));
             }
             owner.push((j.id.clone(), hosts, name.clone()));
             merged.jobs.push(j);
@@ -98,16 +139,7 @@ pub fn save(
             }
         }
     }
-    if let Err(e) = baton::results::write_atomic(out, &merged) {
-        eprintln!("error: {}", baton::stdout::visible(&e.to_string()));
-        return Ok(Exit::Runtime);
-    }
-    baton::stdout::print(&format!(
-        "{}: baseline of {} job(s)\n",
-        out.display(),
-        merged.jobs.len()
-    ))?;
-    Ok(Exit::Ok)
+    Ok(merged)
 }
 
 /// The plan a run is judged by: `--plan`, else the copy `baton run` kept beside its results.
@@ -128,23 +160,20 @@ fn failed_criteria(
     r: &baton::results::Results,
     given: Option<&Path>,
     trust: baton::plan::Trust,
-) -> Result<Vec<String>, Exit> {
+) -> Result<Vec<String>, CliError> {
     let Some(plan_path) = plan_of(path, given) else {
         if r.plan.is_some() {
-            eprintln!(
+            ui::say(&format!(
                 "warning: {}: not checked against the plan's criteria: no parts/plan.yaml beside it; pass --plan PLAN",
                 path.display()
-            );
+            ));
         }
         return Ok(Vec::new());
     };
     // Grading runs nothing from the plan; its warnings were said when it ran, so only an
     // invalid plan is reported.
     let trusted = baton::plan::Trust::Trusted;
-    let Ok(loaded) = baton::plan::load_file_with(&plan_path, trusted) else {
-        super::load_plan(&plan_path, false, super::CheckFormat::Human, trusted);
-        return Err(Exit::Invalid);
-    };
+    let loaded = super::load::load_quietly(&plan_path, DiagFormat::Plain, trusted)?;
     // Only the jobs this run measured: a run of `--only` some jobs is a baseline of those.
     let ran: Vec<String> = r
         .jobs
@@ -184,28 +213,20 @@ fn judges_the_run(c: &baton::grade::CriterionVerdict) -> bool {
     }
 }
 
-pub fn compare(
-    old: &Path,
-    new: &Path,
-    markdown: bool,
-    report_only: bool,
-    any_hosts: bool,
-) -> anyhow::Result<Exit> {
-    let files = match super::grade::read_results(&[old.to_path_buf(), new.to_path_buf()]) {
-        Ok(f) => f,
-        Err(e) => return Ok(e),
-    };
+fn compare(old: &Path, new: &Path, markdown: bool, report_only: bool, any_hosts: bool) -> Outcome {
+    let files = super::grade::read_results(&[old.to_path_buf(), new.to_path_buf()])?;
     let (selected, mismatches) = baton::baseline::select(&files[0].1, &[&files[1].1]);
     if !any_hosts && !mismatches.is_empty() {
-        for m in &mismatches {
-            eprintln!("error: {}", baton::stdout::visible(&m.message(&files[0].0)));
-        }
-        eprintln!("hint: --any-hosts compares runs of different hosts anyway");
-        return Ok(Exit::Invalid);
+        let mut lines: Vec<String> = mismatches
+            .iter()
+            .map(|m| format!("error: {}", visible(&m.message(&files[0].0))))
+            .collect();
+        lines.push("hint: --any-hosts compares runs of different hosts anyway".into());
+        return Err(CliError::Invalid(lines.join("\n")));
     }
     let old_results = if any_hosts { &files[0].1 } else { &selected };
     let c = baton::grade::compare(&files[0].0, old_results, &files[1].0, &files[1].1);
-    baton::stdout::print(&baton::report::render_comparison(&c, markdown))?;
+    ui::out(&baton::report::render_comparison(&c, markdown))?;
     Ok(if c.regressed() && !report_only {
         Exit::Failed
     } else {

@@ -3,7 +3,8 @@ use std::path::Path;
 use baton::exit::Exit;
 use baton::expand::table::SetRanks;
 
-use super::{CheckFormat, ExpandFormat, load_plan, node_sets};
+use super::ui::{self, DiagFormat};
+use super::{ExpandFormat, Outcome, load_plan, node_sets};
 
 pub fn run(
     plan: &Path,
@@ -11,14 +12,9 @@ pub fn run(
     max_listed: usize,
     nodes: Option<super::GivenNodes<'_>>,
     trust: baton::plan::Trust,
-    color: bool,
-) -> anyhow::Result<Exit> {
-    let Some(loaded) = load_plan(plan, color, CheckFormat::Human, trust) else {
-        return Ok(Exit::Invalid);
-    };
-    let Some(sets) = node_sets(&loaded.plan, plan, nodes, trust) else {
-        return Ok(Exit::Invalid);
-    };
+) -> Outcome {
+    let loaded = load_plan(plan, DiagFormat::Human, trust)?;
+    let sets = node_sets(&loaded.plan, plan, nodes, trust)?;
     let mut expansion = baton::expand::expand(&loaded.plan);
     // A plan with node sets (or a --nodes list) runs every test over node sets.
     let set_ranks = if sets.is_empty() && nodes.is_none() {
@@ -45,10 +41,10 @@ pub fn run(
                     text.push_str(&s.render(max_listed));
                 }
             }
-            baton::stdout::print(&text)?
+            ui::out(&text)?
         }
         // Streamed: the JSON of a plan near the job limit is too big to build as one string.
-        ExpandFormat::Json => baton::stdout::write_with(|out| {
+        ExpandFormat::Json => ui::out_with(|out| {
             serde_json::to_writer_pretty(&mut *out, &expansion)?;
             out.write_all(b"\n")
         })?,

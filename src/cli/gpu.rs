@@ -8,7 +8,7 @@ use baton::runner::nccl::{libs, local};
 use baton::runner::{environment, worker};
 
 /// `baton __worker PLAN --plan-hash H --jobs FILE --journal J --gpus N` for `backend: nccl`.
-pub fn local_worker(w: &super::WorkerArgs) -> anyhow::Result<Exit> {
+pub fn local_worker(w: &super::WorkerArgs) -> super::Outcome {
     let nccl_version = libs::preflight()?;
     let (plan, jobs, hash) = w.load()?;
     let mut results = lifecycle::results(&plan, &w.plan_name, &hash, Maker::Worker);

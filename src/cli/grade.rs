@@ -5,25 +5,55 @@ use baton::grade::Grade;
 use baton::plan::{Plan, Trust};
 use baton::results::Results;
 use baton::session::{self, Against, Grading};
+use baton::stdout::visible;
 
-use super::{CheckFormat, load_plan};
+use super::args::{GradeArgs, ReportArgs};
+use super::error::CliError;
+use super::ui::{self, DiagFormat, Verdict};
+use super::{GradeFormat, Outcome, load_plan};
 
-/// Every results file named by its path; `Err(Exit::Invalid)` after printing why one is unusable.
-pub(super) fn read_results(paths: &[PathBuf]) -> Result<Vec<(String, Results)>, Exit> {
-    let read = session::read_results(paths).map_err(|e| {
-        eprintln!("error: {}", baton::stdout::visible(&e.to_string()));
+/// `baton grade`.
+pub fn grade(args: GradeArgs, trust: Trust) -> Outcome {
+    let GradeArgs {
+        plan,
+        results,
+        baseline,
+        history,
+        junit,
+        report,
+        none_ran: _,
+        fold_journals: fold,
+        format,
+    } = args;
+    if fold {
+        fold_journals(&results);
+    }
+    let against = Against {
+        baseline: baseline.as_deref(),
+        history: history.as_deref(),
+    };
+    let outputs = Outputs {
+        junit: junit.as_deref(),
+        report: report.as_deref(),
+    };
+    run(&plan, &results, against, outputs, format, trust)
+}
+
+/// Every results file named by its path; `Err` saying why one is unusable.
+pub(super) fn read_results(paths: &[PathBuf]) -> Result<Vec<(String, Results)>, CliError> {
+    let (files, notes) = session::read_results(paths).map_err(|e| {
+        let mut said = format!("error: {}", visible(&e.to_string()));
         if e.looks_like_a_log {
             let path = e.path.display().to_string();
-            let shown = baton::stdout::visible(&path);
-            eprintln!(
-                "hint: {shown} looks like an nccl-tests log; turn it into results first: baton ingest {shown} -o results.json"
-            );
+            let shown = visible(&path);
+            said.push_str(&format!(
+                "\nhint: {shown} looks like an nccl-tests log; turn it into results first: baton ingest {shown} -o results.json"
+            ));
         }
-        Exit::Invalid
-    });
-    let (files, notes) = read?;
+        CliError::Invalid(said)
+    })?;
     for n in &notes {
-        super::ui::say(&format!("baton: {n}"));
+        ui::say(&format!("baton: {n}"));
     }
     Ok(files)
 }
@@ -36,32 +66,29 @@ pub fn fold_journals(results: &[PathBuf]) {
                 journal,
                 results,
                 jobs,
-            } => eprintln!(
+            } => ui::say(&format!(
                 "baton: folded {} into {} ({jobs} job(s))",
                 journal.display(),
                 results.display()
-            ),
-            session::Folded::Left { results, why } => eprintln!(
-                "baton: {} left as it is: {}",
-                results.display(),
-                baton::stdout::visible(&why)
-            ),
+            )),
+            session::Folded::Left { results, why } => ui::say(&format!(
+                "baton: {} left as it is: {why}",
+                results.display()
+            )),
         }
     }
 }
 
-/// Loads the plan, the results and the baseline and grades them; `Err(exit)` after printing why
-/// when an input is unusable.
+/// Loads the plan, the results and the baseline and grades them; `Err` saying why an input is
+/// unusable.
 fn graded(
     plan_path: &Path,
     results: &[PathBuf],
     against: Against<'_>,
     trust: Trust,
-    color: bool,
-) -> Result<Grade, Exit> {
+) -> Result<Grade, CliError> {
     // Grading runs nothing from the plan: a plan CI would refuse to run still grades.
-    let loaded =
-        load_plan(plan_path, color, CheckFormat::Human, Trust::Trusted).ok_or(Exit::Invalid)?;
+    let loaded = load_plan(plan_path, DiagFormat::Human, Trust::Trusted)?;
     let files = read_results(results)?;
     let grading = grading(&loaded.plan, plan_path, trust, against)?;
     let named: Vec<(String, &Results)> = files.iter().map(|(n, r)| (n.clone(), r)).collect();
@@ -74,49 +101,34 @@ fn graded(
     Ok(g)
 }
 
-/// The one grading path of `plan` against what `against` names; `Err` after printing why the
-/// named baseline is unusable (invalid input).
+/// The one grading path of `plan` against what `against` names; `Err` when the named baseline
+/// is unusable (invalid input).
 pub fn grading<'p>(
     plan: &'p Plan,
     plan_path: &Path,
     trust: Trust,
     against: Against<'_>,
-) -> Result<Grading<'p>, Exit> {
-    Grading::new(plan, plan_path, trust, against).map_err(|e| {
-        eprintln!("error: {}", baton::stdout::visible(&e.to_string()));
-        Exit::Invalid
-    })
+) -> Result<Grading<'p>, CliError> {
+    Grading::new(plan, plan_path, trust, against)
+        .map_err(|e| CliError::invalid(visible(&e.to_string())))
 }
 
-/// Prints the verdicts and writes JUnit and the report where asked: what `grade` and the end of
+/// Shows the verdicts and writes JUnit and the report where asked: what `grade` and the end of
 /// `run` share.
 pub fn emit(
     g: &Grade,
     junit: Option<&Path>,
     report: Option<&Path>,
-    text_on_stderr: bool,
-) -> anyhow::Result<()> {
-    let text = session::verdict_text(g)?;
-    if text_on_stderr {
-        eprint!("{}", baton::stdout::visible(&text));
-    } else {
-        baton::stdout::print(&text)?;
-    }
-    let say = |line: String| -> std::io::Result<()> {
-        if text_on_stderr {
-            eprintln!("{}", baton::stdout::visible(&line));
-            Ok(())
-        } else {
-            baton::stdout::print(&format!("{line}\n"))
-        }
-    };
+    verdict: Verdict,
+) -> Result<(), CliError> {
+    verdict.text(&session::verdict_text(g)?)?;
     if let Some(path) = junit {
         session::write_junit(g, path)?;
-        say(format!("junit: {}", path.display()))?;
+        verdict.line(&format!("junit: {}", path.display()))?;
     }
     if let Some(dir) = report {
         session::write_report(g, dir)?;
-        say(format!("report: {}", dir.join("report.html").display()))?;
+        verdict.line(&format!("report: {}", dir.join("report.html").display()))?;
     }
     Ok(())
 }
@@ -133,71 +145,62 @@ pub fn run(
     results: &[PathBuf],
     against: Against<'_>,
     outputs: Outputs<'_>,
-    format: super::GradeFormat,
+    format: GradeFormat,
     trust: Trust,
-    color: bool,
-) -> anyhow::Result<Exit> {
+) -> Outcome {
     let Outputs { junit, report } = outputs;
     let baseline = against.baseline;
-    let outputs = junit.map(Path::to_path_buf).into_iter().chain(
+    let written = junit.map(Path::to_path_buf).into_iter().chain(
         report
             .into_iter()
             .flat_map(|d| [d.join("report.html"), d.join("report.md")]),
     );
-    if let Some(exit) = outputs_clear(outputs, plan, results, baseline) {
-        return Ok(exit);
-    }
-    let g = match graded(plan, results, against, trust, color) {
-        Ok(g) => g,
-        Err(exit) => {
-            if let Some(path) = junit {
-                let why = session::unusable_input(plan, results, baseline);
-                let inputs: Vec<&Path> = results.iter().map(PathBuf::as_path).collect();
-                super::failed_early::write_junit(path, plan, &inputs, "grade", &why);
-            }
-            return Ok(exit);
+    outputs_clear(written, plan, results, baseline)?;
+    let g = graded(plan, results, against, trust).map_err(|e| match junit {
+        Some(path) => {
+            let why = session::unusable_input(plan, results, baseline);
+            let inputs: Vec<&Path> = results.iter().map(PathBuf::as_path).collect();
+            let said = super::failed_early::write_junit(path, plan, &inputs, "grade", &why);
+            e.noted(said)
         }
-    };
-    let json = format == super::GradeFormat::Json;
-    emit(&g, junit, report, json)?;
+        None => e,
+    })?;
+    let json = format == GradeFormat::Json;
+    emit(&g, junit, report, Verdict { on_stderr: json })?;
     if json {
-        baton::stdout::print(&session::verdict_json(&g)?)?;
+        ui::out(&session::verdict_json(&g)?)?;
     }
     Ok(g.exit())
 }
 
-/// `Some(Exit::Invalid)` after saying why when an output would replace one of the inputs.
+/// `Err` when an output would replace one of the inputs.
 fn outputs_clear(
     outputs: impl IntoIterator<Item = PathBuf>,
     plan: &Path,
     results: &[PathBuf],
     baseline: Option<&Path>,
-) -> Option<Exit> {
-    let refused = session::outputs_clear(outputs, plan, results, baseline).err()?;
-    eprintln!("error: {refused}");
-    Some(Exit::Invalid)
+) -> Result<(), CliError> {
+    session::outputs_clear(outputs, plan, results, baseline).map_err(CliError::invalid)
 }
 
-pub fn report(
-    plan: &Path,
-    results: &[PathBuf],
-    baseline: Option<&Path>,
-    history: Option<&Path>,
-    out: &Path,
-    trust: Trust,
-    color: bool,
-) -> anyhow::Result<Exit> {
-    let outputs = [out.join("report.html"), out.join("report.md")];
-    if let Some(exit) = outputs_clear(outputs, plan, results, baseline) {
-        return Ok(exit);
-    }
-    let against = Against { baseline, history };
-    let g = match graded(plan, results, against, trust, color) {
-        Ok(g) => g,
-        Err(exit) => return Ok(exit),
+/// `baton report`: the report only, exit 0 once written.
+pub fn report(args: ReportArgs, trust: Trust) -> Outcome {
+    let ReportArgs {
+        plan,
+        results,
+        baseline,
+        history,
+        output,
+    } = args;
+    let against = Against {
+        baseline: baseline.as_deref(),
+        history: history.as_deref(),
     };
-    for p in session::write_report(&g, out)? {
-        baton::stdout::print(&format!("{}\n", p.display()))?;
+    let outputs = [output.join("report.html"), output.join("report.md")];
+    outputs_clear(outputs, &plan, &results, against.baseline)?;
+    let g = graded(&plan, &results, against, trust)?;
+    for p in session::write_report(&g, &output)? {
+        ui::out(&format!("{}\n", p.display()))?;
     }
     Ok(Exit::Ok)
 }

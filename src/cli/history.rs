@@ -6,6 +6,10 @@ use baton::exit::Exit;
 use baton::history::{AddError, HistoryError, Query, Store};
 use baton::stdout::visible;
 
+use super::Outcome;
+use super::error::CliError;
+use super::ui;
+
 #[derive(Debug, clap::Subcommand)]
 pub enum Action {
     /// Add results files to the history store; adding the same results again adds nothing.
@@ -44,30 +48,30 @@ pub struct StoreArg {
 }
 
 impl StoreArg {
-    /// The store path, or `Err` after saying why there is none.
-    pub fn path(&self) -> Result<PathBuf, Exit> {
+    /// The store path, or `Err` saying why there is none.
+    pub fn path(&self) -> Result<PathBuf, CliError> {
         self.store
             .clone()
             .or_else(baton::history::default_path)
             .ok_or_else(|| {
-                eprintln!(
-                    "error: no history store: pass --store PATH (neither XDG_DATA_HOME nor HOME is set)"
-                );
-                Exit::Invalid
+                CliError::invalid(
+                    "no history store: pass --store PATH (neither XDG_DATA_HOME nor HOME is set)",
+                )
             })
     }
 }
 
-/// Exit code for a store problem: a file that is not a store, or none, is the user's input;
-/// anything else (a lock never released, a full disk) is the run failing.
-fn store_exit(e: &HistoryError) -> Exit {
+/// A store problem: a file that is not a store, or none, is the user's input; anything else (a
+/// lock never released, a full disk) is the run failing.
+fn store_error(e: &HistoryError) -> CliError {
+    let said = visible(&e.to_string()).into_owned();
     match e {
-        HistoryError::Sql { .. } | HistoryError::Io { .. } => Exit::Runtime,
-        _ => Exit::Invalid,
+        HistoryError::Sql { .. } | HistoryError::Io { .. } => CliError::runtime(said),
+        _ => CliError::invalid(said),
     }
 }
 
-pub fn run(action: Action) -> anyhow::Result<Exit> {
+pub fn run(action: Action) -> Outcome {
     match action {
         Action::Add { results, store } => add(&results, &store),
         Action::Show {
@@ -80,46 +84,36 @@ pub fn run(action: Action) -> anyhow::Result<Exit> {
     }
 }
 
-fn add(results: &[PathBuf], store: &StoreArg) -> anyhow::Result<Exit> {
-    let path = match store.path() {
-        Ok(p) => p,
-        Err(e) => return Ok(e),
-    };
-    if let Err(e) = baton::output::refuse_inputs(&path, results.iter().map(PathBuf::as_path)) {
-        eprintln!("error: --store {e}");
-        return Ok(Exit::Invalid);
-    }
-    let mut s = match Store::create(&path) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("error: {}", visible(&e.to_string()));
-            return Ok(store_exit(&e));
-        }
-    };
+fn add(results: &[PathBuf], store: &StoreArg) -> Outcome {
+    let path = store.path()?;
+    baton::output::refuse_inputs(&path, results.iter().map(PathBuf::as_path))
+        .map_err(|e| CliError::invalid(format!("--store {e}")))?;
+    let mut s = Store::create(&path).map_err(|e| store_error(&e))?;
     let mut exit = Exit::Ok;
     for r in results {
         let name = visible(&r.display().to_string()).into_owned();
         match baton::history::add_file(&mut s, r) {
-            Ok(a) if a.new => baton::stdout::print(&format!(
+            Ok(a) if a.new => ui::out(&format!(
                 "added {name}: {} job(s), run {}\n",
                 a.jobs,
                 short(&a.key)
             ))?,
-            Ok(a) => baton::stdout::print(&format!(
+            Ok(a) => ui::out(&format!(
                 "already in the store: {name} (run {})\n",
                 short(&a.key)
             ))?,
+            // Said, and the other files are still added.
             Err(AddError::Results(e)) => {
-                eprintln!("error: {}", visible(&e.to_string()));
+                ui::error(&CliError::invalid(visible(&e.to_string())));
                 exit = Exit::Invalid;
             }
-            Err(AddError::History(e)) => {
-                eprintln!("error: {}", visible(&e.to_string()));
-                return Ok(store_exit(&e));
-            }
+            Err(AddError::History(e)) => return Err(store_error(&e)),
         }
     }
-    Ok(exit)
+    match exit {
+        Exit::Ok => Ok(exit),
+        told => Err(CliError::Told(told)),
+    }
 }
 
 /// `--last N`: a count of runs, at least one and at most [`baton::history::MAX_LAST`].
@@ -135,24 +129,26 @@ fn short(key: &str) -> &str {
     &key[..key.len().min(19)]
 }
 
-fn show(store: &StoreArg, q: &Query, chart: Option<&Path>) -> anyhow::Result<Exit> {
-    let path = match store.path() {
-        Ok(p) => p,
-        Err(e) => return Ok(e),
-    };
-    if let Some(c) = chart
-        && let Err(e) = baton::output::refuse_inputs(c, [path.as_path()])
-    {
-        eprintln!("error: --chart {e}");
-        return Ok(Exit::Invalid);
+fn show(store: &StoreArg, q: &Query, chart: Option<&Path>) -> Outcome {
+    let path = store.path()?;
+    if let Some(c) = chart {
+        baton::output::refuse_inputs(c, [path.as_path()])
+            .map_err(|e| CliError::invalid(format!("--chart {e}")))?;
     }
-    let rows = match Store::open(&path).and_then(|s| s.rows(q)) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("error: {}", visible(&e.to_string()));
-            return Ok(store_exit(&e));
-        }
-    };
+    let rows = Store::open(&path)
+        .and_then(|s| s.rows(q))
+        .map_err(|e| store_error(&e))?;
+    ui::out(&trend_table(&rows))?;
+    if let Some(c) = chart {
+        let svg = baton::report::trend_chart::svg(&rows)?;
+        baton::output::write_atomic(c, svg.as_bytes())?;
+        ui::out(&format!("chart: {}\n", visible(&c.display().to_string())))?;
+    }
+    Ok(Exit::Ok)
+}
+
+/// The rows as a table, numbers right-aligned.
+fn trend_table(rows: &[baton::history::TrendRow]) -> String {
     let table: Vec<[String; 7]> = rows
         .iter()
         .map(|r| {
@@ -205,11 +201,5 @@ fn show(store: &StoreArg, q: &Query, chart: Option<&Path>) -> anyhow::Result<Exi
     if table.is_empty() {
         out.push_str("(no runs match)\n");
     }
-    baton::stdout::print(&out)?;
-    if let Some(c) = chart {
-        let svg = baton::report::trend_chart::svg(&rows)?;
-        baton::output::write_atomic(c, svg.as_bytes())?;
-        baton::stdout::print(&format!("chart: {}\n", visible(&c.display().to_string())))?;
-    }
-    Ok(Exit::Ok)
+    out
 }

@@ -3,6 +3,10 @@ use std::path::{Path, PathBuf};
 use baton::collective::Collective;
 use baton::exit::Exit;
 use baton::ingest::{LogInput, MAX_LOG_BYTES, Options, Outcome, ingest_with};
+use baton::stdout::visible;
+
+use super::error::CliError;
+use super::ui;
 
 /// Writes the results of `logs`; the exit code says what the logs show: 0 clean runs, 1 a failed
 /// data check, 3 a failed or cut-short run, 4 a timeout (the results are written either way).
@@ -11,21 +15,13 @@ pub fn run(
     out: &Path,
     job: Option<&str>,
     collective: Option<Collective>,
-) -> anyhow::Result<Exit> {
-    if let Err(e) = baton::output::refuse_inputs(out, logs.iter().map(PathBuf::as_path)) {
-        eprintln!("error: -o {e}");
-        return Ok(Exit::Invalid);
-    }
+) -> super::Outcome {
+    baton::output::refuse_inputs(out, logs.iter().map(PathBuf::as_path))
+        .map_err(|e| CliError::invalid(format!("-o {e}")))?;
     let mut contents: Vec<(String, Vec<u8>)> = Vec::new();
     for p in logs {
-        let name = p.display().to_string();
-        match read_log(p) {
-            Ok(b) => contents.push((name, b)),
-            Err(e) => {
-                eprintln!("error: {}", baton::stdout::visible(&e.to_string()));
-                return Ok(Exit::Invalid);
-            }
-        }
+        let bytes = read_log(p).map_err(|e| CliError::invalid(visible(&e.to_string())))?;
+        contents.push((p.display().to_string(), bytes));
     }
     let inputs: Vec<LogInput<'_>> = contents
         .iter()
@@ -35,20 +31,12 @@ pub fn run(
         label: job,
         collective,
     };
-    let ingested = match ingest_with(&inputs, &opts) {
-        Ok(i) => i,
-        Err(e) => {
-            eprintln!("error: {}", baton::stdout::visible(&e.to_string()));
-            return Ok(Exit::Invalid);
-        }
-    };
+    let ingested =
+        ingest_with(&inputs, &opts).map_err(|e| CliError::invalid(visible(&e.to_string())))?;
     for w in &ingested.warnings {
-        eprintln!("warning: {}", baton::stdout::visible(&w.to_string()));
+        ui::say(&format!("warning: {w}"));
     }
-    if let Err(e) = baton::results::write_atomic(out, &ingested.results) {
-        eprintln!("error: {e}");
-        return Ok(Exit::Runtime);
-    }
+    baton::results::write_atomic(out, &ingested.results).map_err(CliError::runtime)?;
     let rows: usize = ingested
         .results
         .jobs
@@ -56,7 +44,7 @@ pub fn run(
         .flat_map(|j| &j.repeats)
         .map(|r| r.rows.len())
         .sum();
-    baton::stdout::print(&format!(
+    ui::out(&format!(
         "{}: {} job(s), {} row(s) from {} log(s){}\n",
         out.display(),
         ingested.results.jobs.len(),

@@ -10,29 +10,31 @@ use clap::CommandFactory;
 
 use baton::exit::Exit;
 
+use super::{Outcome, ui};
+
 /// The whole command line, as clap knows it.
 pub fn command() -> clap::Command {
     super::Cli::command()
 }
 
 /// `baton completions SHELL`: the completion script on stdout.
-pub fn completions(shell: clap_complete::Shell) -> anyhow::Result<Exit> {
+pub fn completions(shell: clap_complete::Shell) -> Outcome {
     let mut cmd = command();
     let mut out = Vec::new();
     clap_complete::generate(shell, &mut cmd, "baton", &mut out);
-    baton::stdout::print(&String::from_utf8_lossy(&out))?;
+    ui::out(&String::from_utf8_lossy(&out))?;
     Ok(Exit::Ok)
 }
 
 /// `baton man -o DIR`: `baton.1` and one `baton-SUB.1` per visible subcommand (nested ones as
 /// `baton-baseline-save.1`), each written atomically.
-pub fn man(dir: &Path) -> anyhow::Result<Exit> {
+pub fn man(dir: &Path) -> Outcome {
     let mut cmd = command();
     cmd.build();
     let mut written = Vec::new();
     write_pages(&cmd, "baton", dir, &mut written)?;
     for p in written {
-        baton::stdout::print(&format!("{}\n", p.display()))?;
+        ui::out(&format!("{}\n", p.display()))?;
     }
     Ok(Exit::Ok)
 }
@@ -42,7 +44,7 @@ fn write_pages(
     name: &str,
     dir: &Path,
     written: &mut Vec<std::path::PathBuf>,
-) -> anyhow::Result<()> {
+) -> Result<(), super::error::CliError> {
     let mut roff = Vec::new();
     clap_mangen::Man::new(cmd.clone())
         .title(name)

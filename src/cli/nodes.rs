@@ -1,35 +1,45 @@
-//! What `baton run` says of its node list (`baton::session::nodes_for_run`, `rerun_of`) and of
+//! What `baton run` drives (`baton::session::nodes_for_run`, `rerun_of`), and what it says of
 //! the node verdict files written after grading.
 
 use std::path::Path;
 
-use baton::exit::Exit;
 use baton::runner::nodesets::Nodes;
 use baton::session::{self, NodeRequest, NodesError, RerunError};
+use baton::stdout::visible;
 
-/// The nodes a run drives node sets over, or `None` when the plan runs as one job set as
-/// always; `Err` after printing why it cannot run (`Exit::Ok`: a rerun with nothing to do).
+use super::error::CliError;
+use super::ui;
+
+/// What a run drives.
+pub enum Driven {
+    /// The plan's jobs, as always.
+    Jobs,
+    /// Node sets over these nodes.
+    Sets(Nodes),
+    /// Nothing: a rerun of a run that failed no node (said why).
+    Nothing,
+}
+
+/// What a run drives: its jobs, or node sets over the nodes named; `Err` saying why it cannot
+/// run.
 pub fn for_run(
     plan: &baton::plan::Plan,
     path: &Path,
     args: &super::run::Args,
-) -> Result<Option<Nodes>, Exit> {
+) -> Result<Driven, CliError> {
     let rerun = match &args.rerun_failed {
         Some(f) => {
             let tests = session::selected_tests(plan, args.only.as_deref());
             match session::rerun_of(plan, &tests, f) {
                 Ok(r) => {
-                    eprintln!("baton: {}", r.note());
+                    ui::say(&format!("baton: {}", r.note()));
                     Some(r)
                 }
                 Err(e @ RerunError::Nothing(_)) => {
-                    eprintln!("baton: {e}");
-                    return Err(Exit::Ok);
+                    ui::say(&format!("baton: {e}"));
+                    return Ok(Driven::Nothing);
                 }
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    return Err(Exit::Invalid);
-                }
+                Err(e) => return Err(CliError::invalid(e)),
             }
         }
         None => None,
@@ -40,15 +50,12 @@ pub fn for_run(
         hostfile: args.hostfile.as_deref(),
         rerun,
     };
-    session::nodes_for_run(plan, path, req, args.trust).map_err(|e| {
-        match e {
-            NodesError::Hostfile(_) => {
-                eprintln!("error: {}", baton::stdout::visible(&e.to_string()))
-            }
-            e => eprintln!("error: {e}"),
-        }
-        Exit::Invalid
-    })
+    match session::nodes_for_run(plan, path, req, args.trust) {
+        Ok(Some(nodes)) => Ok(Driven::Sets(nodes)),
+        Ok(None) => Ok(Driven::Jobs),
+        Err(e @ NodesError::Hostfile(_)) => Err(CliError::invalid(visible(&e.to_string()))),
+        Err(e) => Err(CliError::invalid(e)),
+    }
 }
 
 /// Faults printed after the node verdicts; the rest are in `nodes.json` and the report.
@@ -56,32 +63,32 @@ const MAX_FAULTS_SHOWN: usize = 20;
 
 /// `nodes.json` and `drain.sh` beside the results, when tests ran over node sets, and what
 /// they say.
-pub fn write(dir: &Path, g: &baton::grade::Grade, plan: &str) -> anyhow::Result<()> {
+pub fn write(dir: &Path, g: &baton::grade::Grade, plan: &str) -> Result<(), CliError> {
     let Some(nodes) = baton::session::write_nodes(dir, g, plan)? else {
         return Ok(());
     };
-    eprintln!(
+    ui::say(&format!(
         "baton: nodes: passed {}; failed {}; suspect {} ({})",
         or_none(nodes.passed),
         or_none(nodes.failed),
         or_none(nodes.suspect),
         nodes.nodes_json.display()
-    );
+    ));
     for f in nodes.faults.iter().take(MAX_FAULTS_SHOWN) {
-        eprintln!("baton: fault: {}", baton::stdout::visible(f));
+        ui::say(&format!("baton: fault: {f}"));
     }
     if nodes.faults.len() > MAX_FAULTS_SHOWN {
-        eprintln!(
+        ui::say(&format!(
             "baton: … and {} more fault(s) in {}",
             nodes.faults.len() - MAX_FAULTS_SHOWN,
             nodes.nodes_json.display()
-        );
+        ));
     }
     if !nodes.failed.is_empty() {
-        eprintln!(
+        ui::say(&format!(
             "baton: to drain the failed nodes, review and run {}",
             nodes.drain_sh.display()
-        );
+        ));
     }
     Ok(())
 }

@@ -12,21 +12,23 @@ use baton::runner::lifecycle::{self, Maker};
 use baton::runner::rank::{self, Finishing, Measure, RankError, RankMode, RankWorld};
 use baton::runner::{Input, Mode, RunError, RunOptions};
 
-use crate::cli::WorkerArgs;
+use crate::cli::error::CliError;
 use crate::cli::run::Args;
-use crate::cli::ui::Ui;
+use crate::cli::ui::{self, Ui};
+use crate::cli::{Outcome, WorkerArgs};
 
 /// Plain `baton run PLAN` started as one rank of many (srun --mpi=none, mpirun, mpiexec,
 /// pdsh with BATON_RANK) with the NCCL backend: the ranks meet over the TCP rendezvous.
-pub fn over_tcp(args: &Args, plan: &Plan, opts: &RunOptions, jobs: &[Job]) -> anyhow::Result<Exit> {
+pub fn over_tcp(args: &Args, plan: &Plan, opts: &RunOptions, jobs: &[Job]) -> Outcome {
     let capture = rank::capture_for(opts, plan, jobs)?;
     let joined = match baton::rendezvous::join_from_env("run") {
         Ok(Some(j)) => j,
-        Ok(None) => anyhow::bail!(baton::rendezvous::RendezvousError::NoLauncher),
-        Err(e) => {
-            Ui::plain().say(&format!("baton: {e}"));
-            return Ok(e.exit());
+        Ok(None) => {
+            return Err(CliError::runtime(
+                baton::rendezvous::RendezvousError::NoLauncher,
+            ));
         }
+        Err(e) => return Err(CliError::Ended(e.exit(), format!("baton: {e}"))),
     };
     as_rank(&joined.world, args, plan, opts, jobs, capture)
 }
@@ -34,23 +36,22 @@ pub fn over_tcp(args: &Args, plan: &Plan, opts: &RunOptions, jobs: &[Job]) -> an
 /// `baton __worker …` started as one rank of a node-set step (`srun --mpi=none`, or mpirun
 /// with `BATON_RENDEZVOUS`) for the NCCL backend: the ranks meet over the TCP rendezvous, and
 /// rank 0 journals every row as an MPI worker's would.
-pub fn worker_over_tcp(w: &WorkerArgs) -> anyhow::Result<Exit> {
+pub fn worker_over_tcp(w: &WorkerArgs) -> Outcome {
     let (plan, jobs, hash) = w.load()?;
     if plan.backend != baton::plan::Backend::Nccl {
-        anyhow::bail!(
-            "`backend: mpi` measures MPI itself: its rank worker is `baton-mpi __worker`"
-        );
+        return Err(CliError::runtime(
+            "`backend: mpi` measures MPI itself: its rank worker is `baton-mpi __worker`",
+        ));
     }
     let joined = match baton::rendezvous::join_from_env("worker") {
         Ok(Some(j)) => j,
-        Ok(None) => anyhow::bail!(
-            "the rank worker was started without a launcher (no rank in the environment): \
-             `baton __worker` runs under srun, mpirun or with BATON_RANK"
-        ),
-        Err(e) => {
-            Ui::plain().say(&format!("baton: {e}"));
-            return Ok(e.exit());
+        Ok(None) => {
+            return Err(CliError::runtime(
+                "the rank worker was started without a launcher (no rank in the environment): \
+                 `baton __worker` runs under srun, mpirun or with BATON_RANK",
+            ));
         }
+        Err(e) => return Err(CliError::Ended(e.exit(), format!("baton: {e}"))),
     };
     let me = baton::world::World::rank(&joined.world);
     let ui: Arc<dyn Events> = Arc::new(Ui::plain());
@@ -69,7 +70,7 @@ pub fn measure_worker(
     jobs: &[Job],
     hash: &str,
     events: Arc<dyn Events>,
-) -> anyhow::Result<Exit> {
+) -> Outcome {
     let m = Measure {
         plan,
         base: lifecycle::results(plan, &w.plan_name, hash, Maker::Worker),
@@ -79,7 +80,7 @@ pub fn measure_worker(
         progress: w.progress.as_deref(),
         events,
     };
-    rank::measure(world, m).map_err(anyhow::Error::msg)?;
+    rank::measure(world, m).map_err(CliError::runtime)?;
     Ok(Exit::Ok)
 }
 
@@ -92,7 +93,7 @@ pub fn as_rank(
     opts: &RunOptions,
     jobs: &[Job],
     capture: Option<baton::runner::transport::Capture>,
-) -> anyhow::Result<Exit> {
+) -> Outcome {
     let finish = {
         let (args, plan) = (args.clone(), plan.clone());
         Arc::new(move |f: &Finishing<'_>| cut_short(&args, &plan, f))
@@ -108,14 +109,12 @@ pub fn as_rank(
             crate::cli::run::finish(args, plan, jobs, &o.results, &o.results_path, o.exit)
         }
         Ok(o) => Ok(o.exit),
-        Err(RunError::Rank(RankError::Failed(m))) => Err(anyhow::Error::msg(m)),
-        Err(RunError::Rank(e)) => {
-            if e.shown() {
-                Ui::plain().say(&format!("baton: {e}"));
-            }
-            Ok(e.exit())
+        Err(RunError::Rank(RankError::Failed(m))) => Err(CliError::runtime(m)),
+        Err(RunError::Rank(e)) if e.shown() => {
+            Err(CliError::Ended(e.exit(), format!("baton: {e}")))
         }
-        Err(e) => Err(e.into()),
+        Err(RunError::Rank(e)) => Err(CliError::Told(e.exit())),
+        Err(e) => Err(CliError::Unexpected(e.into())),
     }
 }
 
@@ -126,11 +125,24 @@ fn cut_short(args: &Args, plan: &Plan, f: &Finishing<'_>) -> Result<(), String> 
         // Nothing measured to grade: JUnit says why (rank 0 holds the directory already).
         if args.env_set.is_none() {
             let junit = args.out.join("junit.xml");
-            crate::cli::failed_early::write_junit(&junit, &args.plan, &[], "rendezvous", message);
+            let said = crate::cli::failed_early::write_junit(
+                &junit,
+                &args.plan,
+                &[],
+                "rendezvous",
+                message,
+            );
+            ui::say(&said);
         }
         return Ok(());
     }
-    crate::cli::run::finish(args, plan, f.jobs, f.results, f.results_path, f.exit)
-        .map(|_| ())
-        .map_err(|e| format!("{e:#}"))
+    match crate::cli::run::finish(args, plan, f.jobs, f.results, f.results_path, f.exit) {
+        Ok(_) => Ok(()),
+        Err(CliError::Unexpected(e)) => Err(format!("{e:#}")),
+        // An input of the grade that is unusable is said here: the run's own end is the exit.
+        Err(e) => {
+            ui::error(&e);
+            Ok(())
+        }
+    }
 }

@@ -6,32 +6,34 @@ use std::time::Instant;
 use baton::exit::Exit;
 use baton::rendezvous;
 
+use super::Outcome;
+use super::error::CliError;
+use super::ui;
+
 /// Barriers timed for the round-trip figure.
 const ROUNDS: u32 = 20;
 
-pub fn run() -> anyhow::Result<Exit> {
+pub fn run() -> Outcome {
     let t = Instant::now();
     let joined = match rendezvous::join_from_env("ranks") {
         Ok(Some(j)) => j,
         Ok(None) => {
-            eprintln!("baton ranks: {}", rendezvous::RendezvousError::NoLauncher);
-            return Ok(Exit::Invalid);
+            let e = rendezvous::RendezvousError::NoLauncher;
+            return Err(CliError::Invalid(format!("baton ranks: {e}")));
         }
         Err(e) => {
             let who = std::env::var("BATON_RANK")
                 .or_else(|_| std::env::var("SLURM_PROCID"))
                 .map(|r| format!(" (rank {r})"))
                 .unwrap_or_default();
-            eprintln!("baton ranks{who}: {e}");
-            return Ok(e.exit());
+            return Err(CliError::Ended(e.exit(), format!("baton ranks{who}: {e}")));
         }
     };
     let met = t.elapsed();
     let w = &joined.world;
     let rank = joined.placement.rank;
     let fail = |e: rendezvous::RendezvousError| {
-        eprintln!("baton ranks (rank {rank}): {e}");
-        Ok(Exit::Runtime)
+        Err(CliError::Runtime(format!("baton ranks (rank {rank}): {e}")))
     };
     let t = Instant::now();
     for _ in 0..ROUNDS {
@@ -80,7 +82,7 @@ pub fn run() -> anyhow::Result<Exit> {
         for t in w.turned_away() {
             out += &format!("turned away: {}\n", baton::stdout::visible(t));
         }
-        baton::stdout::print(&out)?;
+        ui::out(&out)?;
     }
     // Nobody leaves before rank 0 has printed: a launcher that ends the step when the first
     // rank exits would otherwise cut the table short.

@@ -5,7 +5,10 @@ use baton::exit::Exit;
 use baton::render::sweep::sweep;
 use baton::render::{Input, Sweep, Target};
 
-use super::load_plan_source;
+use super::args::RenderArgs;
+use super::error::CliError;
+use super::ui;
+use super::{Outcome, RenderTarget, open_plan};
 
 pub struct Args {
     pub plan: PathBuf,
@@ -24,40 +27,63 @@ pub struct Args {
     pub trust: baton::plan::Trust,
 }
 
+impl Args {
+    /// The arguments of `baton render`, as the libraries take them.
+    pub fn of(given: RenderArgs, trust: baton::plan::Trust) -> Args {
+        let RenderArgs {
+            plan,
+            target,
+            out,
+            templates,
+            baton,
+            nodes,
+            dry_run,
+            submit,
+            wait,
+            results,
+            resume,
+        } = given;
+        let targets = target
+            .into_iter()
+            .map(|t| match t {
+                RenderTarget::Slurm => Target::Slurm,
+                RenderTarget::Srun => Target::Srun,
+                RenderTarget::Mpirun => Target::Mpirun,
+            })
+            .collect();
+        Args {
+            plan,
+            targets,
+            out,
+            templates,
+            baton,
+            nodes,
+            dry_run,
+            results,
+            resume,
+            submit: submit.then_some(Submit { wait }),
+            trust,
+        }
+    }
+}
+
 /// `--submit [--wait]`.
 pub struct Submit {
     pub wait: bool,
 }
 
-pub fn run(args: &Args, color: bool) -> anyhow::Result<Exit> {
+pub fn run(args: &Args) -> Outcome {
     if args.submit.is_some() && !args.targets.contains(&Target::Slurm) {
-        eprintln!("error: --submit submits the slurm script: add `--target slurm`");
-        return Ok(Exit::Invalid);
+        return Err(CliError::invalid(
+            "--submit submits the slurm script: add `--target slurm`",
+        ));
     }
-    let Some((loaded, text)) = load_plan_source(&args.plan, args.trust, color) else {
-        return Ok(Exit::Invalid);
-    };
-    let sweep = match sweep_of(args, &loaded.plan) {
-        Ok(s) => s,
-        Err(exit) => return Ok(exit),
-    };
-    let plan_path = std::path::absolute(&args.plan)
-        .with_context(|| format!("cannot resolve {}", args.plan.display()))?;
-    // Absolute, since the job starts wherever Slurm starts it.
-    let results = match &args.results {
-        Some(d) => Some(
-            std::path::absolute(d)
-                .with_context(|| format!("cannot resolve --results {}", d.display()))?,
-        ),
-        None => None,
-    };
-    let (baton, results_text) = match (
-        text_arg("--baton", args.baton.as_deref()),
-        text_arg("--results", results.as_deref()),
-    ) {
-        (Ok(b), Ok(r)) => (b, r),
-        (Err(exit), _) | (_, Err(exit)) => return Ok(exit),
-    };
+    let opened = open_plan(&args.plan, args.trust)?;
+    let (loaded, text) = (opened.loaded, opened.text);
+    let sweep = sweep_of(args, &loaded.plan)?;
+    let (plan_path, results) = absolute(args)?;
+    let baton = text_arg("--baton", args.baton.as_deref())?;
+    let results_text = text_arg("--results", results.as_deref())?;
     warn_missing_baton_mpi(baton.as_deref());
     warn_missing_hostfiles(&loaded.plan, &plan_path);
     let jobs = baton::expand::expand(&loaded.plan).jobs;
@@ -72,13 +98,8 @@ pub fn run(args: &Args, color: bool) -> anyhow::Result<Exit> {
         results: results_text.as_deref(),
         resume: args.resume,
     };
-    let scripts = match baton::render::render(&input, &args.targets, args.templates.as_deref()) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("error: {}: {e}", args.plan.display());
-            return Ok(Exit::Invalid);
-        }
-    };
+    let scripts = baton::render::render(&input, &args.targets, args.templates.as_deref())
+        .map_err(|e| CliError::invalid(format!("{}: {e}", args.plan.display())))?;
     let batch_script = write_scripts(args, &scripts)?;
     let sets = baton::launch::env_sets(&jobs).len();
     let line = summary(
@@ -88,7 +109,7 @@ pub fn run(args: &Args, color: bool) -> anyhow::Result<Exit> {
         sweep.as_ref(),
         batch_script.as_deref(),
     );
-    baton::stdout::print(&format!(
+    ui::out(&format!(
         "{line}{}\n",
         if args.dry_run {
             "; dry run, nothing written"
@@ -103,7 +124,6 @@ pub fn run(args: &Args, color: bool) -> anyhow::Result<Exit> {
                 name: &loaded.plan.name,
                 sets: if sweep.is_some() { None } else { Some(sets) },
                 trust: args.trust,
-                color,
             };
             submit_script(&script, submit, results.as_deref(), &graded)
         }
@@ -111,37 +131,45 @@ pub fn run(args: &Args, color: bool) -> anyhow::Result<Exit> {
     }
 }
 
-/// The node-set batch job, if the plan has node sets; `Err` after saying why it cannot render
+/// The plan's path and `--results`, absolute: the job starts wherever Slurm starts it.
+fn absolute(args: &Args) -> Result<(PathBuf, Option<PathBuf>), CliError> {
+    let plan = std::path::absolute(&args.plan)
+        .with_context(|| format!("cannot resolve {}", args.plan.display()))?;
+    let results = match &args.results {
+        Some(d) => Some(
+            std::path::absolute(d)
+                .with_context(|| format!("cannot resolve --results {}", d.display()))?,
+        ),
+        None => None,
+    };
+    Ok((plan, results))
+}
+
+/// The node-set batch job, if the plan has node sets; `Err` saying why it cannot render
 /// (or be submitted without a node count).
-fn sweep_of(args: &Args, plan: &baton::plan::Plan) -> Result<Option<Sweep>, Exit> {
+fn sweep_of(args: &Args, plan: &baton::plan::Plan) -> Result<Option<Sweep>, CliError> {
     let files = baton::session::plan_files(&args.plan, args.trust);
-    let sweep = sweep(plan, &files, args.nodes.as_deref(), &args.targets).map_err(|e| {
-        eprintln!("error: {}: {e}", args.plan.display());
-        Exit::Invalid
-    })?;
+    let sweep = sweep(plan, &files, args.nodes.as_deref(), &args.targets)
+        .map_err(|e| CliError::invalid(format!("{}: {e}", args.plan.display())))?;
     if args.submit.is_some() && sweep.as_ref().is_some_and(|s| s.nodes.is_none()) {
-        eprintln!(
-            "error: {}: --submit: its tests run over node sets of the job's nodes, and nothing says \
+        return Err(CliError::invalid(format!(
+            "{}: --submit: its tests run over node sets of the job's nodes, and nothing says \
              how many: add --nodes COUNT (or a hostlist), or name `nodes.hostlist` in the plan",
             args.plan.display()
-        );
-        return Err(Exit::Invalid);
+        )));
     }
     Ok(sweep)
 }
 
-/// An optional path argument as the text scripts carry; `Err` after saying it is not UTF-8.
-fn text_arg(flag: &str, path: Option<&Path>) -> Result<Option<String>, Exit> {
+/// An optional path argument as the text scripts carry; `Err` when it is not UTF-8.
+fn text_arg(flag: &str, path: Option<&Path>) -> Result<Option<String>, CliError> {
     match path.map(|p| (p, p.to_str())) {
         None => Ok(None),
         Some((_, Some(s))) => Ok(Some(s.to_string())),
-        Some((p, None)) => {
-            eprintln!(
-                "error: {flag} {} is not UTF-8; scripts need it as text",
-                p.display()
-            );
-            Err(Exit::Invalid)
-        }
+        Some((p, None)) => Err(CliError::invalid(format!(
+            "{flag} {} is not UTF-8; scripts need it as text",
+            p.display()
+        ))),
     }
 }
 
@@ -152,11 +180,11 @@ fn warn_missing_baton_mpi(baton: Option<&str>) {
     if let Some(b) = baton.filter(|b| b.contains('/')) {
         let mpi = Path::new(b).with_file_name("baton-mpi");
         if !mpi.is_file() {
-            eprintln!(
+            ui::say(&format!(
                 "warning: {} does not exist here; the scripts run it on every node \
                  (fine if it is a path on those machines; build it with `cargo build --release --features mpi`)",
                 mpi.display()
-            );
+            ));
         }
     }
 }
@@ -167,7 +195,7 @@ fn warn_missing_baton_mpi(baton: Option<&str>) {
 fn write_scripts(
     args: &Args,
     scripts: &[baton::render::Script],
-) -> anyhow::Result<Option<PathBuf>> {
+) -> Result<Option<PathBuf>, CliError> {
     let mut said = String::new();
     let mut batch_script = None;
     let written = scripts.iter().try_for_each(|s| {
@@ -183,9 +211,9 @@ fn write_scripts(
         if s.target == Target::Slurm {
             batch_script = Some(path);
         }
-        anyhow::Ok(())
+        Ok::<(), CliError>(())
     });
-    baton::stdout::print(&said)?;
+    ui::out(&said)?;
     written.map(|()| batch_script)
 }
 
@@ -242,10 +270,10 @@ fn warn_missing_hostfiles(plan: &baton::plan::Plan, plan_path: &Path) {
         if let Some(f) = file {
             let path = dir.join(f);
             if !path.is_file() {
-                eprintln!(
+                ui::say(&format!(
                     "warning: `{key}` {} does not exist (yet); the scripts read it when they run",
                     path.display()
-                );
+                ));
             }
         }
     }
@@ -259,7 +287,6 @@ struct Graded<'a> {
     /// batch job's one `results.json`.
     sets: Option<usize>,
     trust: baton::plan::Trust,
-    color: bool,
 }
 
 /// Submits `script` (with its results directory as its argument, when given); with `wait`, the
@@ -269,23 +296,18 @@ fn submit_script(
     submit: &Submit,
     results: Option<&Path>,
     graded: &Graded,
-) -> anyhow::Result<Exit> {
-    let submitted = match baton::render::submit::sbatch(script, submit.wait, results) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return Ok(Exit::Runtime);
-        }
-    };
+) -> Outcome {
+    let submitted =
+        baton::render::submit::sbatch(script, submit.wait, results).map_err(CliError::runtime)?;
     if !submitted.stderr.is_empty() {
-        eprintln!("{}", submitted.stderr);
+        ui::say(&submitted.stderr);
     }
     let id = &submitted.job_id;
     let here = std::env::current_dir().context("cannot read the current directory")?;
     let results = results
         .map(Path::to_path_buf)
         .unwrap_or_else(|| here.join(format!("{}-{id}", graded.name)));
-    baton::stdout::print(&format!(
+    ui::out(&format!(
         "submitted batch job {id}: output {}, results in {}\n",
         here.join(format!("{}-{id}.out", graded.name)).display(),
         results.display()
@@ -297,17 +319,18 @@ fn submit_script(
     if code == 0 {
         return Ok(Exit::Ok);
     }
-    eprintln!("baton: batch job {id} ended with exit status {code}");
-    Ok([Exit::Failed, Exit::Invalid, Exit::Runtime, Exit::Timeout]
+    let exit = [Exit::Failed, Exit::Invalid, Exit::Runtime, Exit::Timeout]
         .into_iter()
         .find(|e| e.code() == code)
-        .unwrap_or(Exit::Runtime))
+        .unwrap_or(Exit::Runtime);
+    let why = format!("baton: batch job {id} ended with exit status {code}");
+    Err(CliError::Ended(exit, why))
 }
 
 /// The verdict on what the job left in `dir`, as `baton grade` prints it: the job's own output
 /// file holds it too, but a CI log should not need the job ID to show why it is red. The job's
 /// exit status stays the command's.
-fn print_verdict(dir: &Path, g: &Graded) -> anyhow::Result<()> {
+fn print_verdict(dir: &Path, g: &Graded) -> Result<(), CliError> {
     let files: Vec<PathBuf> = match g.sets {
         None => vec![dir.join("results.json")],
         Some(n) => (0..n)
@@ -316,7 +339,10 @@ fn print_verdict(dir: &Path, g: &Graded) -> anyhow::Result<()> {
     };
     let files: Vec<PathBuf> = files.into_iter().filter(|f| f.is_file()).collect();
     if files.is_empty() {
-        eprintln!("baton: the job left no results in {}", dir.display());
+        ui::say(&format!(
+            "baton: the job left no results in {}",
+            dir.display()
+        ));
         return Ok(());
     }
     let against = baton::session::Against {
@@ -325,11 +351,18 @@ fn print_verdict(dir: &Path, g: &Graded) -> anyhow::Result<()> {
     };
     let format = super::GradeFormat::Text;
     let outputs = super::grade::Outputs::default();
-    super::grade::run(g.plan, &files, against, outputs, format, g.trust, g.color)?;
-    Ok(())
+    match super::grade::run(g.plan, &files, against, outputs, format, g.trust) {
+        Ok(_) => Ok(()),
+        Err(e @ CliError::Unexpected(_)) => Err(e),
+        // The job's verdict cannot be graded here: said, and the job's status stays the exit.
+        Err(e) => {
+            ui::error(&e);
+            Ok(())
+        }
+    }
 }
 
-fn write_script(path: &Path, text: &str) -> anyhow::Result<()> {
+fn write_script(path: &Path, text: &str) -> Result<(), CliError> {
     Ok(baton::output::write_atomic_mode(
         path,
         text.as_bytes(),

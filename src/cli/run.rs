@@ -1,14 +1,19 @@
 use std::path::PathBuf;
-
-use baton::exit::Exit;
 use std::sync::Arc;
 
+use baton::exit::Exit;
+use baton::expand::Job;
 use baton::launch::launcher;
+use baton::runner::events::{Events, RunEvent};
+use baton::runner::nodesets::Nodes;
 use baton::runner::{self, Input, Mode, RunError, RunOptions};
 use baton::session::{Against, Grading};
 
+use super::error::CliError;
 use super::failed_early as junit;
-use super::{MpiEntry, RunFormat, open_plan};
+use super::nodes::Driven;
+use super::ui::{self, Ui};
+use super::{MpiEntry, Outcome, RunFormat, node_sets_runnable, open_plan};
 
 /// `baton run`: what to run and where the results go.
 #[derive(Debug, Clone, clap::Args)]
@@ -61,84 +66,47 @@ pub struct Args {
     pub trust: baton::plan::Trust,
 }
 
-pub fn run(args: &Args, mpi: Option<MpiEntry>, color: bool) -> anyhow::Result<Exit> {
-    let Some(opened) = open_plan(&args.plan, args.trust, color) else {
+pub fn run(args: &Args, mpi: Option<MpiEntry>) -> Outcome {
+    let opened = open_plan(&args.plan, args.trust).map_err(|e| {
         let why = junit::plan_problems(&args.plan, args.trust);
         let why = why.unwrap_or_else(|| "the plan could not be read".into());
-        return Ok(junit::run_junit(args, Exit::Invalid, "plan", &why));
-    };
+        junit::run_junit(args, e, "plan", &why)
+    })?;
     let plan = &opened.loaded.plan;
     // One rank of many: started by an MPI launcher, or placed by Slurm/pdsh/BATON_RANK as one
     // of several processes (a single srun task is a whole run: it starts its own GPU threads).
     let mpi_launcher = launcher::under_mpi_launcher(launcher::process_env);
-    let placed = match launcher::detect(launcher::process_env) {
-        Ok(p) => p,
-        Err(e) => {
-            super::ui::say(&format!("baton: {e}"));
-            return Ok(junit::run_junit(
-                args,
-                Exit::Invalid,
-                "launch",
-                &e.to_string(),
-            ));
-        }
-    };
+    let placed = launcher::detect(launcher::process_env).map_err(|e| {
+        let error = CliError::Invalid(format!("baton: {e}"));
+        junit::run_junit(args, error, "launch", &e.to_string())
+    })?;
     let under_launcher = mpi_launcher
         || placed
             .as_ref()
             .is_some_and(|p| p.size > 1 || p.source == launcher::Source::Baton);
     let node_list = if under_launcher {
-        if super::node_sets_not_runnable(plan, &args.plan, true, args.trust) {
+        node_sets_runnable(plan, &args.plan, true, args.trust).map_err(|e| {
             let why = "the plan's node sets cannot run here (see the command's stderr)";
-            return Ok(junit::run_junit(args, Exit::Invalid, "plan", why));
-        }
+            junit::run_junit(args, e, "plan", why)
+        })?;
         None
     } else {
         match super::nodes::for_run(plan, &args.plan, args) {
-            Ok(l) => l,
+            Ok(Driven::Sets(nodes)) => Some(nodes),
+            Ok(Driven::Jobs) => None,
             // Nothing to run (a rerun of a run that failed no node): no verdict to record.
-            Err(Exit::Ok) => return Ok(Exit::Ok),
-            Err(exit) => {
+            Ok(Driven::Nothing) => return Ok(Exit::Ok),
+            Err(e) => {
                 let why = "the node list or the plan's node sets cannot be used (see the command's stderr)";
-                return Ok(junit::run_junit(args, exit, "plan", why));
+                return Err(junit::run_junit(args, e, "plan", why));
             }
         }
     };
-    let plan_hash = opened.identity.clone();
-    let mut jobs: Vec<_> = opened
-        .jobs
-        .iter()
-        .filter(|j| args.only.as_deref().is_none_or(|p| j.id.contains(p)))
-        .cloned()
-        .collect();
-    if jobs.is_empty() {
-        eprintln!(
-            "baton: no job of {} matches --only {:?}",
-            args.plan.display(),
-            args.only.as_deref().unwrap_or("")
-        );
-        let why = format!(
-            "no job matches --only {:?}",
-            args.only.as_deref().unwrap_or("")
-        );
-        return Ok(junit::run_junit(args, Exit::Invalid, "run", &why));
-    }
-    if let Some(k) = args.env_set {
-        jobs = match baton::launch::env_set_jobs(&jobs, k) {
-            Ok(set) => set,
-            Err(n) => {
-                eprintln!(
-                    "baton: --env-set {k}: the selected jobs of {} form {n} environment set(s), numbered from 0",
-                    args.plan.display()
-                );
-                return Ok(Exit::Invalid);
-            }
-        };
-    }
+    let jobs = selected(args, &opened.jobs)?;
     let opts = RunOptions {
         plan_path: args.plan.clone(),
         plan_text: opened.text.clone(),
-        plan_hash,
+        plan_hash: opened.identity.clone(),
         out_dir: args.out.clone(),
         resume: args.resume,
         print_table: args.format == RunFormat::Table,
@@ -150,18 +118,7 @@ pub fn run(args: &Args, mpi: Option<MpiEntry>, color: bool) -> anyhow::Result<Ex
             _ if plan.backend == baton::plan::Backend::Nccl => {
                 super::rank::over_tcp(args, plan, &opts, &jobs)
             }
-            _ => {
-                let why = "started as one rank of many (mpirun/srun) with `backend: mpi`, which \
-                           measures MPI itself: launch `baton-mpi run`, not `baton run` (build it \
-                           with `cargo build --release --features mpi`)";
-                super::ui::say(&format!("baton: {why}"));
-                // One junit.xml for the launch, from its first rank, as a run's would be.
-                Ok(if placed.as_ref().is_none_or(|p| p.rank == 0) {
-                    junit::run_junit(args, Exit::Invalid, "launch", why)
-                } else {
-                    Exit::Invalid
-                })
-            }
+            _ => Err(mpi_backend_refused(args, placed.as_ref())),
         };
     }
     let input = Input {
@@ -169,65 +126,118 @@ pub fn run(args: &Args, mpi: Option<MpiEntry>, color: bool) -> anyhow::Result<Ex
         jobs: &jobs,
         opts: &opts,
     };
-    let over_sets = node_list.is_some();
-    // A node-set run grades as it goes (the judge of `over: isolate`) and at the end, by one
-    // grading path; a local run resolves its baseline only once it has something to grade.
-    let mut grading = None;
-    let ran = match node_list {
-        Some(nodes) => {
-            let g = match super::grade::grading(plan, &args.plan, args.trust, against(args)) {
-                Ok(g) => grading.insert(g),
-                Err(exit) => return Ok(exit),
-            };
-            let judge = |r: &baton::results::Results, ids: &[String]| g.judge(r, ids);
-            let ui = Arc::new(super::ui::Ui::for_node_sets());
-            let mode = Mode::NodeSets {
-                nodes: &nodes,
-                judge: &judge,
-            };
-            let ran = runner::run(&input, mode, ui.clone());
-            baton::runner::events::Events::event(&*ui, &baton::runner::events::RunEvent::End);
-            ran
-        }
-        None => runner::run(&input, Mode::Local, Arc::new(super::ui::Ui::for_run())),
-    };
-    match ran {
-        Ok(outcome) => {
-            if args.format == RunFormat::Json {
-                baton::stdout::print(&(serde_json::to_string_pretty(&outcome.results)? + "\n"))?;
-            }
-            summary(&outcome.results, &outcome.results_path);
-            if let Some(sig) = outcome.interrupted {
-                eprintln!(
-                    "baton: stopped by {sig}: {} job(s) not reached; `baton run {} -o {} --resume` continues",
-                    outcome.not_reached.len(),
-                    args.plan.display(),
-                    args.out.display()
-                );
-            }
-            // A node-set run cut short is graded whole, as `baton grade` grades it afterwards:
-            // the sets a signal cut or never reached fail it, never a PASS of what is left.
-            let ran: Vec<_> = jobs
-                .into_iter()
-                .filter(|j| over_sets || !outcome.not_reached.contains(&j.id))
-                .collect();
-            let end = RunEnd {
-                jobs: &ran,
-                results: &outcome.results,
-                results_path: &outcome.results_path,
-                exit: outcome.exit,
-            };
-            finish_by(args, plan, grading.as_ref(), end)
-        }
-        Err(e) => {
-            eprintln!("baton: {e}");
-            if matches!(e, RunError::OutDir(_)) {
-                // The directory is another run's, or holds another plan's results.
-                return Ok(e.exit());
-            }
-            Ok(junit::run_junit(args, e.exit(), "run", &e.to_string()))
+    match node_list {
+        Some(nodes) => over_node_sets(args, &input, &nodes),
+        None => {
+            let ran = runner::run(&input, Mode::Local, Arc::new(Ui::for_run()));
+            ended(args, &input, None, ran)
         }
     }
+}
+
+/// The plan's jobs `--only` and `--env-set` select; `Err` when they select none.
+fn selected(args: &Args, jobs: &[Job]) -> Result<Vec<Job>, CliError> {
+    let only = args.only.as_deref();
+    let jobs: Vec<Job> = jobs
+        .iter()
+        .filter(|j| only.is_none_or(|p| j.id.contains(p)))
+        .cloned()
+        .collect();
+    if jobs.is_empty() {
+        let error = CliError::Invalid(format!(
+            "baton: no job of {} matches --only {:?}",
+            args.plan.display(),
+            only.unwrap_or("")
+        ));
+        let why = format!("no job matches --only {:?}", only.unwrap_or(""));
+        return Err(junit::run_junit(args, error, "run", &why));
+    }
+    let Some(k) = args.env_set else {
+        return Ok(jobs);
+    };
+    baton::launch::env_set_jobs(&jobs, k).map_err(|n| {
+        CliError::Invalid(format!(
+            "baton: --env-set {k}: the selected jobs of {} form {n} environment set(s), numbered from 0",
+            args.plan.display()
+        ))
+    })
+}
+
+/// `baton run` with `backend: mpi` started as one rank of many: `baton-mpi` measures MPI.
+fn mpi_backend_refused(args: &Args, placed: Option<&launcher::Placement>) -> CliError {
+    let why = "started as one rank of many (mpirun/srun) with `backend: mpi`, which \
+               measures MPI itself: launch `baton-mpi run`, not `baton run` (build it \
+               with `cargo build --release --features mpi`)";
+    let error = CliError::Invalid(format!("baton: {why}"));
+    // One junit.xml for the launch, from its first rank, as a run's would be.
+    if placed.is_none_or(|p| p.rank == 0) {
+        junit::run_junit(args, error, "launch", why)
+    } else {
+        error
+    }
+}
+
+/// A node-set run: it grades as it goes (the judge of `over: isolate`) and at the end, by one
+/// grading path.
+fn over_node_sets(args: &Args, input: &Input<'_>, nodes: &Nodes) -> Outcome {
+    let grading = super::grade::grading(input.plan, &args.plan, args.trust, against(args))?;
+    let judge = |r: &baton::results::Results, ids: &[String]| grading.judge(r, ids);
+    let ui = Arc::new(Ui::for_node_sets());
+    let mode = Mode::NodeSets {
+        nodes,
+        judge: &judge,
+    };
+    let ran = runner::run(input, mode, ui.clone());
+    Events::event(&*ui, &RunEvent::End);
+    ended(args, input, Some(&grading), ran)
+}
+
+/// What a local or node-set run's outcome says, then its grade.
+fn ended(
+    args: &Args,
+    input: &Input<'_>,
+    grading: Option<&Grading<'_>>,
+    ran: Result<runner::RunOutcome, RunError>,
+) -> Outcome {
+    let outcome = match ran {
+        Ok(o) => o,
+        Err(e) => {
+            let error = CliError::Ended(e.exit(), format!("baton: {e}"));
+            if matches!(e, RunError::OutDir(_)) {
+                // The directory is another run's, or holds another plan's results.
+                return Err(error);
+            }
+            return Err(junit::run_junit(args, error, "run", &e.to_string()));
+        }
+    };
+    if args.format == RunFormat::Json {
+        ui::out(&(serde_json::to_string_pretty(&outcome.results)? + "\n"))?;
+    }
+    summary(&outcome.results, &outcome.results_path);
+    if let Some(sig) = outcome.interrupted {
+        ui::say(&format!(
+            "baton: stopped by {sig}: {} job(s) not reached; `baton run {} -o {} --resume` continues",
+            outcome.not_reached.len(),
+            args.plan.display(),
+            args.out.display()
+        ));
+    }
+    // A node-set run cut short is graded whole, as `baton grade` grades it afterwards: the sets
+    // a signal cut or never reached fail it, never a PASS of what is left.
+    let over_sets = grading.is_some();
+    let ran: Vec<Job> = input
+        .jobs
+        .iter()
+        .filter(|j| over_sets || !outcome.not_reached.contains(&j.id))
+        .cloned()
+        .collect();
+    let end = RunEnd {
+        jobs: &ran,
+        results: &outcome.results,
+        results_path: &outcome.results_path,
+        exit: outcome.exit,
+    };
+    finish_by(args, input.plan, grading, end)
 }
 
 /// `--baseline` and `--history`.
@@ -256,7 +266,7 @@ pub fn finish(
     results: &baton::results::Results,
     results_path: &std::path::Path,
     run_exit: Exit,
-) -> anyhow::Result<Exit> {
+) -> Outcome {
     let end = RunEnd {
         jobs,
         results,
@@ -272,7 +282,7 @@ fn finish_by(
     plan: &baton::plan::Plan,
     judged_by: Option<&Grading<'_>>,
     end: RunEnd<'_>,
-) -> anyhow::Result<Exit> {
+) -> Outcome {
     if args.env_set.is_some() {
         // One environment set of a rendered script: the script grades every set together into
         // the run's one junit.xml and report, and prints that verdict once.
@@ -282,10 +292,7 @@ fn finish_by(
     let grading = match judged_by {
         Some(g) => g,
         None => {
-            resolved = match super::grade::grading(plan, &args.plan, args.trust, against(args)) {
-                Ok(g) => g,
-                Err(exit) => return Ok(exit),
-            };
+            resolved = super::grade::grading(plan, &args.plan, args.trust, against(args))?;
             &resolved
         }
     };
@@ -296,11 +303,14 @@ fn finish_by(
         .results_path
         .parent()
         .unwrap_or(std::path::Path::new("."));
+    let verdict = ui::Verdict {
+        on_stderr: args.format == RunFormat::Json,
+    };
     super::grade::emit(
         &g,
         Some(&dir.join("junit.xml")),
         Some(&dir.join("report")),
-        args.format == RunFormat::Json,
+        verdict,
     )?;
     super::nodes::write(dir, &g, &plan.name)?;
     Ok(baton::session::run_exit(end.exit, &g))
@@ -309,12 +319,12 @@ fn finish_by(
 fn summary(results: &baton::results::Results, path: &std::path::Path) {
     use baton::results::JobStatus;
     let count = |s: JobStatus| results.jobs.iter().filter(|j| j.status == s).count();
-    eprintln!(
+    ui::say(&format!(
         "baton: {} job(s): {} completed, {} error, {} timeout; results in {}",
         results.jobs.len(),
         count(JobStatus::Completed),
         count(JobStatus::Error) + count(JobStatus::Partial),
         count(JobStatus::Timeout),
         path.display()
-    );
+    ));
 }

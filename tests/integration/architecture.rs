@@ -41,27 +41,10 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("session", &["session"]),
 ];
 
-/// Files outside the CLI's UI module that print today; the runner lane moves their prints into
-/// the UI module, and the list is emptied when that lands. An entry that no longer prints fails
-/// the check, so the list only shrinks.
-const NOT_YET_MOVED: &[&str] = &[
-    "src/cli/baseline.rs",
-    "src/cli/check.rs",
-    "src/cli/failed_early.rs",
-    "src/cli/grade.rs",
-    "src/cli/history.rs",
-    "src/cli/ingest.rs",
-    "src/cli/mod.rs",
-    "src/cli/nodes.rs",
-    "src/cli/ranks.rs",
-    "src/cli/render.rs",
-    "src/cli/run.rs",
-];
-
 /// Where printing is the job: the CLI's UI module, and `baton::stdout`, the guarded writer it
 /// prints through.
 fn may_print(file: &str) -> bool {
-    file == "src/cli/ui.rs" || file.starts_with("src/cli/ui/") || file == "src/stdout.rs"
+    file.starts_with("src/cli/ui/") || file == "src/stdout.rs"
 }
 
 #[test]
@@ -95,29 +78,59 @@ fn every_library_module_has_a_layer() {
 #[test]
 fn only_the_ui_module_prints() {
     let mut bad = Vec::new();
-    let mut printing = Vec::new();
     for (file, text) in all_sources() {
-        let found = print_violations(&file, &text);
-        if !found.is_empty() {
-            printing.push(file.clone());
-        }
-        if !NOT_YET_MOVED.contains(&file.as_str()) {
-            bad.extend(found);
-        }
+        bad.extend(print_violations(&file, &text));
     }
     assert!(
         bad.is_empty(),
         "prints outside the CLI's UI module (src/cli/ui): report through it instead:\n{}",
         bad.join("\n")
     );
-    let stale: Vec<&&str> = NOT_YET_MOVED
-        .iter()
-        .filter(|f| !printing.iter().any(|p| p == *f))
-        .collect();
+}
+
+/// Every way a command fails is one type, `CliError` (src/cli/error.rs), said once by `main`:
+/// no command returns `anyhow::Result<Exit>`, nor `Result<_, Exit>` after printing.
+#[test]
+fn the_cli_fails_one_way() {
+    let mut bad = Vec::new();
+    for (file, text) in all_sources() {
+        if file.starts_with("src/cli/") || file.starts_with("src/bin/") {
+            bad.extend(convention_violations(&file, &text));
+        }
+    }
     assert!(
-        stale.is_empty(),
-        "NOT_YET_MOVED names files that no longer print; remove them: {stale:?}"
+        bad.is_empty(),
+        "error conventions other than `Result<Exit, CliError>` in the CLI:\n{}",
+        bad.join("\n")
     );
+}
+
+#[test]
+fn a_planted_second_convention_fails() {
+    for p in [
+        "fn f() -> anyhow::Result<Exit> {}",
+        "fn f() -> Result<Vec<u8>, Exit> {}",
+        "fn f() -> anyhow::Result< Exit > {}",
+    ] {
+        let v = convention_violations("src/cli/x.rs", &format!("\n{p}\n"));
+        assert_eq!(v.len(), 1, "{p}: {v:?}");
+        assert!(v[0].starts_with("src/cli/x.rs:2"), "{v:?}");
+    }
+    let fine = "fn f() -> Result<Exit, CliError> {}\n// -> anyhow::Result<Exit>\n";
+    assert!(convention_violations("src/cli/x.rs", fine).is_empty());
+}
+
+/// Each line of `text` (the file `file`) with a return type of another error convention.
+fn convention_violations(file: &str, text: &str) -> Vec<String> {
+    let code = without_tests(&code_only(text));
+    let mut out = Vec::new();
+    for (n, line) in code.lines().enumerate() {
+        let tight: String = line.chars().filter(|c| !c.is_whitespace()).collect();
+        if tight.contains("Result<Exit>") || tight.contains(",Exit>") {
+            out.push(format!("{file}:{}: {}", n + 1, line.trim()));
+        }
+    }
+    out
 }
 
 #[test]
@@ -155,6 +168,8 @@ fn a_planted_print_fails() {
         "eprint!(\"x\")",
         "std::io::stdout().flush()",
         "io::stderr().write_all(b)",
+        "baton::stdout::print(&text)?",
+        "baton::stdout::write_with(|o| o.flush())",
     ] {
         let v = print_violations("src/runner/x.rs", &format!("fn f() {{\n    {p};\n}}\n"));
         assert_eq!(v.len(), 1, "{p}: {v:?}");
@@ -350,9 +365,14 @@ fn print_violations(file: &str, text: &str) -> Vec<String> {
                 line.match_indices(m)
                     .any(|(i, _)| offset + i == 0 || !is_ident(bytes[offset + i - 1]))
             })
-            || ["io::stdout()", "io::stderr()"]
-                .iter()
-                .any(|m| line.contains(m));
+            || [
+                "io::stdout()",
+                "io::stderr()",
+                "stdout::print(",
+                "stdout::write_with(",
+            ]
+            .iter()
+            .any(|m| line.contains(m));
         if hit {
             out.push(format!("{file}:{}: {}", n + 1, line.trim()));
         }

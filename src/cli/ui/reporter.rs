@@ -1,5 +1,5 @@
-//! The one place a run is shown: the [`Events`] reporter of `baton run`, of its worker processes
-//! and of its ranks. On a terminal a bar (a local run) or a line with the round under way (node
+//! The run reporter: the [`Events`] reporter of `baton run`, of its worker processes and of its
+//! ranks. On a terminal a bar (a local run) or a line with the round under way (node
 //! sets) on stderr; elsewhere plain lines, so logs and CI output stay text. The live nccl-tests
 //! table goes to stdout; a reader that leaves early (`baton run … | head`) ends only the
 //! printing, never the run: the table only mirrors what the results file keeps.
@@ -122,9 +122,4 @@ impl Events for Ui {
             },
         }
     }
-}
-
-/// A line of the CLI's own on stderr, where no run's reporter is at hand.
-pub fn say(line: &str) {
-    Ui::plain().say(line);
 }
