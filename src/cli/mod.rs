@@ -16,6 +16,7 @@ mod history;
 mod ingest;
 mod manual;
 mod nodes;
+mod probe;
 pub mod rank;
 mod ranks;
 mod render;
@@ -119,6 +120,10 @@ enum Command {
     /// arrived or stayed silent (BATON_RENDEZVOUS_TIMEOUT, default 120 s) or a wrong root; 2
     /// for a bad placement or a missing secret. See docs/launching.md and docs/trust.md.
     Ranks,
+    /// Snapshot this node's evidence: software, GPUs (NVML), InfiniBand ports and counters,
+    /// interfaces, TCP retransmits, PCIe links and AER, kernel log lines (Xid, link, AER).
+    /// See docs/evidence.md.
+    Probe(probe::Args),
     /// One rank's share of a run (started by `baton run` through mpirun).
     #[command(name = "__worker", hide = true)]
     Worker(WorkerArgs),
@@ -402,6 +407,7 @@ pub fn main(mpi: Option<MpiEntry>) -> i32 {
             color,
         ),
         Command::Ranks => ranks::run(),
+        Command::Probe(a) => probe::run(a),
         Command::Worker(w) => match mpi {
             _ if w.gpus > 0 => gpu::local_worker(&w),
             Some(m) if launcher::under_mpi_launcher(launcher::process_env) => (m.worker)(&w),

@@ -128,3 +128,8 @@ impl Events for Ui {
 pub fn say(line: &str) {
     Ui::plain().say(line);
 }
+
+/// Text of the CLI's own on stdout (a command's answer), through the guarded writer.
+pub fn out(text: &str) {
+    let _ = baton::stdout::print(text);
+}
