@@ -79,7 +79,6 @@ fn since(s: &str) -> Result<SystemTime, String> {
             .checked_sub(ago)
             .ok_or_else(|| format!("{s:?} reaches before the epoch"));
     }
-    humantime::parse_rfc3339_weak(s).map_err(|_| {
-        format!("{s:?} is neither a duration (10m), an RFC 3339 time nor @SECONDS")
-    })
+    humantime::parse_rfc3339_weak(s)
+        .map_err(|_| format!("{s:?} is neither a duration (10m), an RFC 3339 time nor @SECONDS"))
 }

@@ -58,7 +58,13 @@ pub fn clock(unix_ms: u64) -> String {
 }
 
 /// The TCP counters a lossy or flapping path moves.
-const TCP: &[&str] = &["RetransSegs", "InErrs", "InCsumErrors", "EstabResets", "AttemptFails"];
+const TCP: &[&str] = &[
+    "RetransSegs",
+    "InErrs",
+    "InCsumErrors",
+    "EstabResets",
+    "AttemptFails",
+];
 
 /// What moved from `before` to `after` (snapshots of one node).
 pub fn delta(before: &Snapshot, after: &Snapshot) -> Delta {
@@ -96,7 +102,9 @@ pub fn delta(before: &Snapshot, after: &Snapshot) -> Delta {
             d.changed(&new.address, "link", was, now);
         }
     });
-    both(&before.gpus, &after.gpus, |b, a| gpus(&mut d, &b.devices, &a.devices));
+    both(&before.gpus, &after.gpus, |b, a| {
+        gpus(&mut d, &b.devices, &a.devices)
+    });
     if let (Some(b), Some(a)) = (before.kernel_log.get(), after.kernel_log.get()) {
         for e in &a.events {
             if e.at_unix_ms + 1000 >= before.taken_unix_ms && !b.events.contains(e) {
@@ -133,7 +141,12 @@ fn hcas(d: &mut Delta, b: &[super::ib::Hca], a: &[super::ib::Hca]) {
             d.counters(&s, &op.counters, &np.counters);
             d.counters(&s, &op.hw_counters, &np.hw_counters);
             d.changed(&s, "state", op.state.clone(), np.state.clone());
-            d.changed(&s, "phys_state", op.phys_state.clone(), np.phys_state.clone());
+            d.changed(
+                &s,
+                "phys_state",
+                op.phys_state.clone(),
+                np.phys_state.clone(),
+            );
             let rate = |p: &super::ib::Port| p.rate.as_ref().map(|r| r.text.clone());
             d.changed(&s, "rate", rate(op), rate(np));
         }
@@ -186,7 +199,13 @@ impl Delta {
         }
     }
 
-    fn changed<T: Display + PartialEq>(&mut self, subject: &str, what: &str, b: Option<T>, a: Option<T>) {
+    fn changed<T: Display + PartialEq>(
+        &mut self,
+        subject: &str,
+        what: &str,
+        b: Option<T>,
+        a: Option<T>,
+    ) {
         if let (Some(b), Some(a)) = (b, a)
             && b != a
         {

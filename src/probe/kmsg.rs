@@ -92,7 +92,16 @@ fn from_kmsg(path: &Path, boot_unix_us: u64, since_unix_ms: u64) -> Result<Kerne
 
 fn from_journal(since_unix_ms: u64) -> Result<KernelLog, String> {
     let since = format!("--since=@{}", since_unix_ms / 1000);
-    let args = ["-k", "-q", "--no-pager", "-o", "short-unix", "-n", "100000", &since];
+    let args = [
+        "-k",
+        "-q",
+        "--no-pager",
+        "-o",
+        "short-unix",
+        "-n",
+        "100000",
+        &since,
+    ];
     let (out, ok) = super::command::output("journalctl", &args, JOURNAL_TIME)?;
     if !ok {
         return Err("journalctl -k failed (no journal, or no permission to read it)".into());
@@ -158,7 +167,11 @@ mod tests {
         let why = read(Path::new("/nonexistent/kmsg"), 0, 0, false).unwrap_err();
         assert!(why.contains("/nonexistent/kmsg"), "{why}");
         let d = tree("kmsg-dir");
-        assert!(read(&d, 0, 0, false).unwrap_err().contains("not the kernel log"));
+        assert!(
+            read(&d, 0, 0, false)
+                .unwrap_err()
+                .contains("not the kernel log")
+        );
     }
 
     #[test]

@@ -123,7 +123,8 @@ pub fn take(o: &Options) -> Snapshot {
 
 /// Milliseconds since the epoch (0 for a time before it).
 pub fn unix_ms(t: SystemTime) -> u64 {
-    t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+    t.duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
 }
 
 /// When this machine booted, µs since the epoch, as the kernel log's stamps count: the wall

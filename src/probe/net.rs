@@ -65,7 +65,10 @@ pub fn parse_snmp_tcp(text: &str) -> Result<BTreeMap<String, i64>, String> {
     };
     let values: Vec<i64> = values
         .split_whitespace()
-        .map(|v| v.parse().map_err(|_| format!("Tcp value {v:?} is not a number")))
+        .map(|v| {
+            v.parse()
+                .map_err(|_| format!("Tcp value {v:?} is not a number"))
+        })
         .collect::<Result<_, _>>()?;
     let names: Vec<&str> = names.split_whitespace().collect();
     if names.len() != values.len() {
@@ -110,7 +113,11 @@ Udp: 19643 41 0 19845 0 0 0 0 0
 
     #[test]
     fn a_torn_or_foreign_snmp_file_says_why() {
-        assert!(parse_snmp_tcp("Ip: a\nIp: 1\n").unwrap_err().contains("no Tcp"));
+        assert!(
+            parse_snmp_tcp("Ip: a\nIp: 1\n")
+                .unwrap_err()
+                .contains("no Tcp")
+        );
         let e = parse_snmp_tcp("Tcp: A B\nTcp: 1\n").unwrap_err();
         assert!(e.contains("2 names but 1 values"), "{e}");
         assert!(parse_snmp_tcp("Tcp: A\nTcp: x\n").is_err());
@@ -129,7 +136,10 @@ Udp: 19643 41 0 19845 0 0 0 0 0
         let got = interfaces(&root).unwrap();
         assert_eq!(got.len(), 1, "loopback is left out");
         let e = &got[0];
-        assert_eq!((e.speed_mbps, e.mtu, e.carrier), (None, Some(1500), Some(true)));
+        assert_eq!(
+            (e.speed_mbps, e.mtu, e.carrier),
+            (None, Some(1500), Some(true))
+        );
         assert_eq!(e.counters["carrier_changes"], 4);
         assert_eq!(e.counters["rx_dropped"], 7);
         assert!(!e.counters.contains_key("tx_errors"));

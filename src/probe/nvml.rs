@@ -130,14 +130,20 @@ impl Nvml {
     fn error(&self, rc: c_int) -> String {
         match self.sym::<unsafe extern "C" fn(c_int) -> *const c_char>("nvmlErrorString") {
             // SAFETY: nvmlErrorString returns a static NUL-terminated string for any code.
-            Ok(f) => unsafe { CStr::from_ptr(f(rc)) }.to_string_lossy().into_owned(),
+            Ok(f) => unsafe { CStr::from_ptr(f(rc)) }
+                .to_string_lossy()
+                .into_owned(),
             Err(_) => format!("NVML error {rc}"),
         }
     }
 
     /// An NVML return code as a result, with NVML's words for a failure.
     fn check(&self, rc: c_int) -> Result<(), String> {
-        if rc == SUCCESS { Ok(()) } else { Err(self.error(rc)) }
+        if rc == SUCCESS {
+            Ok(())
+        } else {
+            Err(self.error(rc))
+        }
     }
 
     /// A string out of `f(buf, len)`.
@@ -146,7 +152,9 @@ impl Nvml {
         self.check(f(buf.as_mut_ptr(), buf.len() as c_uint))?;
         // SAFETY: NVML NUL-terminates within the length given; the last byte stays 0.
         buf[255] = 0;
-        Ok(unsafe { CStr::from_ptr(buf.as_ptr()) }.to_string_lossy().into_owned())
+        Ok(unsafe { CStr::from_ptr(buf.as_ptr()) }
+            .to_string_lossy()
+            .into_owned())
     }
 }
 
@@ -158,16 +166,19 @@ pub fn gpus() -> Result<Gpus, String> {
     let driver_version = driver
         .and_then(|f| nvml.string(|b, l| unsafe { f(b, l) }))
         .ok();
-    let cuda = nvml.sym::<unsafe extern "C" fn(*mut c_int) -> c_int>("nvmlSystemGetCudaDriverVersion_v2");
+    let cuda =
+        nvml.sym::<unsafe extern "C" fn(*mut c_int) -> c_int>("nvmlSystemGetCudaDriverVersion_v2");
     let cuda_driver_version = cuda.ok().and_then(|f| {
         let mut v = 0;
         (unsafe { f(&mut v) } == SUCCESS).then_some(v)
     });
-    let count_f = nvml.sym::<unsafe extern "C" fn(*mut c_uint) -> c_int>("nvmlDeviceGetCount_v2")?;
+    let count_f =
+        nvml.sym::<unsafe extern "C" fn(*mut c_uint) -> c_int>("nvmlDeviceGetCount_v2")?;
     let mut count = 0;
     nvml.check(unsafe { count_f(&mut count) })?;
-    let handle_f =
-        nvml.sym::<unsafe extern "C" fn(c_uint, *mut Device) -> c_int>("nvmlDeviceGetHandleByIndex_v2")?;
+    let handle_f = nvml.sym::<unsafe extern "C" fn(c_uint, *mut Device) -> c_int>(
+        "nvmlDeviceGetHandleByIndex_v2",
+    )?;
     let devices = (0..count.min(64))
         .map(|i| {
             let mut d: Device = std::ptr::null_mut();
@@ -190,7 +201,8 @@ pub fn gpus() -> Result<Gpus, String> {
 
 /// Records a field: its value, or why not under its name.
 fn field<T>(g: &mut Gpu, name: &str, r: Result<T, String>) -> Option<T> {
-    r.map_err(|why| g.unavailable.insert(name.to_string(), why)).ok()
+    r.map_err(|why| g.unavailable.insert(name.to_string(), why))
+        .ok()
 }
 
 fn gpu(nvml: &Nvml, index: u32, d: Device) -> Gpu {
@@ -238,7 +250,8 @@ struct PciInfo {
 }
 
 fn pci_bus_id(nvml: &Nvml, d: Device) -> Result<String, String> {
-    let f = nvml.sym::<unsafe extern "C" fn(Device, *mut PciInfo) -> c_int>("nvmlDeviceGetPciInfo_v3")?;
+    let f =
+        nvml.sym::<unsafe extern "C" fn(Device, *mut PciInfo) -> c_int>("nvmlDeviceGetPciInfo_v3")?;
     let mut info = PciInfo {
         bus_id_legacy: [0; 16],
         numbers: [0; 5],
@@ -246,15 +259,20 @@ fn pci_bus_id(nvml: &Nvml, d: Device) -> Result<String, String> {
     };
     nvml.check(unsafe { f(d, &mut info) })?;
     info.bus_id[31] = 0;
-    Ok(unsafe { CStr::from_ptr(info.bus_id.as_ptr()) }.to_string_lossy().into_owned())
+    Ok(unsafe { CStr::from_ptr(info.bus_id.as_ptr()) }
+        .to_string_lossy()
+        .into_owned())
 }
 
 fn ecc(nvml: &Nvml, d: Device, g: &mut Gpu) {
     let mode = nvml
-        .sym::<unsafe extern "C" fn(Device, *mut c_int, *mut c_int) -> c_int>("nvmlDeviceGetEccMode")
+        .sym::<unsafe extern "C" fn(Device, *mut c_int, *mut c_int) -> c_int>(
+            "nvmlDeviceGetEccMode",
+        )
         .and_then(|f| {
             let (mut cur, mut pending) = (0, 0);
-            nvml.check(unsafe { f(d, &mut cur, &mut pending) }).map(|_| cur == 1)
+            nvml.check(unsafe { f(d, &mut cur, &mut pending) })
+                .map(|_| cur == 1)
         });
     g.ecc_enabled = field(g, "ecc_enabled", mode);
     type Total = unsafe extern "C" fn(Device, c_int, c_int, *mut c_ulonglong) -> c_int;
@@ -264,10 +282,13 @@ fn ecc(nvml: &Nvml, d: Device, g: &mut Gpu) {
         ("aggregate_sbe", 0, 1),
         ("aggregate_dbe", 1, 1),
     ] {
-        let v = nvml.sym::<Total>("nvmlDeviceGetTotalEccErrors").and_then(|f| {
-            let mut v = 0;
-            nvml.check(unsafe { f(d, kind, counter, &mut v) }).map(|_| v)
-        });
+        let v = nvml
+            .sym::<Total>("nvmlDeviceGetTotalEccErrors")
+            .and_then(|f| {
+                let mut v = 0;
+                nvml.check(unsafe { f(d, kind, counter, &mut v) })
+                    .map(|_| v)
+            });
         if let Some(v) = field(g, name, v) {
             g.counters.insert(name.into(), v);
         }
@@ -279,14 +300,16 @@ fn ecc(nvml: &Nvml, d: Device, g: &mut Gpu) {
 fn retired(nvml: &Nvml, d: Device, g: &mut Gpu) {
     type Pages = unsafe extern "C" fn(Device, c_int, *mut c_uint, *mut c_ulonglong) -> c_int;
     for (name, cause) in [("retired_pages_sbe", 0), ("retired_pages_dbe", 1)] {
-        let v = nvml.sym::<Pages>("nvmlDeviceGetRetiredPages").and_then(|f| {
-            let mut n = 0;
-            // With no room for addresses NVML says how many there are.
-            match unsafe { f(d, cause, &mut n, std::ptr::null_mut()) } {
-                SUCCESS | INSUFFICIENT_SIZE => Ok(u64::from(n)),
-                rc => Err(nvml.error(rc)),
-            }
-        });
+        let v = nvml
+            .sym::<Pages>("nvmlDeviceGetRetiredPages")
+            .and_then(|f| {
+                let mut n = 0;
+                // With no room for addresses NVML says how many there are.
+                match unsafe { f(d, cause, &mut n, std::ptr::null_mut()) } {
+                    SUCCESS | INSUFFICIENT_SIZE => Ok(u64::from(n)),
+                    rc => Err(nvml.error(rc)),
+                }
+            });
         if let Some(v) = field(g, name, v) {
             g.counters.insert(name.into(), v);
         }
@@ -294,7 +317,8 @@ fn retired(nvml: &Nvml, d: Device, g: &mut Gpu) {
 }
 
 fn remapped(nvml: &Nvml, d: Device, g: &mut Gpu) {
-    type Rows = unsafe extern "C" fn(Device, *mut c_uint, *mut c_uint, *mut c_uint, *mut c_uint) -> c_int;
+    type Rows =
+        unsafe extern "C" fn(Device, *mut c_uint, *mut c_uint, *mut c_uint, *mut c_uint) -> c_int;
     let rows = nvml.sym::<Rows>("nvmlDeviceGetRemappedRows").and_then(|f| {
         let (mut c, mut u, mut p, mut x) = (0, 0, 0, 0);
         nvml.check(unsafe { f(d, &mut c, &mut u, &mut p, &mut x) })
@@ -315,7 +339,10 @@ fn remapped(nvml: &Nvml, d: Device, g: &mut Gpu) {
 
 fn clocks(nvml: &Nvml, d: Device, g: &mut Gpu) {
     type Clock = unsafe extern "C" fn(Device, c_int, *mut c_uint) -> c_int;
-    for (prefix, f) in [("", "nvmlDeviceGetClockInfo"), ("max_", "nvmlDeviceGetMaxClockInfo")] {
+    for (prefix, f) in [
+        ("", "nvmlDeviceGetClockInfo"),
+        ("max_", "nvmlDeviceGetMaxClockInfo"),
+    ] {
         for (name, kind) in [("graphics", 0), ("sm", 1), ("memory", 2)] {
             let key = format!("{prefix}{name}");
             let v = nvml.sym::<Clock>(f).and_then(|f| {
@@ -333,7 +360,8 @@ fn clocks(nvml: &Nvml, d: Device, g: &mut Gpu) {
         .or_else(|_| nvml.sym::<Mask>("nvmlDeviceGetCurrentClocksThrottleReasons"))
         .and_then(|f| {
             let mut m = 0;
-            nvml.check(unsafe { f(d, &mut m) }).map(|_| throttle_names(m))
+            nvml.check(unsafe { f(d, &mut m) })
+                .map(|_| throttle_names(m))
         });
     g.throttle_reasons = field(g, "throttle_reasons", reasons).unwrap_or_default();
     type Temp = unsafe extern "C" fn(Device, c_int, *mut c_uint) -> c_int;
@@ -347,10 +375,26 @@ fn clocks(nvml: &Nvml, d: Device, g: &mut Gpu) {
 }
 
 fn pcie(nvml: &Nvml, d: Device, g: &mut Gpu) {
-    g.pcie_gen = field(g, "pcie_gen", dev_u32(nvml, d, "nvmlDeviceGetCurrPcieLinkGeneration"));
-    g.pcie_gen_max = field(g, "pcie_gen_max", dev_u32(nvml, d, "nvmlDeviceGetMaxPcieLinkGeneration"));
-    g.pcie_width = field(g, "pcie_width", dev_u32(nvml, d, "nvmlDeviceGetCurrPcieLinkWidth"));
-    g.pcie_width_max = field(g, "pcie_width_max", dev_u32(nvml, d, "nvmlDeviceGetMaxPcieLinkWidth"));
+    g.pcie_gen = field(
+        g,
+        "pcie_gen",
+        dev_u32(nvml, d, "nvmlDeviceGetCurrPcieLinkGeneration"),
+    );
+    g.pcie_gen_max = field(
+        g,
+        "pcie_gen_max",
+        dev_u32(nvml, d, "nvmlDeviceGetMaxPcieLinkGeneration"),
+    );
+    g.pcie_width = field(
+        g,
+        "pcie_width",
+        dev_u32(nvml, d, "nvmlDeviceGetCurrPcieLinkWidth"),
+    );
+    g.pcie_width_max = field(
+        g,
+        "pcie_width_max",
+        dev_u32(nvml, d, "nvmlDeviceGetMaxPcieLinkWidth"),
+    );
 }
 
 fn nvlinks(nvml: &Nvml, d: Device) -> Vec<NvLink> {
@@ -403,7 +447,11 @@ mod tests {
     fn without_a_driver_nvml_is_a_reason() {
         // On a machine without the driver (CI); with one, the GPUs are listed.
         match gpus() {
-            Ok(g) => assert!(g.devices.iter().all(|d| d.uuid.is_some() || !d.unavailable.is_empty())),
+            Ok(g) => assert!(
+                g.devices
+                    .iter()
+                    .all(|d| d.uuid.is_some() || !d.unavailable.is_empty())
+            ),
             Err(why) => assert!(why.contains("NVML"), "{why}"),
         }
     }

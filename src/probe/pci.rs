@@ -125,7 +125,10 @@ AtomicOpBlocked 0\nTLPBlockedErr 0\nPoisonTLPBlocked 0\nTOTAL_ERR_FATAL 0\n";
         assert_eq!(got.len(), 1);
         let d = &got[0];
         assert_eq!(d.kind, "gpu");
-        assert_eq!((d.current_link_width, d.max_link_width), (Some(8), Some(16)));
+        assert_eq!(
+            (d.current_link_width, d.max_link_width),
+            (Some(8), Some(16))
+        );
         assert_eq!(d.max_link_speed.as_deref(), Some("32.0 GT/s PCIe"));
         assert_eq!(d.aer["correctable"]["TOTAL_ERR_COR"], 2);
         assert!(!d.aer.contains_key("fatal"));

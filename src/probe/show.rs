@@ -13,7 +13,10 @@ pub fn human(s: &Snapshot) -> String {
         sw.hostname, sw.baton, s.took_ms
     )];
     out.push(format!("kernel: {}", text(&sw.kernel, |k| k.clone())));
-    out.push(format!("nvidia driver: {}", text(&sw.nvidia_driver, |k| k.clone())));
+    out.push(format!(
+        "nvidia driver: {}",
+        text(&sw.nvidia_driver, |k| k.clone())
+    ));
     out.push(format!(
         "NCCL: {}",
         text(&sw.nccl, |n| format!("{} ({})", n.version, n.path))
@@ -21,11 +24,17 @@ pub fn human(s: &Snapshot) -> String {
     out.push(format!("MPI: {}", text(&sw.mpi, |m| m.clone())));
     out.push(format!(
         "nvidia_peermem: {} · fabric manager: {}",
-        if sw.peermem_loaded { "loaded" } else { "not loaded" },
+        if sw.peermem_loaded {
+            "loaded"
+        } else {
+            "not loaded"
+        },
         text(&sw.fabric_manager, |f| f.clone())
     ));
-    section(&mut out, "GPUs", &s.gpus, |g| gpus(g));
-    section(&mut out, "HCAs", &s.hcas, |h| h.iter().flat_map(hca).collect());
+    section(&mut out, "GPUs", &s.gpus, gpus);
+    section(&mut out, "HCAs", &s.hcas, |h| {
+        h.iter().flat_map(hca).collect()
+    });
     section(&mut out, "interfaces", &s.interfaces, |i| {
         i.iter()
             .map(|i| {
@@ -75,7 +84,12 @@ pub fn human(s: &Snapshot) -> String {
     section(&mut out, "kernel log", &s.kernel_log, |k| {
         let mut l = vec![format!("  {} events from {}", k.events.len(), k.source)];
         l.extend(k.events.iter().map(|e| {
-            format!("  {} {}: {}", super::delta::clock(e.at_unix_ms), e.kind.short(), e.line)
+            format!(
+                "  {} {}: {}",
+                super::delta::clock(e.at_unix_ms),
+                e.kind.short(),
+                e.line
+            )
         }));
         l
     });
@@ -93,7 +107,10 @@ fn section<T>(out: &mut Vec<String>, name: &str, s: &Sourced<T>, f: impl Fn(&T) 
     match s {
         Sourced::Available(v) => {
             let lines = f(v);
-            out.push(format!("{name}:{}", if lines.is_empty() { " none" } else { "" }));
+            out.push(format!(
+                "{name}:{}",
+                if lines.is_empty() { " none" } else { "" }
+            ));
             out.extend(lines);
         }
         Sourced::Unavailable(why) => out.push(format!("{name}: unavailable ({why})")),
@@ -146,10 +163,18 @@ fn gpus(g: &super::nvml::Gpus) -> Vec<String> {
             if d.throttle_reasons.is_empty() { "none".into() } else { d.throttle_reasons.join(",") },
             counts(&d.counters),
         ));
-        let clocks: Vec<String> = d.clocks_mhz.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        let clocks: Vec<String> = d
+            .clocks_mhz
+            .iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect();
         l.push(format!("    clocks MHz: {}", clocks.join(", ")));
         if !d.unavailable.is_empty() {
-            let why: Vec<String> = d.unavailable.iter().map(|(k, v)| format!("{k} ({v})")).collect();
+            let why: Vec<String> = d
+                .unavailable
+                .iter()
+                .map(|(k, v)| format!("{k} ({v})"))
+                .collect();
             l.push(format!("    unavailable: {}", why.join(", ")));
         }
     }

@@ -96,7 +96,11 @@ fn library_path(symbol: *const libc::c_void) -> Option<String> {
     if unsafe { libc::dladdr(symbol, &mut info) } == 0 || info.dli_fname.is_null() {
         return None;
     }
-    Some(unsafe { CStr::from_ptr(info.dli_fname) }.to_string_lossy().into_owned())
+    Some(
+        unsafe { CStr::from_ptr(info.dli_fname) }
+            .to_string_lossy()
+            .into_owned(),
+    )
 }
 
 fn mpi() -> Result<String, String> {

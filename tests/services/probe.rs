@@ -16,7 +16,13 @@ use common::show;
 fn probe_in(node: &str) -> Snapshot {
     let o = Command::new("ip")
         .args(["netns", "exec", &format!("baton-sim-{node}")])
-        .args([env!("CARGO_BIN_EXE_baton"), "probe", "--format", "json", "--no-gpus"])
+        .args([
+            env!("CARGO_BIN_EXE_baton"),
+            "probe",
+            "--format",
+            "json",
+            "--no-gpus",
+        ])
         .output()
         .expect("ip netns exec runs");
     assert!(o.status.success(), "{}", show(&o));
@@ -25,7 +31,9 @@ fn probe_in(node: &str) -> Snapshot {
 
 fn eth0(s: &Snapshot) -> &baton::probe::net::Interface {
     let i = s.interfaces.get().expect("the node's interfaces");
-    i.iter().find(|i| i.name == "eth0").expect("the node's eth0")
+    i.iter()
+        .find(|i| i.name == "eth0")
+        .expect("the node's eth0")
 }
 
 #[test]
@@ -41,7 +49,10 @@ fn a_flapped_node_shows_carrier_changes_and_its_neighbour_does_not() {
         "{lines:?}"
     );
     assert_eq!(eth0(&after).carrier, Some(true), "the link is back up");
-    assert_eq!(delta(&quiet_before, &quiet_after).lines(), Vec::<String>::new());
+    assert_eq!(
+        delta(&quiet_before, &quiet_after).lines(),
+        Vec::<String>::new()
+    );
     assert!(after.took_ms < 1000, "probe took {} ms", after.took_ms);
 }
 
@@ -54,7 +65,14 @@ fn a_node_set_to_another_mtu_shows_it_until_healed() {
     let after = probe_in(node);
     assert_eq!(eth0(&after).mtu, Some(1400));
     let lines = delta(&before, &after).lines();
-    assert!(lines.contains(&"eth0 mtu 1500 → 1400".to_string()), "{lines:?}");
+    assert!(
+        lines.contains(&"eth0 mtu 1500 → 1400".to_string()),
+        "{lines:?}"
+    );
     drop(mtu);
-    assert_eq!(eth0(&probe_in(node)).mtu, Some(1500), "heal restores the MTU");
+    assert_eq!(
+        eth0(&probe_in(node)).mtu,
+        Some(1500),
+        "heal restores the MTU"
+    );
 }

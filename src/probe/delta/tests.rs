@@ -44,7 +44,10 @@ fn snapshot(at: u64) -> Snapshot {
             operstate: None,
             counters: BTreeMap::from([("carrier_changes".into(), 2), ("rx_dropped".into(), 5)]),
         }]),
-        tcp: Sourced::Available(BTreeMap::from([("RetransSegs".into(), 100), ("CurrEstab".into(), 3)])),
+        tcp: Sourced::Available(BTreeMap::from([
+            ("RetransSegs".into(), 100),
+            ("CurrEstab".into(), 3),
+        ])),
         pci: Sourced::Unavailable("-".into()),
         kernel_log: Sourced::Available(KernelLog {
             source: "/dev/kmsg".into(),
@@ -74,7 +77,10 @@ fn counters_that_climb_states_that_change_and_new_lines_are_each_a_line() {
     if let Sourced::Available(k) = &mut after.kernel_log {
         k.events.push(KernelEvent {
             at_unix_ms: 1_764_590_591_000,
-            kind: EventKind::Xid { device: "0000:3b:00".into(), code: 79 },
+            kind: EventKind::Xid {
+                device: "0000:3b:00".into(),
+                code: 79,
+            },
             line: "NVRM: Xid (PCI:0000:3b:00): 79, …".into(),
         });
     }

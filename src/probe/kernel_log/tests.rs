@@ -3,19 +3,58 @@ use proptest::prelude::*;
 
 /// Xid lines in the forms NVIDIA's Xid catalog and the driver print them (R535–R570).
 const XIDS: &[(u32, &str)] = &[
-    (13, "NVRM: Xid (PCI:0000:3b:00): 13, pid=51234, name=python3, Graphics SM Warp Exception on (GPC 1, TPC 0, SM 1): Out Of Range Address"),
-    (31, "NVRM: Xid (PCI:0000:3b:00): 31, pid=51234, name=python3, Ch 00000008, intr 00000000. MMU Fault: ENGINE GRAPHICS GPCCLIENT_T1_0 faulted @ 0x7f_2c000000. Fault is of type FAULT_PDE ACCESS_TYPE_VIRT_READ"),
-    (43, "NVRM: Xid (PCI:0000:3b:00): 43, pid=51234, name=python3, Ch 00000010"),
-    (48, "NVRM: Xid (PCI:0000:3b:00): 48, pid='<unknown>', name=<unknown>, An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer at partition 6, subpartition 0."),
-    (63, "NVRM: Xid (PCI:0000:3b:00): 63, pid='<unknown>', name=<unknown>, Row Remapper: New row (0x00000000000e1c27) is marked for remapping, reset gpu to activate."),
-    (64, "NVRM: Xid (PCI:0000:3b:00): 64, pid='<unknown>', name=<unknown>, Row Remapper: Failed to remap row (0x00000000000e1c27), all rows in bank are in use."),
-    (74, "NVRM: Xid (PCI:0000:3b:00): 74, pid=51234, name=python3, NVLink: fatal error detected on link 3(0x10000, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0)"),
-    (79, "NVRM: Xid (PCI:0000:3b:00): 79, pid=51234, name=python3, GPU has fallen off the bus."),
-    (92, "NVRM: Xid (PCI:0000:3b:00): 92, pid='<unknown>', name=<unknown>, High single-bit ECC error rate"),
-    (94, "NVRM: Xid (PCI:0000:3b:00): 94, pid=51234, name=python3, Contained: SM (0x1). RST: No, D-RST: No"),
-    (95, "NVRM: Xid (PCI:0000:3b:00): 95, pid=51234, name=python3, Uncontained: FBHUB. RST: Yes, D-RST: No"),
-    (119, "NVRM: Xid (PCI:0000:3b:00): 119, pid=51234, name=python3, Timeout after 6s of waiting for RPC response from GPU0 GSP! Expected function 76 (GSP_RM_CONTROL) (0x20800a4c 0x4)."),
-    (120, "NVRM: Xid (PCI:0000:3b:00): 120, pid='<unknown>', name=<unknown>, GSP task exception: (pc=0x12b4f0, ra=0x12b4ba, cause=0x2, tval=0x6b6d70)"),
+    (
+        13,
+        "NVRM: Xid (PCI:0000:3b:00): 13, pid=51234, name=python3, Graphics SM Warp Exception on (GPC 1, TPC 0, SM 1): Out Of Range Address",
+    ),
+    (
+        31,
+        "NVRM: Xid (PCI:0000:3b:00): 31, pid=51234, name=python3, Ch 00000008, intr 00000000. MMU Fault: ENGINE GRAPHICS GPCCLIENT_T1_0 faulted @ 0x7f_2c000000. Fault is of type FAULT_PDE ACCESS_TYPE_VIRT_READ",
+    ),
+    (
+        43,
+        "NVRM: Xid (PCI:0000:3b:00): 43, pid=51234, name=python3, Ch 00000010",
+    ),
+    (
+        48,
+        "NVRM: Xid (PCI:0000:3b:00): 48, pid='<unknown>', name=<unknown>, An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer at partition 6, subpartition 0.",
+    ),
+    (
+        63,
+        "NVRM: Xid (PCI:0000:3b:00): 63, pid='<unknown>', name=<unknown>, Row Remapper: New row (0x00000000000e1c27) is marked for remapping, reset gpu to activate.",
+    ),
+    (
+        64,
+        "NVRM: Xid (PCI:0000:3b:00): 64, pid='<unknown>', name=<unknown>, Row Remapper: Failed to remap row (0x00000000000e1c27), all rows in bank are in use.",
+    ),
+    (
+        74,
+        "NVRM: Xid (PCI:0000:3b:00): 74, pid=51234, name=python3, NVLink: fatal error detected on link 3(0x10000, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0)",
+    ),
+    (
+        79,
+        "NVRM: Xid (PCI:0000:3b:00): 79, pid=51234, name=python3, GPU has fallen off the bus.",
+    ),
+    (
+        92,
+        "NVRM: Xid (PCI:0000:3b:00): 92, pid='<unknown>', name=<unknown>, High single-bit ECC error rate",
+    ),
+    (
+        94,
+        "NVRM: Xid (PCI:0000:3b:00): 94, pid=51234, name=python3, Contained: SM (0x1). RST: No, D-RST: No",
+    ),
+    (
+        95,
+        "NVRM: Xid (PCI:0000:3b:00): 95, pid=51234, name=python3, Uncontained: FBHUB. RST: Yes, D-RST: No",
+    ),
+    (
+        119,
+        "NVRM: Xid (PCI:0000:3b:00): 119, pid=51234, name=python3, Timeout after 6s of waiting for RPC response from GPU0 GSP! Expected function 76 (GSP_RM_CONTROL) (0x20800a4c 0x4).",
+    ),
+    (
+        120,
+        "NVRM: Xid (PCI:0000:3b:00): 120, pid='<unknown>', name=<unknown>, GSP task exception: (pc=0x12b4f0, ra=0x12b4ba, cause=0x2, tval=0x6b6d70)",
+    ),
 ];
 
 #[test]
@@ -36,7 +75,8 @@ fn every_catalogued_xid_is_named_with_its_device_and_code() {
 
 #[test]
 fn sxid_mlx5_links_and_aer_are_told_apart() {
-    let s = classify("nvidia-nvswitch3: SXid (PCI:0000:c6:00.0): 20034, Fatal, Link 30 LTSSM Fault Up");
+    let s =
+        classify("nvidia-nvswitch3: SXid (PCI:0000:c6:00.0): 20034, Fatal, Link 30 LTSSM Fault Up");
     assert_eq!(
         s,
         Some(EventKind::Sxid {
@@ -50,11 +90,26 @@ fn sxid_mlx5_links_and_aer_are_told_apart() {
     let up = classify("mlx5_core 0000:0c:00.0 enp12s0np0: Link up");
     assert!(matches!(up, Some(EventKind::Link { up: true, .. })));
     let aer = classify("pcieport 0000:00:01.0: AER: Corrected error received: 0000:01:00.0");
-    assert_eq!(aer, Some(EventKind::Aer { device: "0000:01:00.0".into() }));
-    let own = classify("nvidia 0000:3b:00.0: PCIe Bus Error: severity=Corrected, type=Physical Layer, (Receiver ID)");
-    assert_eq!(own, Some(EventKind::Aer { device: "0000:3b:00.0".into() }));
+    assert_eq!(
+        aer,
+        Some(EventKind::Aer {
+            device: "0000:01:00.0".into()
+        })
+    );
+    let own = classify(
+        "nvidia 0000:3b:00.0: PCIe Bus Error: severity=Corrected, type=Physical Layer, (Receiver ID)",
+    );
+    assert_eq!(
+        own,
+        Some(EventKind::Aer {
+            device: "0000:3b:00.0".into()
+        })
+    );
     assert_eq!(classify("EXT4-fs (nvme0n1p2): mounted filesystem"), None);
-    assert_eq!(classify("mlx5_core 0000:0c:00.0: firmware version: 28.39.1002"), None);
+    assert_eq!(
+        classify("mlx5_core 0000:0c:00.0: firmware version: 28.39.1002"),
+        None
+    );
 }
 
 #[test]
@@ -68,9 +123,15 @@ fn kmsg_records_and_journal_lines_give_time_and_message() {
     let j = "1764590591.123456 node03 kernel: mlx5_core 0000:0c:00.0 ib0: Link down";
     assert_eq!(
         parse_journal(j),
-        Some((1_764_590_591_123_456, "mlx5_core 0000:0c:00.0 ib0: Link down"))
+        Some((
+            1_764_590_591_123_456,
+            "mlx5_core 0000:0c:00.0 ib0: Link down"
+        ))
     );
-    assert_eq!(parse_journal("1764590591.5 h kernel: x").unwrap().0, 1_764_590_591_500_000);
+    assert_eq!(
+        parse_journal("1764590591.5 h kernel: x").unwrap().0,
+        1_764_590_591_500_000
+    );
     assert_eq!(parse_journal("-- No entries --"), None);
 }
 
