@@ -76,3 +76,52 @@ fn a_node_set_to_another_mtu_shows_it_until_healed() {
         "heal restores the MTU"
     );
 }
+
+/// `loss NODE 5%` (netem) while the node sends over TCP: its own retransmit counter climbs.
+/// Where the kernel has no `sch_netem`, cluster-sim refuses the fault and this says SKIPPED
+/// (a failure in CI, as a missing cluster is).
+#[test]
+fn a_lossy_node_retransmits_and_the_delta_says_how_many() {
+    let Some(c) = cluster_of(4) else { return };
+    let node = &c.nodes[3];
+    let o = Command::new(common::cluster::SIM)
+        .args(["loss", node, "5%"])
+        .output()
+        .expect("cluster-sim");
+    if !o.status.success() && show(&o).contains("no netem") {
+        common::missing("netem", "BATON_REQUIRE_CLUSTER", show(&o).trim());
+        return;
+    }
+    assert!(o.status.success(), "{}", show(&o));
+    let _heal = Healed(node.clone());
+    let listener = std::net::TcpListener::bind("10.77.0.254:0").expect("a listener on the bridge");
+    let port = listener.local_addr().unwrap().port();
+    let sink = std::thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        std::io::copy(&mut s, &mut std::io::sink()).unwrap()
+    });
+    let before = probe_in(node);
+    let send = Command::new("ip")
+        .args(["netns", "exec", &format!("baton-sim-{node}"), "bash", "-c"])
+        .arg(format!("head -c 20000000 /dev/zero >/dev/tcp/10.77.0.254/{port}"))
+        .output()
+        .unwrap();
+    assert!(send.status.success(), "{}", show(&send));
+    assert_eq!(sink.join().unwrap(), 20_000_000);
+    let lines = delta(&before, &probe_in(node)).lines();
+    assert!(
+        lines.iter().any(|l| l.starts_with("tcp RetransSegs +")),
+        "{lines:?}"
+    );
+}
+
+/// Heals a node when dropped, for a fault applied by hand.
+struct Healed(String);
+
+impl Drop for Healed {
+    fn drop(&mut self) {
+        let _ = Command::new(common::cluster::SIM)
+            .args(["heal", &self.0])
+            .output();
+    }
+}
