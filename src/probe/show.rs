@@ -182,10 +182,13 @@ fn gpus(g: &super::nvml::Gpus) -> Vec<String> {
 }
 
 fn hca(h: &super::ib::Hca) -> Vec<String> {
+    let netdevs = match h.netdevs.as_slice() {
+        [] => String::new(),
+        n => format!(" ({})", n.join(",")),
+    };
     let mut l = vec![format!(
-        "  {} ({}) fw {} · board {}",
+        "  {}{netdevs} fw {} · board {}",
         h.name,
-        h.netdevs.join(","),
         h.fw_ver.as_deref().unwrap_or("-"),
         h.board_id.as_deref().unwrap_or("-")
     )];

@@ -103,7 +103,9 @@ fn a_lossy_node_retransmits_and_the_delta_says_how_many() {
     let before = probe_in(node);
     let send = Command::new("ip")
         .args(["netns", "exec", &format!("baton-sim-{node}"), "bash", "-c"])
-        .arg(format!("head -c 20000000 /dev/zero >/dev/tcp/10.77.0.254/{port}"))
+        .arg(format!(
+            "head -c 20000000 /dev/zero >/dev/tcp/10.77.0.254/{port}"
+        ))
         .output()
         .unwrap();
     assert!(send.status.success(), "{}", show(&send));
