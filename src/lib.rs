@@ -16,6 +16,7 @@ pub mod launch;
 pub mod nodeset;
 pub mod output;
 pub mod plan;
+pub mod probe;
 pub mod profile;
 pub mod render;
 pub mod rendezvous;

@@ -62,6 +62,10 @@ pub enum Command {
     /// arrived or stayed silent (BATON_RENDEZVOUS_TIMEOUT, default 120 s) or a wrong root; 2
     /// for a bad placement or a missing secret. See docs/launching.md and docs/trust.md.
     Ranks,
+    /// Snapshot this node's evidence: software, GPUs (NVML), InfiniBand ports and counters,
+    /// interfaces, TCP retransmits, PCIe links and AER, kernel log lines (Xid, link, AER).
+    /// See docs/evidence.md.
+    Probe(super::probe::Args),
     /// One rank's share of a run (started by `baton run` through mpirun).
     #[command(name = "__worker", hide = true)]
     Worker(WorkerArgs),

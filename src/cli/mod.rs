@@ -19,6 +19,7 @@ mod ingest;
 mod load;
 mod manual;
 mod nodes;
+mod probe;
 pub mod rank;
 mod ranks;
 mod render;
@@ -102,6 +103,7 @@ fn dispatch(command: Command, trust: baton::plan::Trust, mpi: Option<MpiEntry>) 
         Command::Run(args) => run::run(&run::Args { trust, ..args }, mpi),
         Command::Render(args) => render::run(&render::Args::of(args, trust)),
         Command::Ranks => ranks::run(),
+        Command::Probe(a) => probe::run(a),
         Command::Worker(w) => match mpi {
             _ if w.gpus > 0 => gpu::local_worker(&w),
             Some(m) if launcher::under_mpi_launcher(launcher::process_env) => (m.worker)(&w),

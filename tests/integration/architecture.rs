@@ -26,6 +26,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "world",
         ],
     ),
+    ("node evidence", &["probe"]),
     ("output", &["output"]),
     ("node sets", &["nodeset"]),
     ("plan", &["plan"]),

@@ -24,6 +24,7 @@ mod outputs;
 mod plan_check;
 mod plan_props;
 mod portable;
+mod probe;
 mod profiles;
 mod relative;
 mod render;

@@ -7,4 +7,5 @@ mod common;
 
 mod cluster;
 mod cluster_nodesets;
+mod probe;
 mod slurm;
