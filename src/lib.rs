@@ -27,6 +27,7 @@ pub mod secrets;
 pub mod session;
 pub mod shell;
 pub mod split;
+pub mod stats;
 pub mod stdout;
 pub mod units;
 pub mod world;

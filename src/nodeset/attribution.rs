@@ -8,6 +8,7 @@
 
 use std::collections::BTreeSet;
 
+use crate::stats::median;
 use serde::Serialize;
 
 /// How one node set ended.
@@ -264,16 +265,6 @@ pub enum Outlier {
 /// one is bad.
 pub const MIN_PEERS: usize = 3;
 
-/// The median of a sorted, non-empty slice.
-pub(crate) fn median(sorted: &[f64]) -> f64 {
-    let m = sorted.len() / 2;
-    if sorted.len() % 2 == 1 {
-        sorted[m]
-    } else {
-        (sorted[m - 1] + sorted[m]) / 2.0
-    }
-}
-
 /// For each `(shape, value)` (higher is better, e.g. busbw), how far below the median of its
 /// shape's values it lies: `deficit = (median − value) / median`. `limit` is the largest allowed
 /// deficit (0.10 for `outlier: "<= 10%"`); `strict` makes the limit itself fail (`< 10%`).
@@ -305,11 +296,9 @@ pub fn outliers_against<K: PartialEq>(
             if peers.len() < MIN_PEERS {
                 return Outlier::TooFew { peers: peers.len() };
             }
-            peers.sort_by(f64::total_cmp);
-            let med = median(&peers);
+            let med = median(&mut peers).unwrap_or(f64::NAN);
             let mut dev: Vec<f64> = peers.iter().map(|x| (x - med).abs()).collect();
-            dev.sort_by(f64::total_cmp);
-            let mad = median(&dev) * 1.4826;
+            let mad = median(&mut dev).unwrap_or(f64::NAN) * 1.4826;
             let z = if mad > 0.0 { (v - med) / mad } else { 0.0 };
             let deficit = if med > 0.0 { (med - v) / med } else { 0.0 };
             let bad = if strict {

@@ -71,8 +71,7 @@ fn gbs(v: f64) -> String {
 
 fn median_of(mut v: Vec<f64>) -> Option<f64> {
     v.retain(|x| x.is_finite());
-    v.sort_by(f64::total_cmp);
-    (!v.is_empty()).then(|| super::attribution::median(&v))
+    crate::stats::median(&mut v)
 }
 
 /// What a set of `n` nodes is called in a reason: (one, many).

@@ -71,19 +71,7 @@ pub fn median_printed_busbw(r: &JobResult, requested: u64, placement: Placement)
     median(&mut v)
 }
 
-/// The median (mean of the middle two for an even count).
-pub fn median(v: &mut [f64]) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    let m = v.len() / 2;
-    Some(if v.len() % 2 == 1 {
-        v[m]
-    } else {
-        (v[m - 1] + v[m]) / 2.0
-    })
-}
+pub use crate::stats::median;
 
 /// Every requested size the results hold, ascending.
 pub fn measured_sizes(r: &JobResult) -> Vec<u64> {

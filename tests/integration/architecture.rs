@@ -21,6 +21,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "exit",
             "collective",
             "split",
+            "stats",
             "shell",
             "host",
             "world",
