@@ -419,30 +419,47 @@ tests:
         j.cells().any(|(_, _, _, c)| c.status == CellStatus::Ok),
         "what was measured before the kill is kept"
     );
+    // srun says "Node failure on node03" when Slurm declared the node failed before the step
+    // ended; when a rank on another node gave up first it says only that tasks were killed.
+    // The dead node is named either way, and the launcher's words whenever it said them.
     let said = "Node failure on node03";
+    let step_log = std::fs::read_dir(out.join("sets/00-t"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "log"))
+        .map(|e| read(&e.path()))
+        .collect::<String>();
+    let launcher_said = step_log.contains(said);
     assert!(
         j.errors
             .iter()
-            .any(|e| e.message.contains("node03 did not answer") && e.message.contains(said)),
+            .any(|e| e.message.contains("node03 did not answer")
+                && (!launcher_said || e.message.contains(said))),
         "{:?}",
         j.errors
     );
     let set = &r.node_sets[0];
     assert_eq!(set.dead, ["node03"]);
     assert!(
-        set.launcher.as_deref().is_some_and(|l| l.contains(said)),
+        !launcher_said || set.launcher.as_deref().is_some_and(|l| l.contains(said)),
         "{set:?}"
     );
     let n = nodes_json(&out);
     assert_eq!(n["failed"], "node03", "{n:#}");
     let (verdict, why) = verdict_of(&n, "node03");
     assert_eq!(verdict, "failed");
-    assert!(why.contains("dead") && why.contains(said), "{why}");
+    assert!(
+        why.contains("dead") && (!launcher_said || why.contains(said)),
+        "{why}"
+    );
     let drained = drains(&out);
     assert_eq!(drained.len(), 1, "{drained:?}");
     assert!(drained[0].contains("NodeName='node03' "), "{drained:?}");
     let md = read(&out.join("report/report.md"));
-    assert!(md.contains("node03") && md.contains(said), "{md}");
+    assert!(
+        md.contains("node03") && (!launcher_said || md.contains(said)),
+        "{md}"
+    );
 }
 
 #[test]
@@ -545,12 +562,14 @@ tests:
     let r = results::read(&out.join("results.json")).unwrap();
     let j = &r.jobs[0];
     assert_eq!((j.layout.nranks, j.layout.nodes), (8, 4));
+    // Whichever four nodes Slurm gave (a node a previous test's job still holds is skipped),
+    // cyclic placement deals the ranks round the nodes in order.
+    let mut hosts: Vec<&str> = j.layout.ranks.iter().map(|r| r.host.as_str()).collect();
+    hosts.sort_unstable();
+    hosts.dedup();
+    assert_eq!(hosts.len(), 4, "{:?}", j.layout.ranks);
     for rank in &j.layout.ranks {
-        assert_eq!(
-            rank.host,
-            format!("node{:02}", rank.rank % 4 + 1),
-            "{rank:?}"
-        );
+        assert_eq!(rank.host, hosts[rank.rank as usize % 4], "{rank:?}");
     }
 }
 
