@@ -4,6 +4,7 @@
 //! The pipeline runs one way: [`plan`] → [`expand`] → (run / ingest) → [`results`] → grade → report.
 
 pub mod baseline;
+pub mod child;
 pub mod collective;
 pub mod exit;
 pub mod expand;

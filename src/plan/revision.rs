@@ -7,10 +7,9 @@
 //! on the command line, which outranks every config file. Each git call is bounded in time and in
 //! how much of its output is read.
 
-use std::io::Read;
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -59,8 +58,8 @@ pub fn git_revision(plan: &Path) -> Option<GitRevision> {
 /// Runs `git -C dir ARGS` with everything that could run another program switched off.
 /// `None`: git is missing or did not finish in time; `Some(Err)`: it exited non-zero.
 fn git(dir: &Path, args: &[&str]) -> Option<Result<String, ()>> {
-    let mut child = Command::new("git")
-        .arg("-C")
+    let mut cmd = Command::new("git");
+    cmd.arg("-C")
         .arg(dir)
         .args([
             "-c",
@@ -72,39 +71,9 @@ fn git(dir: &Path, args: &[&str]) -> Option<Result<String, ()>> {
         .args(args)
         .env("GIT_TERMINAL_PROMPT", "0")
         .env_remove("GIT_DIR")
-        .env_remove("GIT_WORK_TREE")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .ok()?;
-    let stdout = child.stdout.take()?;
-    // Read on a thread so a git that prints more than we want, or hangs, cannot block us: the
-    // reader stops at MAX_OUTPUT and the deadline kills the process.
-    let reader = std::thread::spawn(move || {
-        let mut out = Vec::new();
-        let _ = stdout.take(MAX_OUTPUT).read_to_end(&mut out);
-        out
-    });
-    let deadline = Instant::now() + TIMEOUT;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(s)) => break Some(s),
-            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(10)),
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                break None;
-            }
-        }
-    };
-    let out = reader.join().ok()?;
-    let status = status?;
-    Some(if status.success() {
-        Ok(String::from_utf8_lossy(&out).into_owned())
-    } else {
-        Err(())
-    })
+        .env_remove("GIT_WORK_TREE");
+    let (out, ok) = crate::child::bounded_output(&mut cmd, TIMEOUT, MAX_OUTPUT).ok()?;
+    Some(if ok { Ok(out) } else { Err(()) })
 }
 
 #[cfg(test)]

@@ -22,6 +22,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "collective",
             "split",
             "stats",
+            "child",
             "shell",
             "host",
             "world",
