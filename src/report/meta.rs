@@ -147,6 +147,10 @@ pub fn rows(g: &Grade) -> Vec<MetaRow> {
         "Results",
         g.results_files.iter().map(|f| shown(f)).collect(),
     ));
+    let reruns = super::reruns::lines(g);
+    if !reruns.is_empty() {
+        v.push(row("Reruns", reruns.join("; ")));
+    }
     v
 }
 

@@ -14,6 +14,7 @@ mod meta;
 mod nodes;
 pub mod pair_matrix;
 mod paths;
+mod reruns;
 mod set_summary;
 mod tables;
 mod text;

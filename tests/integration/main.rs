@@ -19,6 +19,7 @@ mod ingest;
 mod ingest_fuzz;
 mod integrity;
 mod junit;
+mod node_verdicts;
 mod nodesets;
 mod outputs;
 mod plan_check;
