@@ -440,11 +440,15 @@ fn x_range(lines: &[Series]) -> (f64, f64) {
 }
 
 impl ChartExporter {
-    /// The busbw SVG of one job; `None` when it has no results to draw.
+    /// The busbw SVG of one job — over time per repeat for a soak (`super::soak`), else
+    /// against size; `None` when it has no results to draw.
     pub fn job(j: &JobVerdict) -> Result<Option<String>, ReportError> {
         let Some(src) = &j.source else {
             return Ok(None);
         };
+        if let Some(soak) = super::soak::Soak::of(j) {
+            return soak.svg(&j.id).map(Some);
+        }
         let r = &src.result;
         let mut lines: Vec<Series> = Vec::new();
         lines.extend(

@@ -252,6 +252,9 @@ fn job(o: &mut String, i: usize, j: &JobVerdict) -> Result<(), ReportError> {
     if let Some(svg) = ChartExporter::job(j)? {
         let _ = write!(o, "<div class=\"chart\">{svg}</div>");
     }
+    if let Some(soak) = super::soak::Soak::of(j) {
+        let _ = write!(o, "<p class=\"soak\">{}</p>", esc(&soak.line()));
+    }
     if let Some(svg) = ChartExporter::latency(j)? {
         let _ = write!(o, "<div class=\"chart\">{svg}</div>");
     }

@@ -148,12 +148,21 @@ fn job(o: &mut String, i: usize, j: &JobVerdict) {
     if j.source.is_none() {
         return;
     }
+    let soak = super::soak::Soak::of(j);
     let _ = writeln!(
         o,
-        "\n![busbw vs size for {}]({})\n",
+        "\n![busbw {} for {}]({})\n",
+        if soak.is_some() {
+            "per repeat over time"
+        } else {
+            "vs size"
+        },
         cell(&j.id),
         chart::file_name(i, &j.id)
     );
+    if let Some(s) = soak {
+        let _ = writeln!(o, "{}\n", cell(&s.line()));
+    }
     if matches!(chart::ChartExporter::latency(j), Ok(Some(_))) {
         let _ = writeln!(
             o,

@@ -16,6 +16,7 @@ pub mod pair_matrix;
 mod paths;
 mod reruns;
 mod set_summary;
+mod soak;
 mod tables;
 mod text;
 pub mod trend_chart;

@@ -39,5 +39,6 @@ mod run_mpi_collectives;
 mod run_mpich;
 mod schemas;
 mod shipped_plans;
+mod soak_report;
 mod split_diagnosis;
 mod trust;
