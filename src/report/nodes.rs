@@ -146,12 +146,13 @@ pub fn html(g: &Grade) -> String {
     for n in &nodes.nodes {
         let _ = write!(
             o,
-            "<tr class=\"{}\"><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr class=\"{}\" id=\"{}\"><td>{}</td><td>{}</td><td>{}</td></tr>",
             match n.verdict {
                 crate::nodeset::Verdict::Failed => "fail",
                 crate::nodeset::Verdict::Suspect => "warn",
                 crate::nodeset::Verdict::Passed => "pass",
             },
+            anchor(&n.host),
             e(&n.host),
             verdict(n.verdict),
             e(&why(n))
@@ -190,6 +191,23 @@ pub fn html(g: &Grade) -> String {
         }
     }
     o
+}
+
+/// The anchor of a node's row in the HTML report (`#node-node03`), which the acceptance
+/// report's phases × nodes matrix links to: the host name with anything but letters, digits,
+/// `-`, `_` and `.` as `_`, so it is a plain fragment whatever the name holds.
+pub fn anchor(host: &str) -> String {
+    let slug: String = host
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("node-{slug}")
 }
 
 /// A node's reason, and what an earlier run said of it when a later one measured it again and
