@@ -383,18 +383,26 @@ impl Chart<'_> {
                     }
                 }
             }
-            chart
-                .configure_series_labels()
-                .position(SeriesLabelPosition::UpperLeft)
-                .background_style(WHITE.mix(0.85))
-                .border_style(RGBColor(200, 200, 200))
-                .label_font(("sans-serif", 15))
-                .draw()
-                .map_err(|e| err(&e))?;
+            legend(&mut chart).map_err(|e| err(&e))?;
             root.present().map_err(|e| err(&e))?;
         }
         Ok(super::xml::chars(&svg).into_owned())
     }
+}
+
+/// The legend every chart draws: upper left, on a translucent white box, so the lines behind
+/// it still show.
+pub(crate) fn legend<'a, DB: DrawingBackend + 'a, CT: plotters::coord::CoordTranslate>(
+    chart: &mut ChartContext<'a, DB, CT>,
+) -> Result<(), String> {
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.85))
+        .border_style(RGBColor(200, 200, 200))
+        .label_font(("sans-serif", 15))
+        .draw()
+        .map_err(|e| e.to_string())
 }
 
 /// The out-of-place (solid) and in-place (dashed) lines of `r`.

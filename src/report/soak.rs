@@ -6,7 +6,7 @@
 use plotters::prelude::*;
 
 use super::ReportError;
-use super::chart::{HEIGHT, OUT_OF_PLACE, THRESHOLD, WIDTH, plain};
+use super::chart::{HEIGHT, OUT_OF_PLACE, THRESHOLD, WIDTH, legend, plain};
 use crate::grade::{JobVerdict, measured_sizes, median_of, size};
 use crate::plan::Check;
 use crate::results::measure::{exact_busbw, samples};
@@ -189,14 +189,7 @@ impl Soak {
                 .map_err(|e| err(&e))?
                 .label(format!("worst: repeat {k}, {} GB/s ({d:+.1}%)", plain(b)))
                 .legend(|(x, y)| Circle::new((x + 9, y), 5, THRESHOLD.stroke_width(2)));
-            chart
-                .configure_series_labels()
-                .position(SeriesLabelPosition::UpperLeft)
-                .background_style(WHITE.mix(0.85))
-                .border_style(RGBColor(200, 200, 200))
-                .label_font(("sans-serif", 15))
-                .draw()
-                .map_err(|e| err(&e))?;
+            legend(&mut chart).map_err(|e| err(&e))?;
             root.present().map_err(|e| err(&e))?;
         }
         Ok(super::xml::chars(&out).into_owned())

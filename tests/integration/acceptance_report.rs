@@ -3,15 +3,12 @@
 //! accepted. Cover, matrix with links into each phase's report, the phase sections through the
 //! per-run renderers, escaping, and a headless print to PDF.
 
-use std::path::Path;
-use std::process::Command;
-
 use baton::report::acceptance::{
     self, Acceptance, Cell, CellVerdict, ClusterVerdict, Drain, InventoryRow, Phase, PhaseVerdict,
     RunFacts,
 };
 
-use crate::common::{self, read, show};
+use crate::common::{self, read};
 
 const LOG: &str = include_str!("../data/nccl-tests/h200x2/all_reduce.txt");
 
@@ -241,43 +238,23 @@ fn the_acceptance_report_prints_to_pdf() {
     let d = common::tmp("acceptance-print");
     let files = acceptance::write(&d, &fixture()).unwrap();
     assert_eq!(files.len(), 2);
-    let Some(bin) = ["chromium", "chromium-browser"].into_iter().find(|b| {
-        Command::new(b)
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success())
-    }) else {
+    let Some(bin) = common::chromium::find() else {
         println!("SKIPPED: chromium not found (scripts/install-deps installs it)");
         return;
     };
+    let html = d.join(acceptance::HTML);
     let pdf = d.join("acceptance.pdf");
-    let o = Command::new("timeout")
-        .args(["60", bin, "--headless", "--no-sandbox", "--disable-gpu"])
-        .args(["--no-first-run", "--no-pdf-header-footer"])
-        .arg(format!("--user-data-dir={}", d.join("profile").display()))
-        .arg(format!("--print-to-pdf={}", pdf.display()))
-        .arg(format!("file://{}", d.join(acceptance::HTML).display()))
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", show(&o));
-    let pages = page_count(&pdf);
+    let pages = common::chromium::print_pages(bin, &html, &pdf, &d.join("profile"));
     assert!(pages >= 7, "cover, matrix and 5 phases: {pages} page(s)");
+    // The cover, signature block included, is one page.
+    let page = read(&html);
+    let cut = page.find("<section class=\"matrix\">").expect("a matrix");
+    let cover = common::write(
+        &d,
+        "cover.html",
+        &format!("{}</main></body></html>", &page[..cut]),
+    );
+    let one = common::chromium::print_pages(bin, &cover, &d.join("cover.pdf"), &d.join("profile"));
+    assert_eq!(one, 1, "the cover prints on one page");
     assert!(read(&d.join(acceptance::MARKDOWN)).starts_with("# Cluster acceptance"));
-}
-
-/// The page count of a PDF's page tree.
-fn page_count(pdf: &Path) -> u32 {
-    let bytes = std::fs::read(pdf).expect("pdf written");
-    assert!(bytes.starts_with(b"%PDF"));
-    String::from_utf8_lossy(&bytes)
-        .split("/Count ")
-        .skip(1)
-        .filter_map(|t| {
-            t.split(|c: char| !c.is_ascii_digit())
-                .next()?
-                .parse::<u32>()
-                .ok()
-        })
-        .max()
-        .expect("a page tree")
 }

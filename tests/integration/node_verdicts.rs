@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use crate::common;
+use common::localsets::{node, nodes_json};
 use common::{baton_env, code, p, read, show, stdout, write};
 
 /// Every node alone, every pair, then the whole list (`over: all`, the default) with `whole`.
@@ -44,19 +45,6 @@ fn run(d: &Path, dead: &[&str], args: &[&str]) -> Output {
     std::fs::create_dir_all(&agent_dir).unwrap();
     let agent = common::localsets::agent(&agent_dir, dead, None);
     common::localsets::baton_over(&agent, args)
-}
-
-fn nodes_json(out: &Path) -> serde_json::Value {
-    serde_json::from_str(&read(&out.join("nodes.json"))).unwrap()
-}
-
-fn node<'a>(n: &'a serde_json::Value, host: &str) -> &'a serde_json::Value {
-    n["nodes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|e| e["host"] == host)
-        .unwrap_or_else(|| panic!("no {host} in {n}"))
 }
 
 fn setup(name: &str, whole: &str) -> (PathBuf, PathBuf) {
