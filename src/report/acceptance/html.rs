@@ -7,7 +7,7 @@
 use std::fmt::Write;
 
 use super::model::{Acceptance, Phase, PhaseVerdict};
-use super::{count_line, duration, when};
+use super::{count_line, duration, run_rows};
 use crate::report::ReportError;
 use crate::report::html::{STYLE, body, esc};
 
@@ -118,22 +118,10 @@ fn cover(o: &mut String, a: &Acceptance) {
 }
 
 fn run_facts(o: &mut String, a: &Acceptance) {
-    let r = &a.run;
     o.push_str("<h2>Run</h2><table class=\"run\">");
-    let mut row = |label: &str, value: Option<String>| {
-        if let Some(v) = value.filter(|v| !v.is_empty()) {
-            let _ = write!(o, "<tr><th>{label}</th><td>{}</td></tr>", esc(&v));
-        }
-    };
-    row("Acceptance", Some(r.file.clone()));
-    row("Plan revision", Some(r.revisions.join(", ")));
-    row("Started", r.started.as_deref().map(when));
-    row("Finished", r.finished.as_deref().map(when));
-    row("Duration", r.duration_s.map(duration));
-    row("Run by", r.by.clone());
-    row("Run on", r.host.clone());
-    row("Command", r.command.clone());
-    row("Produced by", Some(r.baton.clone()));
+    for (label, v) in run_rows(&a.run) {
+        let _ = write!(o, "<tr><th>{label}</th><td>{}</td></tr>", esc(&v));
+    }
     o.push_str("</table>");
 }
 

@@ -5,7 +5,7 @@
 use std::fmt::Write;
 
 use super::model::{Acceptance, Phase};
-use super::{count_line, duration, when};
+use super::{count_line, duration, run_rows};
 use crate::report::escape::{code, text};
 use crate::report::markdown::body;
 
@@ -53,23 +53,9 @@ pub fn render(a: &Acceptance) -> String {
 }
 
 fn run_facts(o: &mut String, a: &Acceptance) {
-    let r = &a.run;
     o.push_str("\n## Run\n\n| | |\n|---|---|\n");
-    let rows = [
-        ("Acceptance", Some(r.file.clone())),
-        ("Plan revision", Some(r.revisions.join(", "))),
-        ("Started", r.started.as_deref().map(when)),
-        ("Finished", r.finished.as_deref().map(when)),
-        ("Duration", r.duration_s.map(duration)),
-        ("Run by", r.by.clone()),
-        ("Run on", r.host.clone()),
-        ("Command", r.command.clone()),
-        ("Produced by", Some(r.baton.clone())),
-    ];
-    for (label, v) in rows {
-        if let Some(v) = v.filter(|v| !v.is_empty()) {
-            let _ = writeln!(o, "| {label} | {} |", text(&v));
-        }
+    for (label, v) in run_rows(&a.run) {
+        let _ = writeln!(o, "| {label} | {} |", text(&v));
     }
 }
 

@@ -41,6 +41,24 @@ pub fn write(dir: &Path, a: &Acceptance) -> Result<Vec<PathBuf>, ReportError> {
     Ok(vec![h, m])
 }
 
+/// The run table's rows that have a value: (label, value).
+fn run_rows(r: &RunFacts) -> Vec<(&'static str, String)> {
+    [
+        ("Acceptance", Some(r.file.clone())),
+        ("Plan revision", Some(r.revisions.join(", "))),
+        ("Started", r.started.as_deref().map(when)),
+        ("Finished", r.finished.as_deref().map(when)),
+        ("Duration", r.duration_s.map(duration)),
+        ("Run by", r.by.clone()),
+        ("Run on", r.host.clone()),
+        ("Command", r.command.clone()),
+        ("Produced by", Some(r.baton.clone())),
+    ]
+    .into_iter()
+    .filter_map(|(label, v)| Some((label, v.filter(|v| !v.is_empty())?)))
+    .collect()
+}
+
 /// (how many, the hostlist — `none` when empty).
 fn count_line(hosts: &[String]) -> (usize, String) {
     let names: Vec<&str> = hosts.iter().map(String::as_str).collect();
