@@ -18,6 +18,7 @@ mod nodesets;
 mod profile;
 mod regression;
 mod relative;
+mod reruns;
 mod run_info;
 mod threshold;
 mod transport;
@@ -30,6 +31,7 @@ pub use diagnosis::{Diagnosis, Shape};
 pub use measure::{measured_sizes, median as median_of, median_busbw, num, size};
 pub use nodesets::{SetVerdict, TestNodes, rerun_fleet};
 pub use regression::explain_host_mismatches;
+pub use reruns::Superseded;
 pub use run_info::RunInfo;
 pub use trend::{History, TrendSource};
 pub use verdict::{Case, CriterionVerdict, Grade, JobVerdict, Source, Status};
@@ -74,8 +76,27 @@ pub struct GradeInput<'a> {
     pub files: Option<&'a PlanFiles>,
 }
 
-/// Grades every job of the plan.
+/// Grades every job of the plan. Several runs of it (a run and its rerun) are graded run by
+/// run and combined, the latest measurement of each job and node taking precedence
+/// ([`reruns`]).
 pub fn grade(input: &GradeInput<'_>) -> Grade {
+    let Some(order) = reruns::in_order(input.results) else {
+        return grade_together(input);
+    };
+    let per_run: Vec<Grade> = order
+        .iter()
+        .map(|&i| {
+            grade_together(&GradeInput {
+                results: &input.results[i..=i],
+                ..*input
+            })
+        })
+        .collect();
+    reruns::combine(per_run, grade_together(input))
+}
+
+/// Grades every job of the plan over all of `input.results` at once.
+fn grade_together(input: &GradeInput<'_>) -> Grade {
     let mut expansion = expand(input.plan);
     if let Some(only) = input.only {
         expansion.jobs.retain(|j| only.contains(&j.id));
@@ -170,6 +191,7 @@ pub fn grade(input: &GradeInput<'_>) -> Grade {
         run: RunInfo::of(input.plan, input.results),
         node_sets,
         nodes,
+        superseded: Vec::new(),
     }
 }
 

@@ -12,7 +12,9 @@ use crate::expand::Job;
 use crate::expand::nodesets::is_one_job;
 use crate::nodeset::attribution::{self, Outlier, SetOutcome, SetResult, Verdict, attribute_known};
 use crate::nodeset::confirm::rerun_rounds;
-use crate::nodeset::export::{self, NodeEntry, NodesFile, SetFacts};
+use crate::nodeset::export::{
+    self, ClusterEntry, NodeEntry, NodesFile, SetFacts, TestEntry, TestVerdict,
+};
 use crate::nodeset::{Isolator, Over};
 use crate::plan::{Check, Criterion, Plan, Test};
 use crate::results::{FleetValue, JobResult, Results, SetRun};
@@ -46,6 +48,8 @@ pub struct TestNodes {
     pub rounds: u32,
     pub sets: Vec<SetVerdict>,
     pub nodes: NodesFile,
+    /// `over: all` that failed or could not run: why, for the cluster findings.
+    pub finding: Option<String>,
 }
 
 /// One set job's value for an `outlier` criterion: (verdict index, node count, busbw), grouped
@@ -356,11 +360,25 @@ pub fn attribute_tests(
             over: test.over.name(),
             hosts: hosts.clone(),
             rounds: sets.iter().map(|s| s.round).max().unwrap_or(0),
+            finding: (test.over == Over::All)
+                .then(|| cluster_finding(&test.name, jobs, verdicts))
+                .flatten(),
             sets,
             nodes: file,
         });
     }
     out
+}
+
+/// Why a test over the whole node list failed: its first failed criterion, as its verdict
+/// says it (`not run: n3 was proven dead earlier …` when it could not run).
+fn cluster_finding(test: &str, jobs: &[Job], verdicts: &[JobVerdict]) -> Option<String> {
+    jobs.iter()
+        .zip(verdicts)
+        .filter(|(j, v)| j.test == test && v.status == Status::Fail)
+        .flat_map(|(_, v)| v.criteria.iter())
+        .find(|c| c.status == Status::Fail)
+        .map(|c| format!("{}: {}", c.text, c.message))
 }
 
 /// The first criterion the set's jobs failed: its key and its text as the plan reads.
@@ -557,8 +575,11 @@ fn strength(tests: &[TestNodes], test: &str, e: &NodeEntry) -> u32 {
     ran.iter().filter(|s| s.status == Status::Fail).count() as u32
 }
 
-/// One `nodes.json` for the run: a node failed in any test is failed, else suspect in any is
-/// suspect, else passed; its reasons name their tests.
+/// One `nodes.json` for the run: a node's verdict comes from the tests whose sets tested it —
+/// failed in any is failed, else suspect in any is suspect, else passed; its reasons name their
+/// tests. A test that never ran the node (it was dead before, or left out) and a test over the
+/// whole node list that failed as a whole (a cluster finding, `cluster`) judge no node; a node
+/// no test judged is suspect, never tested.
 pub fn merged(tests: &[TestNodes]) -> Option<NodesFile> {
     let first = tests.first()?;
     let hosts = &first.hosts;
@@ -573,16 +594,25 @@ pub fn merged(tests: &[TestNodes]) -> Option<NodesFile> {
                 ))
             })
             .collect();
-        let verdict = if entries.iter().any(|(_, e)| e.verdict == Verdict::Failed) {
+        let per_test: Vec<TestEntry> = tests.iter().filter_map(|t| test_entry(t, h)).collect();
+        let judged: Vec<(&str, &NodeEntry)> = entries
+            .iter()
+            .filter(|(t, _)| per_test.iter().any(|p| p.test == *t && p.verdict.judged()))
+            .copied()
+            .collect();
+        let from = if judged.is_empty() { &entries } else { &judged };
+        let verdict = if judged.is_empty() {
+            Verdict::Suspect
+        } else if judged.iter().any(|(_, e)| e.verdict == Verdict::Failed) {
             Verdict::Failed
-        } else if entries.iter().any(|(_, e)| e.verdict == Verdict::Suspect) {
+        } else if judged.iter().any(|(_, e)| e.verdict == Verdict::Suspect) {
             Verdict::Suspect
         } else {
             Verdict::Passed
         };
-        let mut mine: Vec<(&str, &NodeEntry, u32)> = entries
+        let mut mine: Vec<(&str, &NodeEntry, u32)> = from
             .iter()
-            .filter(|(_, e)| e.verdict == verdict)
+            .filter(|(_, e)| judged.is_empty() || e.verdict == verdict)
             .map(|(t, e)| (*t, *e, strength(tests, t, e)))
             .collect();
         // The strongest evidence first; tests that never ran the node (it had died) say
@@ -608,6 +638,8 @@ pub fn merged(tests: &[TestNodes]) -> Option<NodesFile> {
             reason,
             failed_rounds: rounds(|e| &e.failed_rounds),
             passed_rounds: rounds(|e| &e.passed_rounds),
+            tests: per_test,
+            earlier: Vec::new(),
         });
     }
     let with = |v: Verdict| {
@@ -625,6 +657,7 @@ pub fn merged(tests: &[TestNodes]) -> Option<NodesFile> {
         suspect: with(Verdict::Suspect),
         faults: tests
             .iter()
+            .filter(|t| t.finding.is_none())
             .flat_map(|t| {
                 t.nodes.faults.iter().map(move |f| export::FaultEntry {
                     reason: format!("{}: {}", t.test, f.reason),
@@ -632,7 +665,63 @@ pub fn merged(tests: &[TestNodes]) -> Option<NodesFile> {
                 })
             })
             .collect(),
+        cluster: tests.iter().filter_map(cluster_entry).collect(),
         nodes,
+    })
+}
+
+/// A failed test over the whole node list, as a cluster finding.
+fn cluster_entry(t: &TestNodes) -> Option<ClusterEntry> {
+    let reason = t.finding.clone()?;
+    let hosts: Vec<&str> = t
+        .sets
+        .iter()
+        .flat_map(|s| s.hosts.iter().map(String::as_str))
+        .collect();
+    Some(ClusterEntry {
+        test: t.test.clone(),
+        hosts: crate::nodeset::compress(&hosts),
+        reason,
+    })
+}
+
+/// Whether a set measured anything: not one the runner skipped for a node dead before it, nor
+/// one the launcher refused.
+fn ran(s: &SetVerdict) -> bool {
+    !s.jobs.is_empty() && !s.ended.as_deref().is_some_and(|e| e.starts_with("not run"))
+}
+
+/// What test `t` says of node `h`: from the sets of it that ran and held the node.
+fn test_entry(t: &TestNodes, h: &String) -> Option<TestEntry> {
+    let e = t.nodes.nodes.iter().find(|e| &e.host == h)?;
+    let held: Vec<&SetVerdict> = t.sets.iter().filter(|s| s.hosts.contains(h)).collect();
+    let tested: Vec<&SetVerdict> = held.iter().copied().filter(|s| ran(s)).collect();
+    let failing = tested.iter().find(|s| s.status == Status::Fail);
+    let deciding = match e.verdict {
+        Verdict::Passed => tested.iter().find(|s| s.status != Status::Fail),
+        _ => failing,
+    }
+    .or(tested.first())
+    .or(held.first());
+    let set = deciding.map_or(String::new(), |s| crate::nodeset::compress(&s.hosts));
+    let (verdict, reason) = if tested.is_empty() {
+        (TestVerdict::NotTested, e.reason.clone())
+    } else if t.finding.is_some() && !failing.is_some_and(|s| s.dead.contains(h)) {
+        let why = "the test over the whole node list failed as a whole: a cluster finding";
+        (TestVerdict::Cluster, why.to_string())
+    } else {
+        let v = match e.verdict {
+            Verdict::Passed => TestVerdict::Passed,
+            Verdict::Failed => TestVerdict::Failed,
+            Verdict::Suspect => TestVerdict::Suspect,
+        };
+        (v, e.reason.clone())
+    };
+    Some(TestEntry {
+        test: t.test.clone(),
+        set,
+        verdict,
+        reason,
     })
 }
 
@@ -661,6 +750,8 @@ mod tests {
             reason: reason.into(),
             failed_rounds: vec![1],
             passed_rounds: Vec::new(),
+            tests: Vec::new(),
+            earlier: Vec::new(),
         };
         TestNodes {
             test: test.into(),
@@ -677,7 +768,9 @@ mod tests {
                     entry("n2", Verdict::Failed, reason),
                 ],
                 faults: Vec::new(),
+                cluster: Vec::new(),
             },
+            finding: None,
         }
     }
 

@@ -218,6 +218,8 @@ pub struct Grade {
     pub node_sets: Vec<super::TestNodes>,
     /// Node verdicts over every such test (`nodes.json`).
     pub nodes: Option<crate::nodeset::export::NodesFile>,
+    /// Verdicts a later run of the plan replaced by measuring their jobs again.
+    pub superseded: Vec<super::Superseded>,
 }
 
 impl Grade {

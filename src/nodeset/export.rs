@@ -24,6 +24,10 @@ pub struct NodesFile {
     pub suspect: String,
     pub nodes: Vec<NodeEntry>,
     pub faults: Vec<FaultEntry>,
+    /// Tests over the whole node list that failed or could not run: findings about the
+    /// cluster, which no node's verdict carries.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cluster: Vec<ClusterEntry>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
@@ -34,6 +38,62 @@ pub struct NodeEntry {
     /// Rounds of the sets it failed in and passed in, for the report's evidence column.
     pub failed_rounds: Vec<u32>,
     pub passed_rounds: Vec<u32>,
+    /// Its verdict in each test, from the sets that tested it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tests: Vec<TestEntry>,
+    /// What earlier runs said of it, when a later run (a rerun) measured it again: history,
+    /// oldest first; the verdict above is the latest measurement's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub earlier: Vec<EarlierVerdict>,
+}
+
+/// A node's verdict in one test.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct TestEntry {
+    pub test: String,
+    /// The set that decided it (its failing set, else the first it passed in), as a hostlist;
+    /// empty when no set of the test held it.
+    pub set: String,
+    pub verdict: TestVerdict,
+    pub reason: String,
+}
+
+/// What one test says of one node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TestVerdict {
+    Passed,
+    Failed,
+    Suspect,
+    /// None of the test's sets that ran held it (it was dead before, or left out).
+    NotTested,
+    /// The test ran over the whole node list and failed as a whole: a cluster finding.
+    Cluster,
+}
+
+impl TestVerdict {
+    /// Whether it says something of the node itself.
+    pub fn judged(self) -> bool {
+        matches!(self, Self::Passed | Self::Failed | Self::Suspect)
+    }
+}
+
+/// A verdict of an earlier run of the node.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct EarlierVerdict {
+    /// Its results file.
+    pub results: String,
+    pub verdict: Verdict,
+    pub reason: String,
+}
+
+/// A test over the whole cluster that failed, or could not run.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct ClusterEntry {
+    pub test: String,
+    /// The nodes it ran on (or would have), as a hostlist.
+    pub hosts: String,
+    pub reason: String,
 }
 
 /// What one set measured and how it ended, beside its outcome: what a reason quotes.
@@ -267,6 +327,8 @@ pub fn nodes_file(
             reason: reason(hosts, r, outcomes, facts),
             failed_rounds: rounds(&[&r.failed_in[..], r.dead_in.as_slice()].concat()),
             passed_rounds: rounds(&r.passed_in),
+            tests: Vec::new(),
+            earlier: Vec::new(),
         })
         .collect();
     let faults = a
@@ -320,6 +382,7 @@ pub fn nodes_file(
         suspect: list(hosts, a.with(Verdict::Suspect)),
         nodes,
         faults,
+        cluster: Vec::new(),
     }
 }
 

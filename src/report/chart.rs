@@ -383,18 +383,26 @@ impl Chart<'_> {
                     }
                 }
             }
-            chart
-                .configure_series_labels()
-                .position(SeriesLabelPosition::UpperLeft)
-                .background_style(WHITE.mix(0.85))
-                .border_style(RGBColor(200, 200, 200))
-                .label_font(("sans-serif", 15))
-                .draw()
-                .map_err(|e| err(&e))?;
+            legend(&mut chart).map_err(|e| err(&e))?;
             root.present().map_err(|e| err(&e))?;
         }
         Ok(super::xml::chars(&svg).into_owned())
     }
+}
+
+/// The legend every chart draws: upper left, on a translucent white box, so the lines behind
+/// it still show.
+pub(crate) fn legend<'a, DB: DrawingBackend + 'a, CT: plotters::coord::CoordTranslate>(
+    chart: &mut ChartContext<'a, DB, CT>,
+) -> Result<(), String> {
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.85))
+        .border_style(RGBColor(200, 200, 200))
+        .label_font(("sans-serif", 15))
+        .draw()
+        .map_err(|e| e.to_string())
 }
 
 /// The out-of-place (solid) and in-place (dashed) lines of `r`.
@@ -440,11 +448,15 @@ fn x_range(lines: &[Series]) -> (f64, f64) {
 }
 
 impl ChartExporter {
-    /// The busbw SVG of one job; `None` when it has no results to draw.
+    /// The busbw SVG of one job — over time per repeat for a soak (`super::soak`), else
+    /// against size; `None` when it has no results to draw.
     pub fn job(j: &JobVerdict) -> Result<Option<String>, ReportError> {
         let Some(src) = &j.source else {
             return Ok(None);
         };
+        if let Some(soak) = super::soak::Soak::of(j) {
+            return soak.svg(&j.id).map(Some);
+        }
         let r = &src.result;
         let mut lines: Vec<Series> = Vec::new();
         lines.extend(

@@ -9,7 +9,7 @@ use crate::grade::{JobVerdict, Status};
 
 pub struct HtmlExporter;
 
-const STYLE: &str = r#"
+pub(super) const STYLE: &str = r#"
 :root { --fail:#c62828; --warn:#b26a00; --pass:#2e7d32; --skip:#757575; --line:#e0e0e0; }
 * { box-sizing: border-box; }
 body { font-family: system-ui, -apple-system, "Segoe UI", "DejaVu Sans", sans-serif; color:#212121;
@@ -124,90 +124,98 @@ impl Exporter for HtmlExporter {
              <title>Acceptance report: {}</title><style>{STYLE}</style></head><body><main>",
             esc(&g.plan)
         );
-        let _ = write!(o, "<h1>Acceptance report: {}</h1>", esc(&g.plan));
-        let _ = write!(
-            o,
-            "<div class=\"verdict {}\">{} {}</div>",
-            class(g.status),
-            badge(g.status),
-            esc(&headline(g))
-        );
-        o.push_str("<table class=\"run\">");
-        for m in meta::rows(g) {
-            let mut v = esc(&m.value);
-            let paths: Vec<String> = m
-                .paths
-                .iter()
-                .map(|p| format!("<code>{}</code>", esc(p)))
-                .collect();
-            if !paths.is_empty() {
-                v = if v.is_empty() {
-                    paths.join(", ")
-                } else {
-                    format!("{} ({v})", paths.join(", "))
-                };
-            }
-            let _ = write!(o, "<tr><th>{}</th><td>{v}</td></tr>", m.label);
-        }
-        o.push_str("</table>");
-        let _ = write!(
-            o,
-            "<h2>Verdict summary</h2><table><tr><th>Verdict</th><th>Job</th><th>Collective</th><th>Checks</th><th>First problem</th></tr>"
-        );
-        for r in tables::summary(g) {
-            let idx = g.jobs.iter().position(|j| j.id == r.id).unwrap_or(0);
-            if !super::nodes::shown(&g.jobs[idx]) {
-                continue;
-            }
-            let _ = write!(
-                o,
-                "<tr><td>{}</td><td><a href=\"#job-{}\">{}</a></td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                badge(r.status),
-                idx + 1,
-                esc(&r.id),
-                esc(&r.what),
-                esc(&r.checks),
-                prose(&r.problem)
-            );
-        }
-        o.push_str("</table>");
-        for u in &g.unmatched {
-            let _ = write!(o, "<p class=\"meta\">Unused results: {}</p>", prose(u));
-        }
-        o.push_str(&super::nodes::html(g));
-        let gpu = super::gpu_pairs::matrices(g);
-        if !gpu.is_empty() {
-            o.push_str("<h2>GPU pairs</h2>");
-            for m in &gpu {
-                let _ = write!(
-                    o,
-                    "<figure>{}<figcaption>{}</figcaption></figure>",
-                    m.svg().unwrap_or_default(),
-                    esc(&super::gpu_pairs::caption(m))
-                );
-            }
-        }
-        o.push_str("<h2 class=\"jobs\">Jobs</h2>");
-        for (i, j) in g.jobs_by_severity_indexed() {
-            if super::nodes::shown(j) {
-                job(&mut o, i, j)?;
-            }
-        }
-        o.push_str("<h2>Environment</h2><table>");
-        for (k, v) in tables::environment(g) {
-            let _ = write!(o, "<tr><th>{}</th><td>{}</td></tr>", esc(&k), esc(&v));
-        }
-        o.push_str("</table>");
-        if let Some(t) = &g.environment.topology {
-            let _ = write!(
-                o,
-                "<h4>Topology (nvidia-smi topo -m)</h4><pre>{}</pre>",
-                esc(t)
-            );
-        }
+        o.push_str(&body(g)?);
         o.push_str("</main></body></html>\n");
         Ok(o.into_bytes())
     }
+}
+
+/// The report of one grade without its page around it: the acceptance report holds one per
+/// phase.
+pub(super) fn body(g: &crate::grade::Grade) -> Result<String, ReportError> {
+    let mut o = String::new();
+    let _ = write!(o, "<h1>Acceptance report: {}</h1>", esc(&g.plan));
+    let _ = write!(
+        o,
+        "<div class=\"verdict {}\">{} {}</div>",
+        class(g.status),
+        badge(g.status),
+        esc(&headline(g))
+    );
+    o.push_str("<table class=\"run\">");
+    for m in meta::rows(g) {
+        let mut v = esc(&m.value);
+        let paths: Vec<String> = m
+            .paths
+            .iter()
+            .map(|p| format!("<code>{}</code>", esc(p)))
+            .collect();
+        if !paths.is_empty() {
+            v = if v.is_empty() {
+                paths.join(", ")
+            } else {
+                format!("{} ({v})", paths.join(", "))
+            };
+        }
+        let _ = write!(o, "<tr><th>{}</th><td>{v}</td></tr>", m.label);
+    }
+    o.push_str("</table>");
+    let _ = write!(
+        o,
+        "<h2>Verdict summary</h2><table><tr><th>Verdict</th><th>Job</th><th>Collective</th><th>Checks</th><th>First problem</th></tr>"
+    );
+    for r in tables::summary(g) {
+        let idx = g.jobs.iter().position(|j| j.id == r.id).unwrap_or(0);
+        if !super::nodes::shown(&g.jobs[idx]) {
+            continue;
+        }
+        let _ = write!(
+            o,
+            "<tr><td>{}</td><td><a href=\"#job-{}\">{}</a></td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            badge(r.status),
+            idx + 1,
+            esc(&r.id),
+            esc(&r.what),
+            esc(&r.checks),
+            prose(&r.problem)
+        );
+    }
+    o.push_str("</table>");
+    for u in &g.unmatched {
+        let _ = write!(o, "<p class=\"meta\">Unused results: {}</p>", prose(u));
+    }
+    o.push_str(&super::nodes::html(g));
+    let gpu = super::gpu_pairs::matrices(g);
+    if !gpu.is_empty() {
+        o.push_str("<h2>GPU pairs</h2>");
+        for m in &gpu {
+            let _ = write!(
+                o,
+                "<figure>{}<figcaption>{}</figcaption></figure>",
+                m.svg().unwrap_or_default(),
+                esc(&super::gpu_pairs::caption(m))
+            );
+        }
+    }
+    o.push_str("<h2 class=\"jobs\">Jobs</h2>");
+    for (i, j) in g.jobs_by_severity_indexed() {
+        if super::nodes::shown(j) {
+            job(&mut o, i, j)?;
+        }
+    }
+    o.push_str("<h2>Environment</h2><table>");
+    for (k, v) in tables::environment(g) {
+        let _ = write!(o, "<tr><th>{}</th><td>{}</td></tr>", esc(&k), esc(&v));
+    }
+    o.push_str("</table>");
+    if let Some(t) = &g.environment.topology {
+        let _ = write!(
+            o,
+            "<h4>Topology (nvidia-smi topo -m)</h4><pre>{}</pre>",
+            esc(t)
+        );
+    }
+    Ok(o)
 }
 
 fn job(o: &mut String, i: usize, j: &JobVerdict) -> Result<(), ReportError> {
@@ -251,6 +259,9 @@ fn job(o: &mut String, i: usize, j: &JobVerdict) -> Result<(), ReportError> {
     o.push_str("</table>");
     if let Some(svg) = ChartExporter::job(j)? {
         let _ = write!(o, "<div class=\"chart\">{svg}</div>");
+    }
+    if let Some(soak) = super::soak::Soak::of(j) {
+        let _ = write!(o, "<p class=\"soak\">{}</p>", esc(&soak.line()));
     }
     if let Some(svg) = ChartExporter::latency(j)? {
         let _ = write!(o, "<div class=\"chart\">{svg}</div>");

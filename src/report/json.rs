@@ -66,6 +66,10 @@ pub struct Verdict {
     /// job, set shape and judged size (the report's table under each test).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node_set_figures: Option<Vec<SetFiguresEntry>>,
+    /// Several runs of the plan graded together: the earlier verdicts a later run replaced by
+    /// measuring their jobs again.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub superseded: Vec<crate::grade::Superseded>,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -247,6 +251,7 @@ impl Verdict {
             node_sets: (!g.node_sets.is_empty()).then(|| node_sets(g)),
             nodes: g.nodes.as_ref().map(nodes),
             node_set_figures: (!g.node_sets.is_empty()).then(|| figures(g)),
+            superseded: g.superseded.clone(),
         }
     }
 }
@@ -386,6 +391,8 @@ mod tests {
             reason: String::new(),
             failed_rounds: vec![],
             passed_rounds: vec![],
+            tests: vec![],
+            earlier: vec![],
         }
     }
 
@@ -413,6 +420,7 @@ mod tests {
             suspect: String::new(),
             nodes: vec![node("n1", Node::Passed), node("n2", Node::Failed)],
             faults: vec![],
+            cluster: vec![],
         };
         g.node_sets = vec![TestNodes {
             test: "a".into(),
@@ -431,6 +439,7 @@ mod tests {
                 seconds: None,
             }],
             nodes: file.clone(),
+            finding: None,
         }];
         g.nodes = Some(file);
         let doc = serde_json::to_value(Verdict::new(&g, Exit::Failed)).unwrap();

@@ -37,82 +37,86 @@ pub fn headline(g: &Grade) -> String {
 
 impl Exporter for MarkdownExporter {
     fn export(&self, input: &ReportInput<'_>) -> Result<Vec<u8>, ReportError> {
-        let g = input.grade;
-        let mut o = String::new();
-        let _ = writeln!(o, "# Acceptance report: {}\n", cell(&g.plan));
-        let _ = writeln!(o, "**Verdict: {}** — {}.\n", badge(g.status), headline(g));
-        let _ = writeln!(o, "## Run\n\n| | |\n|---|---|");
-        for m in meta::rows(g) {
-            let mut v = cell(&m.value);
-            let paths: Vec<String> = m.paths.iter().map(|p| code(p)).collect();
-            if !paths.is_empty() {
-                v = if v.is_empty() {
-                    paths.join(", ")
-                } else {
-                    format!("{} ({v})", paths.join(", "))
-                };
-            }
-            let _ = writeln!(o, "| {} | {v} |", m.label);
-        }
-        o.push('\n');
-        let _ = writeln!(o, "## Verdict summary\n");
-        let _ = writeln!(o, "| Verdict | Job | Collective | Checks | First problem |");
-        let _ = writeln!(o, "|---|---|---|---|---|");
-        for r in tables::summary(g) {
-            if !g
-                .jobs
-                .iter()
-                .any(|j| j.id == r.id && super::nodes::shown(j))
-            {
-                continue;
-            }
-            let _ = writeln!(
-                o,
-                "| {} | {} | {} | {} | {} |",
-                badge(r.status),
-                code(&r.id),
-                cell(&r.what),
-                cell(&r.checks),
-                cell(&r.problem)
-            );
-        }
-        for u in &g.unmatched {
-            let _ = writeln!(o, "\n> Unused results: {}", cell(u));
-        }
-        o.push('\n');
-        o.push_str(&super::nodes::markdown(g));
-        let gpu = super::gpu_pairs::matrices(g);
-        if !gpu.is_empty() {
-            o.push_str("## GPU pairs\n\n");
-            for (k, m) in gpu.iter().enumerate() {
-                let caption = cell(&super::gpu_pairs::caption(m));
-                let _ = writeln!(
-                    o,
-                    "![{caption}]({})\n\n{caption}\n",
-                    super::gpu_pairs::file(k)
-                );
-            }
-        }
-        let _ = writeln!(o, "\n## Jobs");
-        for (i, j) in g.jobs_by_severity_indexed() {
-            if super::nodes::shown(j) {
-                job(&mut o, i, j);
-            }
-        }
-        let _ = writeln!(o, "\n## Environment\n");
-        let _ = writeln!(o, "| | |\n|---|---|");
-        for (k, v) in tables::environment(g) {
-            let _ = writeln!(o, "| {} | {} |", cell(&k), cell(&v));
-        }
-        if let Some(t) = &g.environment.topology {
-            let fence = escape::block_fence(t);
-            let _ = writeln!(
-                o,
-                "\nTopology (`nvidia-smi topo -m`):\n\n{fence}\n{t}\n{fence}"
-            );
-        }
-        Ok(o.into_bytes())
+        Ok(body(input.grade).into_bytes())
     }
+}
+
+/// The report of one grade: the acceptance report holds one per phase.
+pub(super) fn body(g: &Grade) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "# Acceptance report: {}\n", cell(&g.plan));
+    let _ = writeln!(o, "**Verdict: {}** — {}.\n", badge(g.status), headline(g));
+    let _ = writeln!(o, "## Run\n\n| | |\n|---|---|");
+    for m in meta::rows(g) {
+        let mut v = cell(&m.value);
+        let paths: Vec<String> = m.paths.iter().map(|p| code(p)).collect();
+        if !paths.is_empty() {
+            v = if v.is_empty() {
+                paths.join(", ")
+            } else {
+                format!("{} ({v})", paths.join(", "))
+            };
+        }
+        let _ = writeln!(o, "| {} | {v} |", m.label);
+    }
+    o.push('\n');
+    let _ = writeln!(o, "## Verdict summary\n");
+    let _ = writeln!(o, "| Verdict | Job | Collective | Checks | First problem |");
+    let _ = writeln!(o, "|---|---|---|---|---|");
+    for r in tables::summary(g) {
+        if !g
+            .jobs
+            .iter()
+            .any(|j| j.id == r.id && super::nodes::shown(j))
+        {
+            continue;
+        }
+        let _ = writeln!(
+            o,
+            "| {} | {} | {} | {} | {} |",
+            badge(r.status),
+            code(&r.id),
+            cell(&r.what),
+            cell(&r.checks),
+            cell(&r.problem)
+        );
+    }
+    for u in &g.unmatched {
+        let _ = writeln!(o, "\n> Unused results: {}", cell(u));
+    }
+    o.push('\n');
+    o.push_str(&super::nodes::markdown(g));
+    let gpu = super::gpu_pairs::matrices(g);
+    if !gpu.is_empty() {
+        o.push_str("## GPU pairs\n\n");
+        for (k, m) in gpu.iter().enumerate() {
+            let caption = cell(&super::gpu_pairs::caption(m));
+            let _ = writeln!(
+                o,
+                "![{caption}]({})\n\n{caption}\n",
+                super::gpu_pairs::file(k)
+            );
+        }
+    }
+    let _ = writeln!(o, "\n## Jobs");
+    for (i, j) in g.jobs_by_severity_indexed() {
+        if super::nodes::shown(j) {
+            job(&mut o, i, j);
+        }
+    }
+    let _ = writeln!(o, "\n## Environment\n");
+    let _ = writeln!(o, "| | |\n|---|---|");
+    for (k, v) in tables::environment(g) {
+        let _ = writeln!(o, "| {} | {} |", cell(&k), cell(&v));
+    }
+    if let Some(t) = &g.environment.topology {
+        let fence = escape::block_fence(t);
+        let _ = writeln!(
+            o,
+            "\nTopology (`nvidia-smi topo -m`):\n\n{fence}\n{t}\n{fence}"
+        );
+    }
+    o
 }
 
 fn job(o: &mut String, i: usize, j: &JobVerdict) {
@@ -148,12 +152,21 @@ fn job(o: &mut String, i: usize, j: &JobVerdict) {
     if j.source.is_none() {
         return;
     }
+    let soak = super::soak::Soak::of(j);
     let _ = writeln!(
         o,
-        "\n![busbw vs size for {}]({})\n",
+        "\n![busbw {} for {}]({})\n",
+        if soak.is_some() {
+            "per repeat over time"
+        } else {
+            "vs size"
+        },
         cell(&j.id),
         chart::file_name(i, &j.id)
     );
+    if let Some(s) = soak {
+        let _ = writeln!(o, "{}\n", cell(&s.line()));
+    }
     if matches!(chart::ChartExporter::latency(j), Ok(Some(_))) {
         let _ = writeln!(
             o,

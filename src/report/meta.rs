@@ -30,7 +30,7 @@ fn files(label: &'static str, paths: Vec<String>) -> MetaRow {
 }
 
 /// `2026-11-30T16:50:01Z` → `2026-11-30 16:50:01 UTC`; anything else as written.
-fn when(s: &str) -> String {
+pub(super) fn when(s: &str) -> String {
     match s.strip_suffix('Z') {
         Some(t) if t.len() == 19 && t.as_bytes().get(10) == Some(&b'T') => {
             format!("{} {} UTC", &t[..10], &t[11..])
@@ -147,6 +147,10 @@ pub fn rows(g: &Grade) -> Vec<MetaRow> {
         "Results",
         g.results_files.iter().map(|f| shown(f)).collect(),
     ));
+    let reruns = super::reruns::lines(g);
+    if !reruns.is_empty() {
+        v.push(row("Reruns", reruns.join("; ")));
+    }
     v
 }
 

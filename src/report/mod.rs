@@ -1,6 +1,7 @@
 //! Reports of a grade: one exporter per format behind one trait, so adding a format never
 //! touches grading. Exporters only render what the [`Grade`] already concluded.
 
+pub mod acceptance;
 pub(crate) mod chart;
 mod compare;
 mod escape;
@@ -14,7 +15,9 @@ mod meta;
 mod nodes;
 pub mod pair_matrix;
 mod paths;
+mod reruns;
 mod set_summary;
+mod soak;
 mod tables;
 mod text;
 pub mod trend_chart;

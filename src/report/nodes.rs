@@ -91,7 +91,7 @@ pub fn markdown(g: &Grade) -> String {
             "| {} | {} | {} |",
             cell(&n.host),
             verdict(n.verdict),
-            cell(&n.reason)
+            cell(&why(n))
         );
     }
     let faults = super::fault_lines(g);
@@ -99,6 +99,18 @@ pub fn markdown(g: &Grade) -> String {
         o.push_str("\nFaults no single node explains:\n\n");
         for f in &faults {
             let _ = writeln!(o, "- {}", cell(f));
+        }
+    }
+    if !nodes.cluster.is_empty() {
+        o.push_str("\n### Cluster findings\n\nTests over the whole node list that failed as a whole: findings about the cluster, not about any one node.\n\n");
+        for c in &nodes.cluster {
+            let _ = writeln!(
+                o,
+                "- {} ({}): {}",
+                cell(&c.test),
+                cell(&c.hosts),
+                cell(&c.reason)
+            );
         }
     }
     for (k, t) in g.node_sets.iter().enumerate() {
@@ -134,15 +146,16 @@ pub fn html(g: &Grade) -> String {
     for n in &nodes.nodes {
         let _ = write!(
             o,
-            "<tr class=\"{}\"><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr class=\"{}\" id=\"{}\"><td>{}</td><td>{}</td><td>{}</td></tr>",
             match n.verdict {
                 crate::nodeset::Verdict::Failed => "fail",
                 crate::nodeset::Verdict::Suspect => "warn",
                 crate::nodeset::Verdict::Passed => "pass",
             },
+            anchor(&n.host),
             e(&n.host),
             verdict(n.verdict),
-            e(&n.reason)
+            e(&why(n))
         );
     }
     o.push_str("</table>");
@@ -151,6 +164,19 @@ pub fn html(g: &Grade) -> String {
         o.push_str("<p>Faults no single node explains:</p><ul>");
         for f in &faults {
             let _ = write!(o, "<li>{}</li>", e(f));
+        }
+        o.push_str("</ul>");
+    }
+    if !nodes.cluster.is_empty() {
+        o.push_str("<h3>Cluster findings</h3><p>Tests over the whole node list that failed as a whole: findings about the cluster, not about any one node.</p><ul>");
+        for c in &nodes.cluster {
+            let _ = write!(
+                o,
+                "<li>{} ({}): {}</li>",
+                e(&c.test),
+                e(&c.hosts),
+                e(&c.reason)
+            );
         }
         o.push_str("</ul>");
     }
@@ -165,6 +191,38 @@ pub fn html(g: &Grade) -> String {
         }
     }
     o
+}
+
+/// The anchor of a node's row in the HTML report (`#node-node03`), which the acceptance
+/// report's phases × nodes matrix links to: the host name with anything but letters, digits,
+/// `-`, `_` and `.` as `_`, so it is a plain fragment whatever the name holds.
+pub fn anchor(host: &str) -> String {
+    let slug: String = host
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("node-{slug}")
+}
+
+/// A node's reason, and what an earlier run said of it when a later one measured it again and
+/// its verdict changed (nodes.json keeps every earlier verdict).
+fn why(n: &crate::nodeset::export::NodeEntry) -> String {
+    let mut s = n.reason.clone();
+    for e in n.earlier.iter().filter(|e| e.verdict != n.verdict) {
+        s.push_str(&format!(
+            " (earlier, in {}: {} — {})",
+            super::paths::shown(&e.results),
+            verdict(e.verdict),
+            e.reason
+        ));
+    }
+    s
 }
 
 fn verdict(v: crate::nodeset::Verdict) -> &'static str {

@@ -24,6 +24,9 @@ impl Exporter for TextExporter {
             g.count(Status::Warn),
             g.count(Status::Pass) + g.count(Status::Skipped)
         );
+        for line in super::reruns::lines(g) {
+            let _ = writeln!(o, "{line}");
+        }
         let tests = set_tests(g);
         let mut counted = vec![false; g.node_sets.len()];
         for j in g.jobs_by_severity() {

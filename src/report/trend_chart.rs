@@ -4,7 +4,7 @@
 
 use plotters::prelude::*;
 
-use super::chart::{GROUP_COLORS, HEIGHT, OUT_OF_PLACE, WIDTH, plain};
+use super::chart::{GROUP_COLORS, HEIGHT, OUT_OF_PLACE, WIDTH, legend, plain};
 use crate::history::TrendRow;
 
 /// Most lines drawn; beyond that the legend hides the chart (filter with --job or --node).
@@ -101,14 +101,7 @@ pub fn svg(rows: &[TrendRow]) -> Result<String, ChartError> {
                 .draw_series(pts.iter().map(|p| Circle::new(*p, 3, c.filled())))
                 .map_err(|e| err(&e))?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.85))
-            .border_style(RGBColor(200, 200, 200))
-            .label_font(("sans-serif", 15))
-            .draw()
-            .map_err(|e| err(&e))?;
+        legend(&mut chart).map_err(|e| err(&e))?;
         root.present().map_err(|e| err(&e))?;
     }
     Ok(super::xml::chars(&out).into_owned())

@@ -50,3 +50,18 @@ pub fn baton_over(agent: &Path, args: &[&str]) -> Output {
         ],
     )
 }
+
+/// The `nodes.json` a run wrote into `dir`.
+pub fn nodes_json(dir: &Path) -> serde_json::Value {
+    serde_json::from_str(&super::read(&dir.join("nodes.json"))).expect("nodes.json is JSON")
+}
+
+/// The entry of `host` in a `nodes.json`.
+pub fn node<'a>(n: &'a serde_json::Value, host: &str) -> &'a serde_json::Value {
+    n["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["host"] == host)
+        .unwrap_or_else(|| panic!("{host} not in {n:#}"))
+}

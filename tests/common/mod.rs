@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+pub mod chromium;
 #[cfg(feature = "mpi")]
 pub mod cluster;
 #[cfg(feature = "mpi")]

@@ -6,6 +6,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod acceptance_report;
 mod architecture;
 mod cli;
 mod docs_commands;
@@ -19,6 +20,7 @@ mod ingest;
 mod ingest_fuzz;
 mod integrity;
 mod junit;
+mod node_verdicts;
 mod nodesets;
 mod outputs;
 mod plan_check;
@@ -38,5 +40,6 @@ mod run_mpi_collectives;
 mod run_mpich;
 mod schemas;
 mod shipped_plans;
+mod soak_report;
 mod split_diagnosis;
 mod trust;

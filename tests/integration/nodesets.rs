@@ -765,6 +765,7 @@ mod over_mpirun {
     use std::path::{Path, PathBuf};
     use std::process::Output;
 
+    use super::common::localsets::{node, nodes_json};
     use super::common::{self, baton_env, code, p, read, show, write};
 
     const PAIRS: &str = "version: 1
@@ -812,19 +813,6 @@ tests:
                 ("DEAD", dead),
             ],
         )
-    }
-
-    fn nodes_json(dir: &Path) -> serde_json::Value {
-        serde_json::from_str(&read(&dir.join("nodes.json"))).expect("nodes.json is JSON")
-    }
-
-    fn node<'a>(n: &'a serde_json::Value, host: &str) -> &'a serde_json::Value {
-        n["nodes"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|e| e["host"] == host)
-            .unwrap_or_else(|| panic!("{host} not in {n:#}"))
     }
 
     fn set_hosts(dir: &Path) -> Vec<Vec<String>> {

@@ -487,49 +487,17 @@ fn html_prints_white_one_test_per_page() {
     ] {
         assert!(print.contains(rule), "{rule}");
     }
-    let Some(bin) = ["chromium", "chromium-browser"].into_iter().find(|b| {
-        Command::new(b)
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success())
-    }) else {
+    let Some(bin) = crate::common::chromium::find() else {
         println!("SKIPPED: chromium not found");
         return;
     };
     let pdf = mixed.join("report.pdf");
-    let o = Command::new("timeout")
-        .args([
-            "60",
-            bin,
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-first-run",
-            "--no-pdf-header-footer",
-        ])
-        .arg(format!(
-            "--user-data-dir={}",
-            mixed.join("profile-pdf").display()
-        ))
-        .arg(format!("--print-to-pdf={}", pdf.display()))
-        .arg(format!("file://{}", mixed.join("report.html").display()))
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", show(&o));
-    let bytes = std::fs::read(&pdf).expect("pdf written");
-    assert!(bytes.starts_with(b"%PDF"));
-    // The summary page, then a page per job (4 jobs): the page tree counts them.
-    let text = String::from_utf8_lossy(&bytes);
-    let pages = text
-        .split("/Count ")
-        .skip(1)
-        .filter_map(|t| {
-            t.split(|c: char| !c.is_ascii_digit())
-                .next()?
-                .parse::<u32>()
-                .ok()
-        })
-        .max()
-        .expect("a page tree");
+    // The summary page, then a page per job (4 jobs).
+    let pages = crate::common::chromium::print_pages(
+        bin,
+        &mixed.join("report.html"),
+        &pdf,
+        &mixed.join("profile-pdf"),
+    );
     assert!(pages >= 5, "pages: {pages}");
 }
