@@ -281,6 +281,8 @@ pub struct GradeArgs {
     /// on stdout, the summary on stderr.
     #[arg(long, value_enum, default_value_t = GradeFormat::Text)]
     pub format: GradeFormat,
+    #[command(flatten)]
+    pub fleet: super::fleet::FleetArgs,
 }
 
 // The arguments of `baton report` (its help is the variant's doc comment).

@@ -61,6 +61,8 @@ pub struct Args {
     /// the output directory holding it).
     #[arg(long, value_name = "NODES_JSON")]
     pub rerun_failed: Option<PathBuf>,
+    #[command(flatten)]
+    pub fleet: super::fleet::FleetArgs,
     /// `--trust-plan`, a global option: set from it after parsing.
     #[arg(skip)]
     pub trust: baton::plan::Trust,
@@ -313,7 +315,9 @@ fn finish_by(
         verdict,
     )?;
     super::nodes::write(dir, &g, &plan.name)?;
-    Ok(baton::session::run_exit(end.exit, &g))
+    let exit = baton::session::run_exit(end.exit, &g);
+    super::fleet::publish(&args.fleet, &g, &[end.results], exit, verdict)?;
+    Ok(exit)
 }
 
 fn summary(results: &baton::results::Results, path: &std::path::Path) {
