@@ -37,7 +37,8 @@ pub struct Args {
     /// Results file for `regression` criteria (default: the plan's `baseline:`).
     #[arg(long)]
     pub baseline: Option<PathBuf>,
-    /// History store for `trend` criteria (default: the plan's `history:`).
+    /// History store for `trend` criteria: a file or a postgres:// URL (default: $BATON_HISTORY,
+    /// else the plan's `history:`).
     #[arg(long, value_name = "STORE")]
     pub history: Option<PathBuf>,
     /// Record NCCL's transport per channel and peer for every job (always on for jobs with

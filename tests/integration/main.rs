@@ -14,6 +14,7 @@ mod exit_codes;
 mod expand;
 mod grade;
 mod history;
+mod history_postgres;
 mod hostile_input;
 mod ingest;
 mod ingest_fuzz;
