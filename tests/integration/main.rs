@@ -21,6 +21,7 @@ mod ingest_fuzz;
 mod integrity;
 mod junit;
 mod nodesets;
+mod notify;
 mod outputs;
 mod plan_check;
 mod plan_props;
