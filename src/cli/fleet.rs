@@ -43,7 +43,7 @@ pub fn publish(
     verdict: Verdict,
 ) -> Result<(), CliError> {
     if let Some(target) = &a.metrics {
-        let file = session::write_metrics(g, target)?;
+        let file = session::write_metrics(g, exit, target)?;
         verdict.line(&format!("metrics: {}", file.display()))?;
     }
     if let Some(to) = &a.notify {

@@ -5,6 +5,7 @@
 //! `job_id`: `job` and `instance` are the labels Prometheus gives every scraped series.
 
 use super::text::{Family, Sample};
+use crate::exit::Exit;
 use crate::grade::{Grade, JobVerdict, Status};
 use crate::nodeset::attribution::Verdict;
 use crate::results::measure::{followed_placement, measured_sizes, median_busbw, median_time_us};
@@ -14,8 +15,9 @@ use crate::results::measure::{followed_placement, measured_sizes, median_busbw, 
 const NODE_STATES: [&str; 4] = ["passed", "failed", "suspect", "config-mismatch"];
 const JOB_STATES: [&str; 4] = ["pass", "warn", "fail", "skipped"];
 
-/// Every family of `g`; `now` (seconds since the epoch) is when the file is written.
-pub fn families(g: &Grade, now: f64) -> Vec<Family> {
+/// Every family of `g`; `exit` is the command's (a runtime failure outranks the verdict's),
+/// `now` (seconds since the epoch) when the file is written.
+pub fn families(g: &Grade, exit: Exit, now: f64) -> Vec<Family> {
     let plan = || ("plan", g.plan.clone());
     vec![
         run_info(g),
@@ -36,8 +38,8 @@ pub fn families(g: &Grade, now: f64) -> Vec<Family> {
         ),
         gauge(
             "baton_run_exit_code",
-            "The exit status the verdict implies (0 passed, 1 a criterion failed, 4 a job timed out).",
-            Some(Sample::new(vec![plan()], f64::from(g.exit().code()))),
+            "The command's exit status (0 passed, 1 a criterion failed, 3 runtime failure, 4 timeout, 5 interrupted).",
+            Some(Sample::new(vec![plan()], f64::from(exit.code()))),
         ),
         Family {
             name: "baton_run_status",

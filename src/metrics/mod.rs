@@ -9,17 +9,18 @@ pub mod text;
 
 use std::path::{Path, PathBuf};
 
+use crate::exit::Exit;
 use crate::grade::Grade;
 use crate::output::OutputError;
 
 pub use build::families;
 
-/// The metrics text of `g`, stamped with the current time.
-pub fn render(g: &Grade) -> String {
+/// The metrics text of `g` for a command ending with `exit`, stamped with the current time.
+pub fn render(g: &Grade, exit: Exit) -> String {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0.0, |d| d.as_secs_f64());
-    text::render(&families(g, now))
+    text::render(&families(g, exit, now))
 }
 
 /// Where `--metrics TARGET` writes for plan `plan`: into a directory that exists, a file
@@ -43,9 +44,9 @@ pub fn file_for(target: &Path, plan: &str) -> PathBuf {
 }
 
 /// Writes the metrics of `g` for `--metrics target`; returns the file written.
-pub fn write(target: &Path, g: &Grade) -> Result<PathBuf, OutputError> {
+pub fn write(target: &Path, g: &Grade, exit: Exit) -> Result<PathBuf, OutputError> {
     let file = file_for(target, &g.plan);
-    crate::output::write_atomic(&file, render(g).as_bytes())?;
+    crate::output::write_atomic(&file, render(g, exit).as_bytes())?;
     Ok(file)
 }
 

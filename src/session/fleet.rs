@@ -27,8 +27,12 @@ pub fn run_id(results: &[&Results]) -> String {
 }
 
 /// `--metrics TARGET`: the textfile for node_exporter; returns the file written.
-pub fn write_metrics(g: &Grade, target: &Path) -> Result<PathBuf, OutputError> {
-    crate::metrics::write(target, g)
+pub fn write_metrics(
+    g: &Grade,
+    exit: crate::exit::Exit,
+    target: &Path,
+) -> Result<PathBuf, OutputError> {
+    crate::metrics::write(target, g, exit)
 }
 
 /// `--notify URL`: POSTs the verdict JSON with the run's ID, retrying within `within`.

@@ -20,6 +20,7 @@ mod ingest;
 mod ingest_fuzz;
 mod integrity;
 mod junit;
+mod metrics;
 mod nodesets;
 mod notify;
 mod outputs;
