@@ -50,11 +50,17 @@ pub fn publish(
         let id = session::run_id(results);
         let within = Duration::from_secs(a.notify_within);
         let d = session::notify(g, exit, &id, to, within);
-        let tries = format!("{} attempt(s), {:.1} s", d.attempts, d.elapsed.as_secs_f64());
+        let tries = format!(
+            "{} attempt(s), {:.1} s",
+            d.attempts,
+            d.elapsed.as_secs_f64()
+        );
         let line = match &d.outcome {
             Ok(status) => format!("notify: {to}: delivered run {id} ({status}; {tries})"),
             Err(why) => {
-                format!("notify: {to}: run {id} not delivered ({why}; {tries}); the exit code is the verdict's")
+                format!(
+                    "notify: {to}: run {id} not delivered ({why}; {tries}); the exit code is the verdict's"
+                )
             }
         };
         verdict.line(&line)?;

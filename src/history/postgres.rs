@@ -137,14 +137,26 @@ impl Pg {
     }
 
     /// Adds one run whole; false when the store already held it.
-    pub(super) fn add(&self, rec: &RunRecord, source: &str, added: &str) -> Result<bool, HistoryError> {
+    pub(super) fn add(
+        &self,
+        rec: &RunRecord,
+        source: &str,
+        added: &str,
+    ) -> Result<bool, HistoryError> {
         let mut c = self.client.borrow_mut();
         let mut tx = c.transaction().map_err(self.err())?;
         let run: Option<i64> = tx
             .query_opt(
                 "INSERT INTO baton_runs (key, date, plan, plan_hash, source, added)
                  VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (key) DO NOTHING RETURNING id",
-                &[&rec.key, &rec.date, &rec.plan, &rec.plan_hash, &source, &added],
+                &[
+                    &rec.key,
+                    &rec.date,
+                    &rec.plan,
+                    &rec.plan_hash,
+                    &source,
+                    &added,
+                ],
             )
             .map_err(self.err())?
             .map(|r| r.get(0));
@@ -282,7 +294,10 @@ fn version(c: &mut impl postgres::GenericClient, shown: &str) -> Result<usize, F
 }
 
 fn exists(c: &mut impl postgres::GenericClient, table: &str) -> Result<bool, postgres::Error> {
-    Ok(c.query_one("SELECT to_regclass($1) IS NOT NULL", &[&table])?.get(0))
+    Ok(
+        c.query_one("SELECT to_regclass($1) IS NOT NULL", &[&table])?
+            .get(0),
+    )
 }
 
 fn check_version(c: &mut Client, shown: &str) -> Result<(), Failure> {
@@ -320,7 +335,10 @@ fn scrubbed(shown: &str, password: Option<&[u8]>, e: &postgres::Error) -> Histor
     if let Some(source) = std::error::Error::source(e) {
         why = format!("{why}: {source}");
     }
-    if let Some(pw) = password.map(String::from_utf8_lossy).filter(|p| !p.is_empty()) {
+    if let Some(pw) = password
+        .map(String::from_utf8_lossy)
+        .filter(|p| !p.is_empty())
+    {
         why = why.replace(&*pw, "***");
     }
     HistoryError::Postgres {

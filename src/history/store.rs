@@ -132,7 +132,7 @@ pub struct Store {
 
 enum Backend {
     Sqlite(Connection),
-    Postgres(Pg),
+    Postgres(Box<Pg>),
 }
 
 fn postgres_url(p: &Path) -> Option<&str> {
@@ -192,7 +192,7 @@ impl Store {
     fn of_pg(pg: Pg) -> Store {
         Store {
             path: PathBuf::from(pg.name()),
-            backend: Backend::Postgres(pg),
+            backend: Backend::Postgres(Box::new(pg)),
         }
     }
 

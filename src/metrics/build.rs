@@ -127,11 +127,7 @@ enum Measure {
 /// busbw or time per job and requested size: out-of-place (in-place where only that ran),
 /// median over repeats, as the history keeps them.
 fn per_size(g: &Grade, m: Measure) -> Family {
-    let samples = g
-        .jobs
-        .iter()
-        .flat_map(|j| job_sizes(g, j, m))
-        .collect();
+    let samples = g.jobs.iter().flat_map(|j| job_sizes(g, j, m)).collect();
     match m {
         Measure::Busbw => Family {
             name: "baton_busbw_bytes_per_second",

@@ -58,10 +58,7 @@ mod tests {
     fn a_directory_gets_a_file_per_plan_of_safe_characters() {
         let d = std::env::temp_dir().join(format!("baton-metrics-{}", std::process::id()));
         std::fs::create_dir_all(&d).unwrap();
-        assert_eq!(
-            file_for(&d, "../x y\n"),
-            d.join("baton-___x_y_.prom")
-        );
+        assert_eq!(file_for(&d, "../x y\n"), d.join("baton-___x_y_.prom"));
         assert_eq!(file_for(&d.join("m.prom"), "p"), d.join("m.prom"));
     }
 }

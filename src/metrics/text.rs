@@ -78,7 +78,11 @@ fn number(v: f64) -> String {
     if v.is_nan() {
         "NaN".into()
     } else if v.is_infinite() {
-        if v > 0.0 { "+Inf".into() } else { "-Inf".into() }
+        if v > 0.0 {
+            "+Inf".into()
+        } else {
+            "-Inf".into()
+        }
     } else {
         format!("{v}")
     }
@@ -124,6 +128,9 @@ mod tests {
         };
         let text = render(&[empty, f]);
         assert!(!text.contains("baton_none"), "{text}");
-        assert!(text.contains("baton_v NaN\nbaton_v +Inf\nbaton_v 1000000000000000000000\n"), "{text}");
+        assert!(
+            text.contains("baton_v NaN\nbaton_v +Inf\nbaton_v 1000000000000000000000\n"),
+            "{text}"
+        );
     }
 }

@@ -111,7 +111,10 @@ mod tests {
         assert_eq!(t.path, "/T0/secret?k=v");
         assert_eq!(t.to_string(), "http://hooks.example:8080");
         let t = Target::parse("http://[::1]?a=b").unwrap();
-        assert_eq!((t.authority().as_str(), t.path.as_str()), ("[::1]:80", "/?a=b"));
+        assert_eq!(
+            (t.authority().as_str(), t.path.as_str()),
+            ("[::1]:80", "/?a=b")
+        );
     }
 
     #[test]

@@ -66,7 +66,10 @@ impl Postgres {
         let password = format!("pw-{}-Zq9", std::process::id());
         std::fs::write(dir.join("pw"), &password).unwrap();
         if is_root() {
-            let ok = Command::new("chown").args(["-R", "postgres"]).arg(&dir).status();
+            let ok = Command::new("chown")
+                .args(["-R", "postgres"])
+                .arg(&dir)
+                .status();
             assert!(ok.unwrap().success());
         }
         let data = dir.join("data");
@@ -77,7 +80,11 @@ impl Postgres {
             .arg(format!("--pwfile={}", dir.join("pw").display()))
             .output()
             .unwrap();
-        assert!(o.status.success(), "initdb: {}", String::from_utf8_lossy(&o.stderr));
+        assert!(
+            o.status.success(),
+            "initdb: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
         let port = free_port();
         let opts = format!(
             "-p {port} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=100",
@@ -92,7 +99,11 @@ impl Postgres {
             .output()
             .unwrap();
         let log = std::fs::read_to_string(dir.join("log")).unwrap_or_default();
-        assert!(o.status.success(), "pg_ctl start: {}{log}", String::from_utf8_lossy(&o.stderr));
+        assert!(
+            o.status.success(),
+            "pg_ctl start: {}{log}",
+            String::from_utf8_lossy(&o.stderr)
+        );
         Some(Postgres {
             dir,
             port,
@@ -147,7 +158,10 @@ pub fn prometheus(dir: &Path, textfile_dir: &Path) -> Option<(Server, Server, u1
     let ne_port = free_port();
     let ne = Command::new(exporter)
         .args(["--collector.disable-defaults", "--collector.textfile"])
-        .arg(format!("--collector.textfile.directory={}", textfile_dir.display()))
+        .arg(format!(
+            "--collector.textfile.directory={}",
+            textfile_dir.display()
+        ))
         .arg(format!("--web.listen-address=127.0.0.1:{ne_port}"))
         .stdout(Stdio::null())
         .stderr(std::fs::File::create(dir.join("node_exporter.log")).unwrap())
@@ -165,7 +179,10 @@ pub fn prometheus(dir: &Path, textfile_dir: &Path) -> Option<(Server, Server, u1
     let port = free_port();
     let pr = Command::new(prom)
         .arg(format!("--config.file={}", config.display()))
-        .arg(format!("--storage.tsdb.path={}", dir.join("tsdb").display()))
+        .arg(format!(
+            "--storage.tsdb.path={}",
+            dir.join("tsdb").display()
+        ))
         .arg(format!("--web.listen-address=127.0.0.1:{port}"))
         .stdout(Stdio::null())
         .stderr(std::fs::File::create(dir.join("prometheus.log")).unwrap())

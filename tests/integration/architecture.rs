@@ -40,7 +40,10 @@ const LAYERS: &[(&str, &[&str])] = &[
         &["launch", "ingest", "profile", "baseline", "history"],
     ),
     ("grade", &["grade"]),
-    ("what the stages make", &["report", "render", "rendezvous", "metrics"]),
+    (
+        "what the stages make",
+        &["report", "render", "rendezvous", "metrics"],
+    ),
     ("runner", &["runner"]),
     ("session", &["session"]),
 ];

@@ -13,13 +13,18 @@ use common::*;
 /// Every byte `o` printed, checked for the password, then its stdout.
 fn clean(o: &Output, pg: &Postgres) -> String {
     let all = format!("{}{}", stdout(o), stderr(o));
-    assert!(!all.contains(&pg.password), "the password was printed: {all}");
+    assert!(
+        !all.contains(&pg.password),
+        "the password was printed: {all}"
+    );
     stdout(o)
 }
 
 fn add_all(files: &[&str], store: &str) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_baton"));
-    c.args(["history", "add"]).args(files).args(["--store", store]);
+    c.args(["history", "add"])
+        .args(files)
+        .args(["--store", store]);
     c.stdout(Stdio::piped()).stderr(Stdio::piped());
     c
 }
@@ -41,12 +46,19 @@ fn concurrent_adds_retries_show_and_trend_match_sqlite_and_hide_the_password() {
     for c in procs {
         let o = c.wait_with_output().unwrap();
         assert_eq!(code(&o), 0, "{}", show(&o));
-        added += clean(&o, &pg).lines().filter(|l| l.starts_with("added ")).count();
+        added += clean(&o, &pg)
+            .lines()
+            .filter(|l| l.starts_with("added "))
+            .count();
     }
     assert_eq!(added, 8, "each run added by exactly one process");
     // A retried add adds nothing.
     let o = add_all(&names[..1], &url).output().unwrap();
-    assert!(clean(&o, &pg).starts_with("already in the store"), "{}", show(&o));
+    assert!(
+        clean(&o, &pg).starts_with("already in the store"),
+        "{}",
+        show(&o)
+    );
     // show: the same table as an SQLite store of the same runs.
     let sqlite = d.join("h.sqlite");
     assert_eq!(code(&add_all(&names, p(&sqlite)).output().unwrap()), 0);
@@ -54,7 +66,12 @@ fn concurrent_adds_retries_show_and_trend_match_sqlite_and_hide_the_password() {
     let (from_pg, from_file) = (show_of(&url), show_of(p(&sqlite)));
     assert_eq!(code(&from_pg), 0, "{}", show(&from_pg));
     assert_eq!(clean(&from_pg, &pg), stdout(&from_file));
-    assert_eq!(stdout(&from_file).lines().count(), 1 + 8 * 4, "{}", stdout(&from_file));
+    assert_eq!(
+        stdout(&from_file).lines().count(),
+        1 + 8 * 4,
+        "{}",
+        stdout(&from_file)
+    );
     // trend: the same verdicts against either store, by --history and by BATON_HISTORY.
     let plan = trend_plan(&d, "trend.yaml", "");
     // Night 3 is in the store (not its own history); night 15 is 8% below the last three.
@@ -75,9 +92,18 @@ fn concurrent_adds_retries_show_and_trend_match_sqlite_and_hide_the_password() {
     let wrong = url.replace(&pg.password, &format!("{}x", pg.password));
     let o = baton(&["history", "show", "--store", &wrong]);
     assert_eq!(code(&o), 3, "{}", show(&o));
-    assert!(stderr(&o).contains("postgres://baton@127.0.0.1"), "{}", show(&o));
+    assert!(
+        stderr(&o).contains("postgres://baton@127.0.0.1"),
+        "{}",
+        show(&o)
+    );
     clean(&o, &pg);
-    let o = baton(&["history", "show", "--store", &url.replace("/postgres", "/none")]);
+    let o = baton(&[
+        "history",
+        "show",
+        "--store",
+        &url.replace("/postgres", "/none"),
+    ]);
     assert_eq!(code(&o), 3, "{}", show(&o));
     clean(&o, &pg);
     // The graded results, report and JUnit never hold the URL's password.
@@ -94,7 +120,11 @@ fn concurrent_adds_retries_show_and_trend_match_sqlite_and_hide_the_password() {
         p(&d.join("junit.xml")),
     ]);
     clean(&o, &pg);
-    for f in [r.join("report.md"), r.join("report.html"), d.join("junit.xml")] {
+    for f in [
+        r.join("report.md"),
+        r.join("report.html"),
+        d.join("junit.xml"),
+    ] {
         assert!(!read(&f).contains(&pg.password), "{}", f.display());
     }
 }

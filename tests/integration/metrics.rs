@@ -32,7 +32,11 @@ fn promtool(file: &Path) -> Option<String> {
     use std::io::Read;
     c.stdout.take().unwrap().read_to_string(&mut out).unwrap();
     c.stderr.take().unwrap().read_to_string(&mut out).unwrap();
-    assert!(o.success(), "promtool check metrics {}: {out}", file.display());
+    assert!(
+        o.success(),
+        "promtool check metrics {}: {out}",
+        file.display()
+    );
     Some(out)
 }
 
@@ -81,10 +85,18 @@ fn promtool_passes_and_prometheus_answers_the_node_verdicts() {
     }
     // Hostile names: the results' host n4 and its set's job renamed to break any naive writer.
     let hostile = "n4\\\"} 99\\nbaton_evil{x=\\\"1\\\"} 1\\r\\n# TYPE baton_evil counter\\\\";
-    let renamed = read(&results).replace("\"n4\"", &format!("\"{hostile}\"")).replace(":n4\"", &format!(":{hostile}\""));
+    let renamed = read(&results)
+        .replace("\"n4\"", &format!("\"{hostile}\""))
+        .replace(":n4\"", &format!(":{hostile}\""));
     let evil = write(&d, "evil.json", &renamed);
     let evil_prom = d.join("evil.prom");
-    let o = baton(&["grade", p(&d.join("p.yaml")), p(&evil), "--metrics", p(&evil_prom)]);
+    let o = baton(&[
+        "grade",
+        p(&d.join("p.yaml")),
+        p(&evil),
+        "--metrics",
+        p(&evil_prom),
+    ]);
     assert!([0, 1].contains(&code(&o)), "{}", show(&o));
     let text = read(&evil_prom);
     assert!(!text.lines().any(|l| l.starts_with("baton_evil")), "{text}");
@@ -97,7 +109,12 @@ fn promtool_passes_and_prometheus_answers_the_node_verdicts() {
     let answer = until(Duration::from_secs(60), || {
         http_get(port, query).filter(|b| b.contains("\"n3\"") && b.contains("\"n1\""))
     })
-    .unwrap_or_else(|| panic!("no verdicts from Prometheus: {}", read(&d.join("prometheus.log"))));
+    .unwrap_or_else(|| {
+        panic!(
+            "no verdicts from Prometheus: {}",
+            read(&d.join("prometheus.log"))
+        )
+    });
     let v: serde_json::Value = serde_json::from_str(&answer).unwrap();
     let mut verdicts: Vec<(String, String)> = v["data"]["result"]
         .as_array()
@@ -105,14 +122,22 @@ fn promtool_passes_and_prometheus_answers_the_node_verdicts() {
         .iter()
         .map(|r| {
             let m = &r["metric"];
-            (m["host"].as_str().unwrap().into(), m["verdict"].as_str().unwrap().into())
+            (
+                m["host"].as_str().unwrap().into(),
+                m["verdict"].as_str().unwrap().into(),
+            )
         })
         .collect();
     verdicts.sort();
-    let want: Vec<(String, String)> = [("n1", "passed"), ("n2", "passed"), ("n3", "failed"), ("n4", "passed")]
-        .iter()
-        .map(|(h, v)| (h.to_string(), v.to_string()))
-        .collect();
+    let want: Vec<(String, String)> = [
+        ("n1", "passed"),
+        ("n2", "passed"),
+        ("n3", "failed"),
+        ("n4", "passed"),
+    ]
+    .iter()
+    .map(|(h, v)| (h.to_string(), v.to_string()))
+    .collect();
     assert_eq!(verdicts, want);
 }
 
@@ -125,9 +150,15 @@ fn grade_writes_metrics_atomically_and_never_over_an_input() {
     let o = baton(&["grade", p(&plan), p(&r), "--metrics", p(&m)]);
     assert_eq!(code(&o), 0, "{}", show(&o));
     let text = read(&m);
-    assert!(text.contains("baton_busbw_bytes_per_second{plan=\""), "{text}");
+    assert!(
+        text.contains("baton_busbw_bytes_per_second{plan=\""),
+        "{text}"
+    );
     assert!(text.contains("baton_job_status{"), "{text}");
-    assert!(!text.contains("baton_node_verdict"), "no node sets, no node verdicts: {text}");
+    assert!(
+        !text.contains("baton_node_verdict"),
+        "no node sets, no node verdicts: {text}"
+    );
     promtool(&m);
     let before = read(&r);
     let o = baton(&["grade", p(&plan), p(&r), "--metrics", p(&r)]);

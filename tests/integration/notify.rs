@@ -36,7 +36,10 @@ impl Received {
 /// A receiver on a free port: its URL and what it got.
 fn receiver(answers: Vec<Answer>) -> (String, Arc<Mutex<Vec<Received>>>) {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://127.0.0.1:{}/hooks/T0K3N?x=1", l.local_addr().unwrap().port());
+    let url = format!(
+        "http://127.0.0.1:{}/hooks/T0K3N?x=1",
+        l.local_addr().unwrap().port()
+    );
     let got = Arc::new(Mutex::new(Vec::new()));
     let seen = got.clone();
     std::thread::spawn(move || {
@@ -104,7 +107,11 @@ fn one_post_per_run_with_a_stable_id_and_the_verdict() {
     assert_eq!(got.len(), 2, "one POST per command");
     let id = got[0].header("x-baton-run-id").unwrap().to_string();
     assert!(id.starts_with("sha256:"), "{id}");
-    assert_eq!(got[1].header("x-baton-run-id"), Some(id.as_str()), "the same results, the same ID");
+    assert_eq!(
+        got[1].header("x-baton-run-id"),
+        Some(id.as_str()),
+        "the same results, the same ID"
+    );
     assert_eq!(got[0].header("idempotency-key"), Some(id.as_str()));
     assert_eq!(got[0].header("content-type"), Some("application/json"));
     let v: serde_json::Value = serde_json::from_str(&got[0].body).unwrap();
@@ -112,15 +119,30 @@ fn one_post_per_run_with_a_stable_id_and_the_verdict() {
     assert_eq!(v["exit_code"], code(&quiet));
     // The ID is the history's key of the results, and the line never shows the URL's token.
     let out = stdout(&o);
-    assert!(out.contains(&format!("delivered run {id} (204; 1 attempt(s)")), "{out}");
-    assert!(!out.contains("T0K3N") && !stderr(&again).contains("T0K3N"), "{}", show(&o));
-    assert!(stderr(&again).contains("notify: http://127.0.0.1:"), "{}", show(&again));
+    assert!(
+        out.contains(&format!("delivered run {id} (204; 1 attempt(s)")),
+        "{out}"
+    );
+    assert!(
+        !out.contains("T0K3N") && !stderr(&again).contains("T0K3N"),
+        "{}",
+        show(&o)
+    );
+    assert!(
+        stderr(&again).contains("notify: http://127.0.0.1:"),
+        "{}",
+        show(&again)
+    );
 }
 
 #[test]
 fn a_receiver_that_fails_twice_gets_three_attempts() {
     let d = tmp("notify-retry");
-    let (url, got) = receiver(vec![Answer::Status(503), Answer::Status(500), Answer::Status(200)]);
+    let (url, got) = receiver(vec![
+        Answer::Status(503),
+        Answer::Status(500),
+        Answer::Status(200),
+    ]);
     let o = graded(&d, &["--notify", &url]);
     assert_eq!(code(&o), 0, "{}", show(&o));
     assert_eq!(got.lock().unwrap().len(), 3);
@@ -148,7 +170,12 @@ fn a_receiver_that_never_answers_costs_at_most_the_bound_and_not_the_exit_code()
     // A receiver answering 400 is not retried; nobody listening is retried, then given up.
     let (url, got) = receiver(vec![Answer::Status(400)]);
     let o = graded(&d, &["--notify", &url]);
-    assert_eq!((code(&o), got.lock().unwrap().len()), (0, 1), "{}", show(&o));
+    assert_eq!(
+        (code(&o), got.lock().unwrap().len()),
+        (0, 1),
+        "{}",
+        show(&o)
+    );
     let closed = format!("http://127.0.0.1:{}/", common::services::free_port());
     let o = graded(&d, &["--notify", &closed, "--notify-within", "1"]);
     assert_eq!(code(&o), 0, "{}", show(&o));
