@@ -50,6 +50,8 @@ CREATE TABLE baton_sizes (
 /// The advisory lock migrations take ("batn").
 const MIGRATION_LOCK: i64 = 0x6261_746e;
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long one statement, or a wait for a lock (another host's migration or add), may take.
+const BOUNDS: &str = "SET statement_timeout = '60s'; SET lock_timeout = '60s'";
 
 /// Whether `--store`/`--history` names a PostgreSQL database rather than a file.
 pub fn is_url(p: &Path) -> bool {
@@ -113,6 +115,9 @@ impl Pg {
         let password = config.get_password().map(<[u8]>::to_vec);
         let failed = |e: postgres::Error| scrubbed(&shown, password.as_deref(), &e);
         let mut client = config.connect(NoTls).map_err(failed)?;
+        // Every statement bounded: a server that stops answering, or a lock never released,
+        // ends the command instead of hanging a nightly.
+        client.batch_execute(BOUNDS).map_err(failed)?;
         if write {
             migrate(&mut client, &shown).map_err(|e| e.or_sql(failed))?;
         } else {
