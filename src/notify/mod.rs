@@ -72,12 +72,7 @@ fn delivered(attempts: u32, start: Instant, outcome: Result<u16, String>) -> Del
 fn attempt(target: &Target, run_id: &str, body: &[u8], left: Duration) -> Result<u16, Failed> {
     let left = left.max(Duration::from_millis(1));
     let retry = |e: std::io::Error| Failed::Retry(e.to_string());
-    let addr = target
-        .authority()
-        .to_socket_addrs()
-        .map_err(retry)?
-        .next()
-        .ok_or_else(|| Failed::Retry(format!("{}: no address", target.host)))?;
+    let addr = resolve(target, left)?;
     let mut s = TcpStream::connect_timeout(&addr, left).map_err(retry)?;
     s.set_write_timeout(Some(left)).map_err(retry)?;
     s.set_read_timeout(Some(left)).map_err(retry)?;
@@ -96,6 +91,25 @@ fn attempt(target: &Target, run_id: &str, body: &[u8], left: Duration) -> Result
         200..=299 => Ok(status),
         408 | 429 | 500..=599 => Err(Failed::Retry(format!("answered {status}"))),
         _ => Err(Failed::Final(format!("answered {status}"))),
+    }
+}
+
+/// The receiver's address, looked up within `left`: name resolution has no timeout of its own,
+/// so it runs on a thread that is left behind if it never returns.
+fn resolve(target: &Target, left: Duration) -> Result<std::net::SocketAddr, Failed> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let authority = target.authority();
+    std::thread::spawn(move || {
+        let _ = tx.send(authority.to_socket_addrs().map(|mut a| a.next()));
+    });
+    match rx.recv_timeout(left) {
+        Ok(Ok(Some(addr))) => Ok(addr),
+        Ok(Ok(None)) => Err(Failed::Retry(format!("{}: no address", target.host))),
+        Ok(Err(e)) => Err(Failed::Retry(e.to_string())),
+        Err(_) => Err(Failed::Retry(format!(
+            "{}: no address in time",
+            target.host
+        ))),
     }
 }
 

@@ -196,3 +196,24 @@ fn a_url_it_cannot_send_to_is_invalid_input_before_grading() {
         assert!(!stderr(&o).contains("panicked"), "{}", show(&o));
     }
 }
+
+#[test]
+fn a_run_posts_its_verdict_once_with_its_results_key_and_its_own_exit_code() {
+    let (url, got) = receiver(vec![Answer::Status(200)]);
+    let (dir, plan, out) = plan_dir(
+        "notify-run",
+        &read(std::path::Path::new("plans/examples/quickstart.yaml")),
+    );
+    let o = baton(&["run", p(&plan), "-o", p(&out), "--notify", &url]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    let got = got.lock().unwrap();
+    assert_eq!(got.len(), 1, "{}", show(&o));
+    let key = baton::history::key_of(&results(&out.join("results.json")));
+    assert_eq!(got[0].header("x-baton-run-id"), Some(key.as_str()));
+    let v: serde_json::Value = serde_json::from_str(&got[0].body).unwrap();
+    assert_eq!(
+        (v["exit_code"].as_i64(), v["status"].as_str()),
+        (Some(0), Some("pass"))
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
