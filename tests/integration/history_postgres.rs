@@ -98,6 +98,14 @@ fn concurrent_adds_retries_show_and_trend_match_sqlite_and_hide_the_password() {
         show(&o)
     );
     clean(&o, &pg);
+    // trend against a store it cannot open fails closed, naming it without the password.
+    let o = baton(&["grade", p(&plan), p(&nights[3]), "--history", &wrong]);
+    assert_eq!(code(&o), 1, "{}", show(&o));
+    assert!(
+        clean(&o, &pg).contains("postgres://baton@127.0.0.1"),
+        "{}",
+        show(&o)
+    );
     let o = baton(&[
         "history",
         "show",
@@ -106,7 +114,7 @@ fn concurrent_adds_retries_show_and_trend_match_sqlite_and_hide_the_password() {
     ]);
     assert_eq!(code(&o), 3, "{}", show(&o));
     clean(&o, &pg);
-    // The graded results, report and JUnit never hold the URL's password.
+    // The verdict JSON, report and JUnit name the store without the URL's password.
     let r = d.join("r");
     let o = baton(&[
         "grade",
@@ -118,8 +126,14 @@ fn concurrent_adds_retries_show_and_trend_match_sqlite_and_hide_the_password() {
         p(&r),
         "--junit",
         p(&d.join("junit.xml")),
+        "--format",
+        "json",
     ]);
-    clean(&o, &pg);
+    assert!(
+        clean(&o, &pg).contains("\"format\": \"baton-verdict\""),
+        "{}",
+        show(&o)
+    );
     for f in [
         r.join("report.md"),
         r.join("report.html"),
