@@ -76,6 +76,7 @@ pub fn run(args: &Args, mpi: Option<MpiEntry>) -> Outcome {
         junit::run_junit(args, e, "plan", &why)
     })?;
     let plan = &opened.loaded.plan;
+    metrics_clear(args, &plan.name)?;
     // One rank of many: started by an MPI launcher, or placed by Slurm/pdsh/BATON_RANK as one
     // of several processes (a single srun task is a whole run: it starts its own GPU threads).
     let mpi_launcher = launcher::under_mpi_launcher(launcher::process_env);
@@ -136,6 +137,17 @@ pub fn run(args: &Args, mpi: Option<MpiEntry>) -> Outcome {
             ended(args, &input, None, ran)
         }
     }
+}
+
+/// `Err` when `--metrics` would replace the plan or the baseline: said before anything runs.
+fn metrics_clear(args: &Args, plan: &str) -> Result<(), CliError> {
+    let Some(target) = &args.fleet.metrics else {
+        return Ok(());
+    };
+    let file = baton::metrics::file_for(target, plan);
+    let inputs = [Some(args.plan.as_path()), args.baseline.as_deref()];
+    baton::output::refuse_inputs(&file, inputs.into_iter().flatten())
+        .map_err(|e| CliError::invalid(format!("--metrics {e}")))
 }
 
 /// The plan's jobs `--only` and `--env-set` select; `Err` when they select none.

@@ -171,3 +171,18 @@ fn grade_writes_metrics_atomically_and_never_over_an_input() {
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
+
+#[test]
+fn run_refuses_metrics_over_its_plan_before_running() {
+    let (dir, plan, out) = plan_dir(
+        "metrics-run-input",
+        &read(Path::new("plans/examples/quickstart.yaml")),
+    );
+    let before = read(&plan);
+    let o = baton(&["run", p(&plan), "-o", p(&out), "--metrics", p(&plan)]);
+    assert_eq!(code(&o), 2, "{}", show(&o));
+    assert!(stderr(&o).contains("--metrics"), "{}", show(&o));
+    assert_eq!(read(&plan), before, "the plan is left as it was");
+    assert!(!out.join("results.json").exists(), "nothing ran");
+    let _ = std::fs::remove_dir_all(dir);
+}
