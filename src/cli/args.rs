@@ -259,7 +259,8 @@ pub struct GradeArgs {
     /// Results to compare `regression` against (default: the plan's `baseline:`).
     #[arg(long)]
     pub baseline: Option<PathBuf>,
-    /// History store for `trend` criteria (default: the plan's `history:`).
+    /// History store for `trend` criteria: a file or a postgres:// URL (default: $BATON_HISTORY,
+    /// else the plan's `history:`).
     #[arg(long, value_name = "STORE")]
     pub history: Option<PathBuf>,
     /// Write JUnit XML here.
@@ -281,6 +282,8 @@ pub struct GradeArgs {
     /// on stdout, the summary on stderr.
     #[arg(long, value_enum, default_value_t = GradeFormat::Text)]
     pub format: GradeFormat,
+    #[command(flatten)]
+    pub fleet: super::fleet::FleetArgs,
 }
 
 // The arguments of `baton report` (its help is the variant's doc comment).
@@ -294,7 +297,8 @@ pub struct ReportArgs {
     /// Results to compare `regression` against (default: the plan's `baseline:`).
     #[arg(long)]
     pub baseline: Option<PathBuf>,
-    /// History store for `trend` criteria (default: the plan's `history:`).
+    /// History store for `trend` criteria: a file or a postgres:// URL (default: $BATON_HISTORY,
+    /// else the plan's `history:`).
     #[arg(long, value_name = "STORE")]
     pub history: Option<PathBuf>,
     /// Report directory.

@@ -24,6 +24,7 @@ pub fn grade(args: GradeArgs, trust: Trust) -> Outcome {
         none_ran: _,
         fold_journals: fold,
         format,
+        fleet,
     } = args;
     if fold {
         fold_journals(&results);
@@ -35,6 +36,7 @@ pub fn grade(args: GradeArgs, trust: Trust) -> Outcome {
     let outputs = Outputs {
         junit: junit.as_deref(),
         report: report.as_deref(),
+        fleet: Some(&fleet),
     };
     run(&plan, &results, against, outputs, format, trust)
 }
@@ -86,7 +88,7 @@ fn graded(
     results: &[PathBuf],
     against: Against<'_>,
     trust: Trust,
-) -> Result<Grade, CliError> {
+) -> Result<(Grade, Vec<Results>), CliError> {
     // Grading runs nothing from the plan: a plan CI would refuse to run still grades.
     let loaded = load_plan(plan_path, DiagFormat::Human, Trust::Trusted)?;
     let files = read_results(results)?;
@@ -98,7 +100,7 @@ fn graded(
     if g.run.git.is_none() {
         g.run.git = baton::plan::revision::git_revision(plan_path);
     }
-    Ok(g)
+    Ok((g, files.into_iter().map(|(_, r)| r).collect()))
 }
 
 /// The one grading path of `plan` against what `against` names; `Err` when the named baseline
@@ -133,11 +135,12 @@ pub fn emit(
     Ok(())
 }
 
-/// Where `grade` writes besides stdout: `--junit`, `--report`.
+/// Where `grade` writes besides stdout: `--junit`, `--report`, `--metrics`, `--notify`.
 #[derive(Clone, Copy, Default)]
 pub struct Outputs<'a> {
     pub junit: Option<&'a Path>,
     pub report: Option<&'a Path>,
+    pub fleet: Option<&'a super::fleet::FleetArgs>,
 }
 
 pub fn run(
@@ -148,15 +151,25 @@ pub fn run(
     format: GradeFormat,
     trust: Trust,
 ) -> Outcome {
-    let Outputs { junit, report } = outputs;
+    let Outputs {
+        junit,
+        report,
+        fleet,
+    } = outputs;
     let baseline = against.baseline;
-    let written = junit.map(Path::to_path_buf).into_iter().chain(
-        report
-            .into_iter()
-            .flat_map(|d| [d.join("report.html"), d.join("report.md")]),
-    );
+    let metrics = fleet.and_then(|f| f.metrics.as_deref());
+    let written = junit
+        .map(Path::to_path_buf)
+        .into_iter()
+        .chain(
+            report
+                .into_iter()
+                .flat_map(|d| [d.join("report.html"), d.join("report.md")]),
+        )
+        // A directory's file is named after the plan, never an input's name.
+        .chain(metrics.filter(|m| !m.is_dir()).map(Path::to_path_buf));
     outputs_clear(written, plan, results, baseline)?;
-    let g = graded(plan, results, against, trust).map_err(|e| match junit {
+    let (g, files) = graded(plan, results, against, trust).map_err(|e| match junit {
         Some(path) => {
             let why = session::unusable_input(plan, results, baseline);
             let inputs: Vec<&Path> = results.iter().map(PathBuf::as_path).collect();
@@ -167,6 +180,10 @@ pub fn run(
     })?;
     let json = format == GradeFormat::Json;
     emit(&g, junit, report, Verdict { on_stderr: json })?;
+    if let Some(f) = fleet {
+        let files: Vec<&Results> = files.iter().collect();
+        super::fleet::publish(f, &g, &files, g.exit(), Verdict { on_stderr: json })?;
+    }
     if json {
         ui::out(&session::verdict_json(&g)?)?;
     }
@@ -198,7 +215,7 @@ pub fn report(args: ReportArgs, trust: Trust) -> Outcome {
     };
     let outputs = [output.join("report.html"), output.join("report.md")];
     outputs_clear(outputs, &plan, &results, against.baseline)?;
-    let g = graded(&plan, &results, against, trust)?;
+    let (g, _) = graded(&plan, &results, against, trust)?;
     for p in session::write_report(&g, &output)? {
         ui::out(&format!("{}\n", p.display()))?;
     }

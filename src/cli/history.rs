@@ -41,8 +41,9 @@ pub enum Action {
 
 #[derive(Debug, clap::Args)]
 pub struct StoreArg {
-    /// History store (SQLite). Default: $XDG_DATA_HOME/baton/history.sqlite, else
-    /// ~/.local/share/baton/history.sqlite.
+    /// History store: an SQLite file, or a PostgreSQL database as a postgres:// URL (the
+    /// password may come from PGPASSWORD). Default: $BATON_HISTORY, else
+    /// $XDG_DATA_HOME/baton/history.sqlite, else ~/.local/share/baton/history.sqlite.
     #[arg(long, value_name = "PATH")]
     pub store: Option<PathBuf>,
 }
@@ -52,6 +53,7 @@ impl StoreArg {
     pub fn path(&self) -> Result<PathBuf, CliError> {
         self.store
             .clone()
+            .or_else(baton::history::from_env)
             .or_else(baton::history::default_path)
             .ok_or_else(|| {
                 CliError::invalid(
@@ -66,7 +68,9 @@ impl StoreArg {
 fn store_error(e: &HistoryError) -> CliError {
     let said = visible(&e.to_string()).into_owned();
     match e {
-        HistoryError::Sql { .. } | HistoryError::Io { .. } => CliError::runtime(said),
+        HistoryError::Sql { .. } | HistoryError::Io { .. } | HistoryError::Postgres { .. } => {
+            CliError::runtime(said)
+        }
         _ => CliError::invalid(said),
     }
 }

@@ -12,6 +12,7 @@ mod check;
 pub mod error;
 mod expand;
 mod failed_early;
+mod fleet;
 pub mod gpu;
 pub mod grade;
 mod history;

@@ -37,7 +37,8 @@ pub struct Args {
     /// Results file for `regression` criteria (default: the plan's `baseline:`).
     #[arg(long)]
     pub baseline: Option<PathBuf>,
-    /// History store for `trend` criteria (default: the plan's `history:`).
+    /// History store for `trend` criteria: a file or a postgres:// URL (default: $BATON_HISTORY,
+    /// else the plan's `history:`).
     #[arg(long, value_name = "STORE")]
     pub history: Option<PathBuf>,
     /// Record NCCL's transport per channel and peer for every job (always on for jobs with
@@ -61,6 +62,8 @@ pub struct Args {
     /// the output directory holding it).
     #[arg(long, value_name = "NODES_JSON")]
     pub rerun_failed: Option<PathBuf>,
+    #[command(flatten)]
+    pub fleet: super::fleet::FleetArgs,
     /// `--trust-plan`, a global option: set from it after parsing.
     #[arg(skip)]
     pub trust: baton::plan::Trust,
@@ -73,6 +76,7 @@ pub fn run(args: &Args, mpi: Option<MpiEntry>) -> Outcome {
         junit::run_junit(args, e, "plan", &why)
     })?;
     let plan = &opened.loaded.plan;
+    metrics_clear(args, &plan.name)?;
     // One rank of many: started by an MPI launcher, or placed by Slurm/pdsh/BATON_RANK as one
     // of several processes (a single srun task is a whole run: it starts its own GPU threads).
     let mpi_launcher = launcher::under_mpi_launcher(launcher::process_env);
@@ -133,6 +137,17 @@ pub fn run(args: &Args, mpi: Option<MpiEntry>) -> Outcome {
             ended(args, &input, None, ran)
         }
     }
+}
+
+/// `Err` when `--metrics` would replace the plan or the baseline: said before anything runs.
+fn metrics_clear(args: &Args, plan: &str) -> Result<(), CliError> {
+    let Some(target) = &args.fleet.metrics else {
+        return Ok(());
+    };
+    let file = baton::metrics::file_for(target, plan);
+    let inputs = [Some(args.plan.as_path()), args.baseline.as_deref()];
+    baton::output::refuse_inputs(&file, inputs.into_iter().flatten())
+        .map_err(|e| CliError::invalid(format!("--metrics {e}")))
 }
 
 /// The plan's jobs `--only` and `--env-set` select; `Err` when they select none.
@@ -313,7 +328,9 @@ fn finish_by(
         verdict,
     )?;
     super::nodes::write(dir, &g, &plan.name)?;
-    Ok(baton::session::run_exit(end.exit, &g))
+    let exit = baton::session::run_exit(end.exit, &g);
+    super::fleet::publish(&args.fleet, &g, &[end.results], exit, verdict)?;
+    Ok(exit)
 }
 
 fn summary(results: &baton::results::Results, path: &std::path::Path) {

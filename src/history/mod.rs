@@ -7,10 +7,12 @@
 //! by job name alone: a nightly on node X is not judged against node Y's numbers.
 
 mod open;
+pub mod postgres;
 pub mod record;
 pub mod store;
 
 pub use record::{hosts_of, identity_of, key_of};
 pub use store::{
     AddError, Added, HistoryError, MAX_LAST, Query, Store, TrendRow, add_file, default_path,
+    from_env,
 };

@@ -4,8 +4,8 @@
 
 use sha2::{Digest, Sha256};
 
-use crate::results::measure::{measured_sizes, median as median_of, median_busbw};
-use crate::results::{CellStatus, JobResult, Placement, Results};
+use crate::results::measure::{followed_placement, measured_sizes, median_busbw, median_time_us};
+use crate::results::{JobResult, Results};
 
 /// One run as stored.
 #[derive(Debug, Clone, PartialEq)]
@@ -72,29 +72,6 @@ pub fn key_of(r: &Results) -> String {
     format!("sha256:{hex}")
 }
 
-/// The placement the history follows: out-of-place unless only in-place ran.
-fn placement(j: &JobResult) -> Placement {
-    if j.cells().any(|c| c.2 == Placement::OutOfPlace) {
-        Placement::OutOfPlace
-    } else {
-        Placement::InPlace
-    }
-}
-
-fn median_time(j: &JobResult, s: u64, p: Placement) -> Option<f64> {
-    let mut v: Vec<f64> = j
-        .repeats
-        .iter()
-        .flat_map(|r| &r.rows)
-        .filter(|row| row.requested == s)
-        .filter_map(|row| row.cell(p))
-        .filter(|c| c.status == CellStatus::Ok)
-        .filter_map(|c| c.time_us)
-        .filter(|t| t.is_finite() && *t > 0.0)
-        .collect();
-    median_of(&mut v)
-}
-
 pub fn record(r: &Results, added: &str) -> RunRecord {
     RunRecord {
         key: key_of(r),
@@ -105,7 +82,7 @@ pub fn record(r: &Results, added: &str) -> RunRecord {
             .jobs
             .iter()
             .map(|j| {
-                let p = placement(j);
+                let p = followed_placement(j);
                 JobRecord {
                     job: j.id.clone(),
                     identity: identity_of(j),
@@ -116,7 +93,7 @@ pub fn record(r: &Results, added: &str) -> RunRecord {
                         .map(|s| SizeRecord {
                             requested: s,
                             busbw: median_busbw(j, s, p).filter(|b| b.is_finite()),
-                            time_us: median_time(j, s, p),
+                            time_us: median_time_us(j, s, p),
                         })
                         .collect(),
                 }

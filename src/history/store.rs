@@ -13,6 +13,7 @@ use std::time::Duration;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use super::open;
+use super::postgres::{Pg, is_url};
 use super::record::{RunRecord, record};
 use crate::results::Results;
 
@@ -85,6 +86,9 @@ pub enum HistoryError {
     },
     #[error(transparent)]
     Output(#[from] crate::output::OutputError),
+    /// A PostgreSQL store's failure; `store` is its URL without the password.
+    #[error("{store}: {why}")]
+    Postgres { store: String, why: String },
 }
 
 /// What `add` did.
@@ -120,9 +124,27 @@ pub struct TrendRow {
     pub busbw: Option<f64>,
 }
 
+/// A history store: the SQLite file, or a PostgreSQL database (`super::postgres`).
 pub struct Store {
-    conn: Connection,
+    backend: Backend,
     path: PathBuf,
+}
+
+enum Backend {
+    Sqlite(Connection),
+    Postgres(Box<Pg>),
+}
+
+fn postgres_url(p: &Path) -> Option<&str> {
+    is_url(p).then(|| p.to_str()).flatten()
+}
+
+/// `BATON_HISTORY`: the store a site names for every command (a path or a `postgres://` URL),
+/// after the command line's and before the plan's or the default.
+pub fn from_env() -> Option<PathBuf> {
+    std::env::var_os("BATON_HISTORY")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
 }
 
 /// The default store: `$XDG_DATA_HOME/baton/history.sqlite`, else under `~/.local/share`.
@@ -141,22 +163,37 @@ pub fn default_path() -> Option<PathBuf> {
 impl Store {
     /// Opens the store for adding: an existing baton store, or a new one made when nothing is
     /// at `path` (its directory too). Any other file is refused and left as it was.
+    /// A `postgres://` URL in place of the path is a PostgreSQL store, migrated as needed.
     pub fn create(path: &Path) -> Result<Store, HistoryError> {
+        if let Some(url) = postgres_url(path) {
+            return Ok(Store::of_pg(Pg::connect(url, true)?));
+        }
         Store::with(open::read_write(path)?, path)
     }
 
     /// Opens an existing store read-only (for `show` and `trend`): a missing one is an error
     /// that says how to make it, and a file that is not a baton store is refused, never written.
     pub fn open(path: &Path) -> Result<Store, HistoryError> {
+        if let Some(url) = postgres_url(path) {
+            return Ok(Store::of_pg(Pg::connect(url, false)?));
+        }
         Store::with(open::read_only(path)?, path)
     }
 
     fn with(conn: Connection, path: &Path) -> Result<Store, HistoryError> {
         conn.busy_timeout(BUSY_TIMEOUT).map_err(open::sql(path))?;
         Ok(Store {
-            conn,
+            backend: Backend::Sqlite(conn),
             path: path.to_path_buf(),
         })
+    }
+
+    /// Only the URL without its password is kept, so nothing can show the password.
+    fn of_pg(pg: Pg) -> Store {
+        Store {
+            path: PathBuf::from(pg.name()),
+            backend: Backend::Postgres(Box::new(pg)),
+        }
     }
 
     fn err(&self) -> impl Fn(rusqlite::Error) -> HistoryError + '_ {
@@ -167,13 +204,23 @@ impl Store {
     pub fn add(&mut self, r: &Results, source: &str) -> Result<Added, HistoryError> {
         let added = crate::results::now_rfc3339();
         let rec = record(r, &added);
+        let conn = match &mut self.backend {
+            Backend::Sqlite(c) => c,
+            Backend::Postgres(pg) => {
+                let new = pg.add(&rec, source, &added)?;
+                return Ok(Added {
+                    key: rec.key,
+                    new,
+                    jobs: rec.jobs.len(),
+                });
+            }
+        };
         let path = self.path.display().to_string();
         let sql = |source| HistoryError::Sql {
             path: path.clone(),
             source,
         };
-        let tx = self
-            .conn
+        let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(sql)?;
         let inserted = tx
@@ -201,8 +248,11 @@ impl Store {
 
     /// Whether the store holds the run with this key.
     pub fn contains(&self, key: &str) -> Result<bool, HistoryError> {
-        self.conn
-            .query_row("SELECT 1 FROM runs WHERE key = ?1", [key], |_| Ok(()))
+        let conn = match &self.backend {
+            Backend::Sqlite(c) => c,
+            Backend::Postgres(pg) => return pg.contains(key),
+        };
+        conn.query_row("SELECT 1 FROM runs WHERE key = ?1", [key], |_| Ok(()))
             .optional()
             .map(|o| o.is_some())
             .map_err(self.err())
@@ -215,8 +265,11 @@ impl Store {
             Some(n) if n <= MAX_LAST => n as i64,
             Some(n) => return Err(HistoryError::TooMany(n)),
         };
-        let mut st = self
-            .conn
+        let conn = match &self.backend {
+            Backend::Sqlite(c) => c,
+            Backend::Postgres(pg) => return pg.rows(q, last),
+        };
+        let mut st = conn
             .prepare(
                 "SELECT date, plan, job, hosts, status, key_size, busbw FROM (
                    SELECT r.date, r.plan, j.job, j.hosts, j.status,
@@ -258,8 +311,13 @@ impl Store {
         last: u32,
         except: &str,
     ) -> Result<Vec<f64>, HistoryError> {
-        let mut st = self
-            .conn
+        let conn = match &self.backend {
+            Backend::Sqlite(c) => c,
+            Backend::Postgres(pg) => {
+                return pg.busbw_history(identity, hosts, requested, last, except);
+            }
+        };
+        let mut st = conn
             .prepare(
                 "SELECT s.busbw FROM sizes s
                    JOIN jobs j ON j.run = s.run AND j.job = s.job
@@ -278,6 +336,7 @@ impl Store {
         rows.collect::<Result<Vec<_>, _>>().map_err(self.err())
     }
 
+    /// The file, or the database's URL without its password.
     pub fn path(&self) -> &Path {
         &self.path
     }

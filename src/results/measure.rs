@@ -73,6 +73,27 @@ pub fn median_printed_busbw(r: &JobResult, requested: u64, placement: Placement)
 
 pub use crate::stats::median;
 
+/// Median over repeats of the time per op (µs) at a size; `None` without a usable time.
+pub fn median_time_us(r: &JobResult, requested: u64, placement: Placement) -> Option<f64> {
+    let mut v: Vec<f64> = samples(r, requested, placement)
+        .iter()
+        .filter(|s| s.cell.status == CellStatus::Ok)
+        .filter_map(|s| s.cell.time_us)
+        .filter(|t| t.is_finite() && *t > 0.0)
+        .collect();
+    median(&mut v)
+}
+
+/// The placement a job is followed by over time (history, metrics): out-of-place unless only
+/// in-place ran.
+pub fn followed_placement(r: &JobResult) -> Placement {
+    if r.cells().any(|c| c.2 == Placement::OutOfPlace) {
+        Placement::OutOfPlace
+    } else {
+        Placement::InPlace
+    }
+}
+
 /// Every requested size the results hold, ascending.
 pub fn measured_sizes(r: &JobResult) -> Vec<u64> {
     let mut v: Vec<u64> = r

@@ -58,6 +58,16 @@ pub fn baseline_for(
     })
 }
 
+/// How a store is named in verdicts: a database's URL without its password.
+fn shown(store: &Path) -> String {
+    let name = store.display().to_string();
+    if crate::history::postgres::is_url(store) {
+        crate::history::postgres::shown(&name)
+    } else {
+        name
+    }
+}
+
 /// `rel` as a reader finds it: beside the plan file.
 fn beside(plan_path: &Path, rel: &str) -> String {
     plan_path
@@ -109,7 +119,8 @@ pub fn history_for(
     if !wanted {
         return OpenedHistory::None;
     }
-    let path: PathBuf = match (flag, &plan.history) {
+    let env = crate::history::from_env();
+    let path: PathBuf = match (flag.or(env.as_deref()), &plan.history) {
         (Some(p), _) => p.to_path_buf(),
         (None, Some(rel)) => match plan_files(plan_path, trust).resolve("history", rel) {
             Ok(p) => p,
@@ -125,7 +136,7 @@ pub fn history_for(
     match crate::history::Store::open(&path) {
         Ok(s) => OpenedHistory::Store(std::sync::Mutex::new(s)),
         Err(e) => OpenedHistory::Unreadable {
-            name: path.display().to_string(),
+            name: shown(&path),
             why: e.to_string(),
         },
     }

@@ -7,6 +7,7 @@
 
 mod against;
 mod early;
+mod fleet;
 mod grading;
 mod inputs;
 mod nodes;
@@ -16,6 +17,7 @@ mod rerun;
 
 pub use against::{Against, AgainstError, OpenedHistory, baseline_for, history_for};
 pub use early::{EarlyJunit, JunitError, plan_problems, run_junit, write_failed_junit};
+pub use fleet::{notify, run_id, write_metrics};
 pub use grading::{Grading, run_exit};
 pub use inputs::{
     Folded, ReadResults, UnusableResults, fold_journals, outputs_clear, read_results,

@@ -12,6 +12,7 @@ pub mod cluster;
 pub mod localsets;
 pub mod procs;
 pub mod render;
+pub mod services;
 pub mod verdicts;
 
 use baton::collective::{Collective, Dtype};

@@ -26,6 +26,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "shell",
             "host",
             "world",
+            "notify",
         ],
     ),
     ("node evidence", &["probe"]),
@@ -39,7 +40,10 @@ const LAYERS: &[(&str, &[&str])] = &[
         &["launch", "ingest", "profile", "baseline", "history"],
     ),
     ("grade", &["grade"]),
-    ("what the stages make", &["report", "render", "rendezvous"]),
+    (
+        "what the stages make",
+        &["report", "render", "rendezvous", "metrics"],
+    ),
     ("runner", &["runner"]),
     ("session", &["session"]),
 ];

@@ -9,7 +9,7 @@ use std::process::Command;
 use common::*;
 
 /// `n` distinct runs of the healthy fixtures (their start times differ), as results files.
-fn runs(d: &Path, n: usize) -> Vec<PathBuf> {
+pub(crate) fn runs(d: &Path, n: usize) -> Vec<PathBuf> {
     let healthy = healthy(d);
     let base = results(&healthy);
     (0..n)
@@ -189,7 +189,7 @@ fn a_store_that_is_not_one_is_refused() {
 }
 
 /// The test plan with a `trend` criterion on all_reduce, and `top` (e.g. `history:`) added.
-fn trend_plan(d: &Path, name: &str, top: &str) -> PathBuf {
+pub(crate) fn trend_plan(d: &Path, name: &str, top: &str) -> PathBuf {
     let text = read(&plan("h200x2.yaml"))
         .replace(
             "      - wrong: 0\n        at: 8G\n",

@@ -1,0 +1,49 @@
+//! What a run or `grade` hands to a fleet's tools besides its files: Prometheus metrics
+//! (`--metrics`) and the verdict POSTed to a webhook (`--notify`), both keyed to the run by an
+//! ID that is the same every time the same results are graded.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use sha2::{Digest, Sha256};
+
+use crate::grade::Grade;
+use crate::notify::{Delivery, Target};
+use crate::output::OutputError;
+use crate::results::Results;
+
+/// The run's stable ID: one results file's is its history key (`baton history add` prints it),
+/// so a receiver can join a notification with the history; several files' is the hash of
+/// their keys, in any order.
+pub fn run_id(results: &[&Results]) -> String {
+    let mut keys: Vec<String> = results.iter().map(|r| crate::history::key_of(r)).collect();
+    if keys.len() == 1 {
+        return keys.remove(0);
+    }
+    keys.sort_unstable();
+    let digest = Sha256::digest(keys.join("\n").as_bytes());
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    format!("sha256:{hex}")
+}
+
+/// `--metrics TARGET`: the textfile for node_exporter; returns the file written.
+pub fn write_metrics(
+    g: &Grade,
+    exit: crate::exit::Exit,
+    target: &Path,
+) -> Result<PathBuf, OutputError> {
+    crate::metrics::write(target, g, exit)
+}
+
+/// `--notify URL`: POSTs the verdict JSON with the run's ID, retrying within `within`.
+pub fn notify(
+    g: &Grade,
+    exit: crate::exit::Exit,
+    run_id: &str,
+    to: &Target,
+    within: Duration,
+) -> Delivery {
+    let doc = crate::report::Verdict::new(g, exit);
+    let body = serde_json::to_vec(&doc).unwrap_or_default();
+    crate::notify::send(to, run_id, &body, within)
+}

@@ -1,0 +1,219 @@
+//! `--notify URL` against a real HTTP receiver on localhost: one POST of the verdict JSON per
+//! run with its stable ID, retries on failure within the bound, and never a changed exit code.
+
+use crate::common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use common::*;
+
+/// What the receiver does with each request, in turn (the last repeats).
+#[derive(Clone, Copy)]
+enum Answer {
+    Status(u16),
+    /// Reads the request and never answers.
+    Silent,
+}
+
+/// One request received: its headers (lower-cased names) and body.
+struct Received {
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+impl Received {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// A receiver on a free port: its URL and what it got.
+fn receiver(answers: Vec<Answer>) -> (String, Arc<Mutex<Vec<Received>>>) {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!(
+        "http://127.0.0.1:{}/hooks/T0K3N?x=1",
+        l.local_addr().unwrap().port()
+    );
+    let got = Arc::new(Mutex::new(Vec::new()));
+    let seen = got.clone();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for (i, s) in l.incoming().enumerate() {
+            let Ok(mut s) = s else { continue };
+            let r = read_request(&mut s);
+            seen.lock().unwrap().push(r);
+            match answers[i.min(answers.len() - 1)] {
+                Answer::Status(c) => {
+                    let _ = write!(s, "HTTP/1.1 {c} X\r\nContent-Length: 0\r\n\r\n");
+                }
+                Answer::Silent => held.push(s),
+            }
+        }
+    });
+    (url, got)
+}
+
+fn read_request(s: &mut std::net::TcpStream) -> Received {
+    let mut r = BufReader::new(s.try_clone().unwrap());
+    let mut headers = Vec::new();
+    let mut line = String::new();
+    r.read_line(&mut line).unwrap();
+    assert!(line.starts_with("POST /hooks/T0K3N?x=1 HTTP/1.1"), "{line}");
+    loop {
+        line.clear();
+        r.read_line(&mut line).unwrap();
+        let l = line.trim_end();
+        if l.is_empty() {
+            break;
+        }
+        let (k, v) = l.split_once(':').unwrap();
+        headers.push((k.to_ascii_lowercase(), v.trim().to_string()));
+    }
+    let len: usize = headers
+        .iter()
+        .find(|(k, _)| k == "content-length")
+        .map_or(0, |(_, v)| v.parse().unwrap());
+    let mut body = vec![0; len];
+    r.read_exact(&mut body).unwrap();
+    Received {
+        headers,
+        body: String::from_utf8(body).unwrap(),
+    }
+}
+
+fn graded(d: &std::path::Path, extra: &[&str]) -> std::process::Output {
+    let (r, plan) = (healthy(d), plan("h200x2.yaml"));
+    let mut a = vec!["grade", p(&plan), p(&r)];
+    a.extend(extra);
+    baton(&a)
+}
+
+#[test]
+fn one_post_per_run_with_a_stable_id_and_the_verdict() {
+    let d = tmp("notify-once");
+    let (url, got) = receiver(vec![Answer::Status(204)]);
+    let quiet = graded(&d, &[]);
+    let o = graded(&d, &["--notify", &url]);
+    assert_eq!(code(&o), code(&quiet), "{}", show(&o));
+    let again = graded(&d, &["--notify", &url, "--format", "json"]);
+    assert_eq!(code(&again), code(&quiet), "{}", show(&again));
+    let got = got.lock().unwrap();
+    assert_eq!(got.len(), 2, "one POST per command");
+    let id = got[0].header("x-baton-run-id").unwrap().to_string();
+    assert!(id.starts_with("sha256:"), "{id}");
+    assert_eq!(
+        got[1].header("x-baton-run-id"),
+        Some(id.as_str()),
+        "the same results, the same ID"
+    );
+    assert_eq!(got[0].header("idempotency-key"), Some(id.as_str()));
+    assert_eq!(got[0].header("content-type"), Some("application/json"));
+    let v: serde_json::Value = serde_json::from_str(&got[0].body).unwrap();
+    assert_eq!(v["format"], "baton-verdict");
+    assert_eq!(v["exit_code"], code(&quiet));
+    // The ID is the history's key of the results, and the line never shows the URL's token.
+    let out = stdout(&o);
+    assert!(
+        out.contains(&format!("delivered run {id} (204; 1 attempt(s)")),
+        "{out}"
+    );
+    assert!(
+        !out.contains("T0K3N") && !stderr(&again).contains("T0K3N"),
+        "{}",
+        show(&o)
+    );
+    assert!(
+        stderr(&again).contains("notify: http://127.0.0.1:"),
+        "{}",
+        show(&again)
+    );
+}
+
+#[test]
+fn a_receiver_that_fails_twice_gets_three_attempts() {
+    let d = tmp("notify-retry");
+    let (url, got) = receiver(vec![
+        Answer::Status(503),
+        Answer::Status(500),
+        Answer::Status(200),
+    ]);
+    let o = graded(&d, &["--notify", &url]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    assert_eq!(got.lock().unwrap().len(), 3);
+    assert!(stdout(&o).contains("(200; 3 attempt(s)"), "{}", show(&o));
+    let ids: Vec<String> = got
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|r| r.header("x-baton-run-id").unwrap().to_string())
+        .collect();
+    assert!(ids.iter().all(|i| *i == ids[0]), "{ids:?}");
+}
+
+#[test]
+fn a_receiver_that_never_answers_costs_at_most_the_bound_and_not_the_exit_code() {
+    let d = tmp("notify-silent");
+    let (url, got) = receiver(vec![Answer::Silent]);
+    let start = Instant::now();
+    let o = graded(&d, &["--notify", &url, "--notify-within", "2"]);
+    let took = start.elapsed();
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    assert!(took < Duration::from_secs(6), "{took:?}");
+    assert!(!got.lock().unwrap().is_empty());
+    assert!(stdout(&o).contains("not delivered"), "{}", show(&o));
+    // A receiver answering 400 is not retried; nobody listening is retried, then given up.
+    let (url, got) = receiver(vec![Answer::Status(400)]);
+    let o = graded(&d, &["--notify", &url]);
+    assert_eq!(
+        (code(&o), got.lock().unwrap().len()),
+        (0, 1),
+        "{}",
+        show(&o)
+    );
+    let closed = format!("http://127.0.0.1:{}/", common::services::free_port());
+    let o = graded(&d, &["--notify", &closed, "--notify-within", "1"]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    assert!(stdout(&o).contains("not delivered"), "{}", show(&o));
+}
+
+#[test]
+fn a_url_it_cannot_send_to_is_invalid_input_before_grading() {
+    let d = tmp("notify-bad-url");
+    for (url, said) in [
+        ("https://hooks.example/x", "https:// is not supported"),
+        ("http://user:pw@hooks.example/x", "credentials in the URL"),
+        ("http://hooks.example/a b", "percent-encoded"),
+    ] {
+        let o = graded(&d, &["--notify", url]);
+        assert_eq!(code(&o), 2, "{}", show(&o));
+        assert!(stderr(&o).contains(said), "{}", show(&o));
+        assert!(!stderr(&o).contains("panicked"), "{}", show(&o));
+    }
+}
+
+#[test]
+fn a_run_posts_its_verdict_once_with_its_results_key_and_its_own_exit_code() {
+    let (url, got) = receiver(vec![Answer::Status(200)]);
+    let (dir, plan, out) = plan_dir(
+        "notify-run",
+        &read(std::path::Path::new("plans/examples/quickstart.yaml")),
+    );
+    let o = baton(&["run", p(&plan), "-o", p(&out), "--notify", &url]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    let got = got.lock().unwrap();
+    assert_eq!(got.len(), 1, "{}", show(&o));
+    let key = baton::history::key_of(&results(&out.join("results.json")));
+    assert_eq!(got[0].header("x-baton-run-id"), Some(key.as_str()));
+    let v: serde_json::Value = serde_json::from_str(&got[0].body).unwrap();
+    assert_eq!(
+        (v["exit_code"].as_i64(), v["status"].as_str()),
+        (Some(0), Some("pass"))
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
