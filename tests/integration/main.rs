@@ -38,5 +38,6 @@ mod run_mpi_collectives;
 mod run_mpich;
 mod schemas;
 mod shipped_plans;
+mod site;
 mod split_diagnosis;
 mod trust;
