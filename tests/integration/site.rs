@@ -416,3 +416,84 @@ fn scripts_rendered_from_a_site_pass_shellcheck() {
         assert_eq!(code(&r), 0, "{f}: {}", show(&r));
     }
 }
+
+/// Every shipped plan and test plan, written back as a layered plan (a `--set` that changes
+/// nothing), checks to the same plan with the same identity: laying layers over a plan never
+/// changes what it says besides them, env values as written (`1.10`) included.
+#[test]
+fn a_layered_plan_that_changes_nothing_is_the_same_plan() {
+    use baton::plan::Trust;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut plans: Vec<PathBuf> = Vec::new();
+    for dir in ["plans", "plans/examples", "tests/data/plans"] {
+        for e in std::fs::read_dir(root.join(dir)).unwrap() {
+            let f = e.unwrap().path();
+            if f.extension().is_some_and(|x| x == "yaml") {
+                plans.push(f);
+            }
+        }
+    }
+    let extra = tmp("site-same-plan").join("written.yaml");
+    std::fs::write(
+        &extra,
+        PLAN.replace(
+            "NCCL_DEBUG: WARN",
+            "NCCL_DEBUG: WARN\n  X_VER: 1.10\n  Y: 0x10",
+        ),
+    )
+    .unwrap();
+    plans.push(extra);
+    let mut checked = 0;
+    for f in &plans {
+        let text = common::read(f);
+        let Ok(plain) = baton::plan::parse_str_with("p.yaml", &text, Trust::Trusted) else {
+            continue;
+        };
+        let same = format!("name={}", plain.plan.name);
+        let layers = baton::site::Layers::new(None, &[same]).unwrap();
+        let layered = baton::site::parse_layered("p.yaml", &text, Trust::Trusted, &layers)
+            .unwrap_or_else(|r| panic!("{}: {}", f.display(), r.short()));
+        assert_ne!(layered.text, text);
+        assert_eq!(layered.loaded.plan, plain.plan, "{}", f.display());
+        let id =
+            |p: &baton::plan::Plan| baton::expand::plan_identity(p, &baton::expand::expand(p).jobs);
+        assert_eq!(id(&layered.loaded.plan), id(&plain.plan), "{}", f.display());
+        checked += 1;
+    }
+    assert!(checked >= 10, "only {checked} plans checked");
+}
+
+/// A run records which site file it used (path and a hash of its bytes), and never the site's
+/// secret values.
+#[cfg(feature = "mpi")]
+#[test]
+fn a_run_records_its_site_file_but_not_its_secrets() {
+    use sha2::{Digest, Sha256};
+    let d = tmp("site-run-records");
+    let plan = write(&d, "plan.yaml", &PLAN.replace("nodes: 2", "nodes: 1"));
+    let text = site("east", "mlx5_9", "lo");
+    let site = write(&d, "site.yaml", &text);
+    let out = d.join("out");
+    let o = baton(&["run", p(&plan), "--site", p(&site), "-o", p(&out)]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    let results = common::results(&out.join("results.json"));
+    let recorded = results.plan.unwrap().site.expect("the site is recorded");
+    assert_eq!(recorded.path, p(&site));
+    let digest: String = Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    assert_eq!(recorded.hash, format!("sha256:{digest}"));
+    // Without a site nothing is recorded.
+    let o = baton(&["run", p(&plan), "-o", p(&d.join("plain"))]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    let plain = common::results(&d.join("plain").join("results.json"));
+    assert_eq!(plain.plan.unwrap().site, None);
+    // A secret-looking variable of the site reaches neither the results nor the report.
+    let secret = write(&d, "secret.yaml", &(text + "  UCX_AUTH_TOKEN: hunter2\n"));
+    let out = d.join("secret");
+    baton(&["run", p(&plan), "--site", p(&secret), "-o", p(&out)]);
+    for f in ["results.json", "junit.xml", "report/report.md"] {
+        assert!(!common::read(&out.join(f)).contains("hunter2"), "{f}");
+    }
+}
