@@ -497,3 +497,45 @@ fn a_run_records_its_site_file_but_not_its_secrets() {
         assert!(!common::read(&out.join(f)).contains("hunter2"), "{f}");
     }
 }
+
+/// The shipped site files lay over the shipped plans: each checks, with the site's values.
+#[test]
+fn shipped_site_files_lay_over_the_shipped_plans() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let plans = [
+        "plans/phase-a-node.yaml",
+        "plans/phase-b-pair.yaml",
+        "plans/isolate.yaml",
+        "plans/examples/quickstart.yaml",
+        "plans/examples/nodesets-cpu.yaml",
+        "plans/examples/acceptance-cpu/phase-b.yaml",
+    ];
+    for (site, partition) in [
+        ("sites/example.yaml", "gpu-h200"),
+        ("sites/sim.yaml", "sim"),
+    ] {
+        for plan in plans {
+            let (s, pl) = (root.join(site), root.join(plan));
+            let o = baton(&["check", p(&pl), "--site", p(&s), "--nodes", "node[01-08]"]);
+            assert_eq!(code(&o), 0, "{plan} with {site}: {}", show(&o));
+            let o = baton(&["config", p(&pl), "--site", p(&s)]);
+            let want = format!("launch.slurm.partition=\"{partition}\"");
+            assert!(
+                stdout(&o).contains(&want),
+                "{plan} with {site}: {}",
+                show(&o)
+            );
+        }
+    }
+    let o = baton(&[
+        "config",
+        p(&root.join(plans[1])),
+        "--site",
+        p(&root.join("sites/example.yaml")),
+    ]);
+    assert!(
+        stdout(&o).contains("nodes.domains.3=\"gpu[025-032]\""),
+        "{}",
+        show(&o)
+    );
+}
