@@ -220,14 +220,15 @@ pub fn parse_str_vouched(
 }
 
 /// A YAML document as a located tree, under the plan's bounds (size, depth, nodes, aliases,
-/// control characters): what a site file and a `--set` value are read with.
-pub fn parse_tree(file: &str, text: &str) -> Result<Loc<Node>, Report> {
-    on_parse_stack(|| tree_on_this_stack(file, text))
+/// control characters): what a site file and a `--set` value are read with. `what` names the
+/// document in diagnostics ("site file").
+pub fn parse_tree(file: &str, text: &str, what: &str) -> Result<Loc<Node>, Report> {
+    on_parse_stack(|| tree_on_this_stack(file, text, what))
 }
 
-fn tree_on_this_stack(file: &str, text: &str) -> Result<Loc<Node>, Report> {
+fn tree_on_this_stack(file: &str, text: &str, what: &str) -> Result<Loc<Node>, Report> {
     let mut report = Report::new(file, text);
-    if let Some(d) = control_character(text) {
+    if let Some(d) = control_character(text, what) {
         report.push(d);
         return Err(report);
     }
@@ -238,21 +239,21 @@ fn tree_on_this_stack(file: &str, text: &str) -> Result<Loc<Node>, Report> {
         })
 }
 
-fn control_character(text: &str) -> Option<Diagnostic> {
+fn control_character(text: &str, what: &str) -> Option<Diagnostic> {
     let i =
         text.find(|c: char| c == '\0' || (c.is_control() && !matches!(c, '\n' | '\r' | '\t')))?;
     let p = pos_of_byte(text.as_bytes(), i);
     Some(
         Diagnostic::error(
             format!(
-                "plan contains a control character (U+{:04X}) at line {}, column {}",
+                "{what} contains a control character (U+{:04X}) at line {}, column {}",
                 text[i..].chars().next().map_or(0, |c| c as u32),
                 p.line,
                 p.col
             ),
             Some(p),
         )
-        .help("is this a binary file? plans are YAML text"),
+        .help(format!("is this a binary file? a {what} is YAML text")),
     )
 }
 
@@ -265,7 +266,7 @@ fn parse_checked(
     and_the_rest: bool,
 ) -> Result<(Loaded, bool), Report> {
     let mut report = Report::new(file, text);
-    if let Some(d) = control_character(text) {
+    if let Some(d) = control_character(text, "plan") {
         report.push(d);
         return Err(report);
     }

@@ -93,7 +93,7 @@ pub fn parse_layered(
     layers: &Layers,
 ) -> Result<Layered, Report> {
     let plain = || crate::plan::parse_str_with(file, text, trust);
-    let tree = match crate::plan::parse_tree(file, text) {
+    let tree = match crate::plan::parse_tree(file, text, "plan") {
         Ok(t) if matches!(t.value, Node::Map(_)) => t,
         // Not a plan's shape: the plan's own checks say why.
         _ => return Err(plain().err().unwrap_or_else(|| Report::new(file, text))),

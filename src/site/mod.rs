@@ -111,7 +111,7 @@ impl Site {
     }
 
     fn checked_tree(name: &str, text: &str) -> Result<crate::plan::Loc<Node>, SiteError> {
-        let tree = crate::plan::parse_tree(name, text).map_err(SiteError::Invalid)?;
+        let tree = crate::plan::parse_tree(name, text, "site file").map_err(SiteError::Invalid)?;
         let mut report = Report::new(name, text);
         if matches!(tree.value, Node::Scalar(Scalar::Null)) {
             report.push(
@@ -178,7 +178,7 @@ fn with_topology(tree: &mut Item, dir: &Path) -> Result<(), Diagnostic> {
         )
     };
     let bytes = crate::input::read_bounded(&path, MAX_TOPOLOGY_BYTES, "topology file")
-        .map_err(|e| fail(e.to_string()))?;
+        .map_err(|e| Diagnostic::error(e.to_string(), Some(file.at.pos)))?;
     let leaves = leaves(&String::from_utf8_lossy(&bytes));
     if leaves.is_empty() {
         return Err(fail("no `SwitchName=… Nodes=…` line".into()));
@@ -227,3 +227,6 @@ fn sha256(bytes: &[u8]) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests;

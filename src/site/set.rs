@@ -63,7 +63,7 @@ fn parse_one(i: usize, arg: &str, offset: usize) -> Result<Set, Diagnostic> {
             }),
         ));
     }
-    let tree = crate::plan::parse_tree("--set", value).map_err(|r| {
+    let tree = crate::plan::parse_tree("--set", value, "--set value").map_err(|r| {
         let why = r
             .diagnostics
             .first()
@@ -109,10 +109,13 @@ pub fn apply(root: &mut Item, set: Set) -> Result<(), Diagnostic> {
     let mut here = root;
     let (last, walk) = set.path.split_last().expect("a key path has a name");
     for (depth, name) in walk.iter().enumerate() {
-        if step(here, name, key_at).is_none() {
+        if !steps_into(here, name) {
             return Err(refused(&set, depth, here));
         }
-        here = step(here, name, key_at).expect("stepped above");
+        // `steps_into` said it goes; `None` cannot be, but is an error rather than a panic.
+        here = step(here, name, key_at).ok_or_else(|| {
+            Diagnostic::error(format!("--set {}: cannot set this path", set.arg), None)
+        })?;
     }
     match &mut here.value {
         Tree::Map(entries) => match entries.iter_mut().find(|(k, _)| &k.name == last) {
@@ -134,7 +137,17 @@ pub fn apply(root: &mut Item, set: Set) -> Result<(), Diagnostic> {
     Ok(())
 }
 
-/// One step down a key path: a mapping's entry (made when missing) or a list's item.
+/// Whether [`step`] can go down `name` from `here`: a mapping, or a list with that item.
+fn steps_into(here: &Item, name: &str) -> bool {
+    match &here.value {
+        Tree::Map(_) => true,
+        Tree::Seq(items) => name.parse::<usize>().is_ok_and(|n| n < items.len()),
+        Tree::Scalar(_) => false,
+    }
+}
+
+/// One step down a key path where [`steps_into`] says it goes: a mapping's entry (made when
+/// missing) or a list's item.
 fn step<'a>(here: &'a mut Item, name: &str, at: At) -> Option<&'a mut Item> {
     match &mut here.value {
         Tree::Map(entries) => {
@@ -149,7 +162,7 @@ fn step<'a>(here: &'a mut Item, name: &str, at: At) -> Option<&'a mut Item> {
                     entries.len() - 1
                 }
             };
-            Some(&mut entries[i].1)
+            entries.get_mut(i).map(|(_, v)| v)
         }
         Tree::Seq(items) => items.get_mut(name.parse::<usize>().ok()?),
         Tree::Scalar(_) => None,

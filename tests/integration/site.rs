@@ -271,6 +271,33 @@ fn a_bad_site_file_is_exit_2_with_its_file_and_line() {
         "{}",
         show(&o)
     );
+    // Hostile site files end in a diagnostic: a FIFO (never waited on), a huge file (bounded
+    // read), a binary one, a topology file that is a device.
+    let fifo = t.dir.join("fifo.yaml");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let big = write(&t.dir, "big.yaml", &"a".repeat(2 << 20));
+    let binary = write(&t.dir, "binary.yaml", "site: 1\u{1}\n");
+    let device = write(
+        &t.dir,
+        "device.yaml",
+        "site: 1\nnodes:\n  topology: /dev/zero\n",
+    );
+    for (f, words) in [
+        (&fifo, "not a regular file"),
+        (&big, "site files are limited to 1024 KiB"),
+        (&binary, "site file contains a control character"),
+        (&device, "/dev/zero"),
+    ] {
+        let o = baton(&["check", p(&t.plan), "--site", p(f)]);
+        assert_eq!(code(&o), 2, "{}", show(&o));
+        assert!(stderr(&o).contains(words), "{}", show(&o));
+    }
     // Not a site file: a plan given as one, or another version.
     for (name, text) in [
         ("plan-as-site.yaml", PLAN),
