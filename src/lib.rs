@@ -29,6 +29,7 @@ pub mod runner;
 pub mod secrets;
 pub mod session;
 pub mod shell;
+pub mod site;
 pub mod split;
 pub mod stats;
 pub mod stdout;

@@ -20,8 +20,26 @@ pub struct Cli {
     /// trust: see docs/trust.md.
     #[arg(long, global = true)]
     pub trust_plan: bool,
+    /// The site file laid over the plan (where it runs: partition, account, modules, container,
+    /// fabric variables, nodes). Default: $BATON_SITE, else /etc/baton/site.yaml when it
+    /// exists. See docs/site.md.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub site: Option<PathBuf>,
+    /// Lay no site file over the plan (not $BATON_SITE, not /etc/baton/site.yaml).
+    #[arg(long, global = true, conflicts_with = "site")]
+    pub no_site: bool,
+    /// Set one value over the plan and the site, by the plan's key path (repeatable):
+    /// `--set launch.nodes=4`, `--set env.NCCL_DEBUG=INFO`. The value is YAML.
+    #[arg(long = "set", global = true, value_name = "KEY.PATH=VALUE")]
+    pub set: Vec<String>,
     #[command(subcommand)]
     pub command: Command,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ConfigFormat {
+    Text,
+    Json,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -48,6 +66,14 @@ pub enum Command {
         /// allocation's (a plan's own `nodes.hostfile` must be beside it: docs/trust.md).
         #[arg(long, value_name = "FILE", conflicts_with = "nodes")]
         hostfile: Option<PathBuf>,
+    },
+    /// Show the plan's effective values with the site file and --set laid over it, each with
+    /// where it was written (`plan.yaml:12`, `site:/etc/baton/site.yaml:4`, `--set …`).
+    Config {
+        plan: PathBuf,
+        /// text: `ORIGIN<TAB>key=value` lines; json: a list of {key, value, origin}.
+        #[arg(long, value_enum, default_value_t = ConfigFormat::Text)]
+        format: ConfigFormat,
     },
     /// Run a plan's jobs, print the nccl-tests table live and write results.
     Run(run::Args),

@@ -1,14 +1,49 @@
 //! Opening a plan for a command: its diagnostics shown, and the node list its node sets run
 //! over. Each returns the plan or the [`CliError`] saying why it cannot be used.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use baton::expand::nodesets::{self, NodeList, NodeListError, TestSets};
 use baton::plan::{Loaded, Over, Plan, Trust};
+use baton::site::{Layered, Layers, Site, SiteError};
 use baton::stdout::visible;
 
 use super::error::CliError;
 use super::ui::{self, DiagFormat};
+
+/// The command line's layering flags: which site file, and the `--set`s.
+#[derive(Debug, Default)]
+pub struct LayerArgs {
+    pub site: Option<PathBuf>,
+    pub no_site: bool,
+    pub sets: Vec<String>,
+}
+
+/// Set once by `main` before the command runs; every plan a command loads is layered by them.
+static LAYER_ARGS: OnceLock<LayerArgs> = OnceLock::new();
+
+pub fn set_layer_args(args: LayerArgs) {
+    let _ = LAYER_ARGS.set(args);
+}
+
+/// What this command lays over its plans: the site file found (`--site`, `BATON_SITE`, the
+/// default) and the `--set`s; `Err` when the site file or a `--set` cannot be used (exit 2).
+pub fn layers(format: DiagFormat) -> Result<Layers, CliError> {
+    let args = LAYER_ARGS.get_or_init(LayerArgs::default);
+    let plan_error = |report| CliError::Plan {
+        report: Box::new(report),
+        format,
+    };
+    let site = baton::site::discover(args.site.as_deref(), args.no_site)
+        .map(|p| Site::open(&p))
+        .transpose()
+        .map_err(|e| match e {
+            SiteError::Invalid(report) => plan_error(report),
+            e => CliError::invalid(visible(&e.to_string())),
+        })?;
+    Layers::new(site, &args.sets).map_err(plan_error)
+}
 
 /// Loads a plan and shows its warnings; `Err` with its diagnostics when it is invalid.
 pub fn load_plan(path: &Path, format: DiagFormat, trust: Trust) -> Result<Loaded, CliError> {
@@ -19,8 +54,13 @@ pub fn load_plan(path: &Path, format: DiagFormat, trust: Trust) -> Result<Loaded
 
 /// Loads a plan whose warnings were said before (a run's copy); `Err` as [`load_plan`]'s.
 pub fn load_quietly(path: &Path, format: DiagFormat, trust: Trust) -> Result<Loaded, CliError> {
-    match baton::plan::load_file_with(path, trust) {
-        Ok(loaded) => Ok(loaded),
+    load_layered(path, format, trust).map(|l| l.loaded)
+}
+
+/// The plan at `path` with this command's layers over it, its warnings unsaid.
+pub fn load_layered(path: &Path, format: DiagFormat, trust: Trust) -> Result<Layered, CliError> {
+    match baton::site::load_layered(path, trust, &layers(format)?) {
+        Ok(layered) => Ok(layered),
         Err(baton::plan::LoadError::Invalid(report)) => Err(CliError::Plan {
             report: Box::new(report),
             format,
@@ -29,10 +69,11 @@ pub fn load_quietly(path: &Path, format: DiagFormat, trust: Trust) -> Result<Loa
     }
 }
 
-/// Opens a plan once for a command that runs it (`baton::session::open`), showing its warnings.
+/// Opens a plan once for a command that runs it (`baton::session::open_with` and this
+/// command's layers), showing its warnings.
 pub fn open_plan(path: &Path, trust: Trust) -> Result<baton::session::OpenedPlan, CliError> {
     use baton::session::OpenError;
-    match baton::session::open(path, trust) {
+    match baton::session::open_with(path, trust, &layers(DiagFormat::Human)?) {
         Ok(opened) => {
             ui::diagnostics(&opened.loaded.report, DiagFormat::Human);
             Ok(opened)

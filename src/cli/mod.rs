@@ -9,6 +9,7 @@ use baton::launch::launcher;
 mod args;
 mod baseline;
 mod check;
+mod config;
 pub mod error;
 mod expand;
 mod failed_early;
@@ -27,7 +28,9 @@ mod render;
 pub mod run;
 pub mod ui;
 
-use args::{BaselineAction, CheckFormat, Cli, Color, Command, ExpandFormat, RenderTarget};
+use args::{
+    BaselineAction, CheckFormat, Cli, Color, Command, ConfigFormat, ExpandFormat, RenderTarget,
+};
 pub use args::{GradeFormat, RunFormat, WorkerArgs};
 use error::CliError;
 use load::{GivenNodes, load_plan, node_sets, node_sets_runnable, open_plan};
@@ -71,6 +74,11 @@ pub fn main(mpi: Option<MpiEntry>) -> i32 {
     } else {
         baton::plan::Trust::Data
     };
+    load::set_layer_args(load::LayerArgs {
+        site: cli.site,
+        no_site: cli.no_site,
+        sets: cli.set,
+    });
     match dispatch(cli.command, trust, mpi) {
         Ok(exit) => exit.code(),
         Err(e) => {
@@ -91,6 +99,7 @@ fn dispatch(command: Command, trust: baton::plan::Trust, mpi: Option<MpiEntry>) 
             let given = GivenNodes::of(nodes.as_deref(), hostfile.as_deref());
             check::run(&plans, format, given, trust)
         }
+        Command::Config { plan, format } => config::run(&plan, format, trust),
         Command::Expand {
             plan,
             format,

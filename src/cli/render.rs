@@ -79,7 +79,7 @@ pub fn run(args: &Args) -> Outcome {
         ));
     }
     let opened = open_plan(&args.plan, args.trust)?;
-    let (loaded, text) = (opened.loaded, opened.text);
+    let (loaded, text, vouched) = (opened.loaded, opened.text, opened.vouched);
     let sweep = sweep_of(args, &loaded.plan)?;
     let (plan_path, results) = absolute(args)?;
     let baton = text_arg("--baton", args.baton.as_deref())?;
@@ -94,6 +94,7 @@ pub fn run(args: &Args) -> Outcome {
         jobs: &jobs,
         baton: baton.as_deref(),
         trust: args.trust,
+        vouched,
         sweep: sweep.clone(),
         results: results_text.as_deref(),
         resume: args.resume,

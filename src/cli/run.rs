@@ -115,6 +115,7 @@ pub fn run(args: &Args, mpi: Option<MpiEntry>) -> Outcome {
         resume: args.resume,
         print_table: args.format == RunFormat::Table,
         capture_transport: args.capture_transport,
+        site: opened.site.clone(),
     };
     if under_launcher {
         return match mpi {

@@ -118,6 +118,7 @@ mod tests {
                 commit: "a".repeat(40),
                 dirty: true,
             }),
+            site: None,
         });
         r
     }

@@ -180,23 +180,81 @@ pub fn parse_str(file: &str, text: &str) -> Result<Loaded, Report> {
 }
 
 pub fn parse_str_with(file: &str, text: &str, trust: Trust) -> Result<Loaded, Report> {
+    on_parse_stack(|| parse_on_this_stack(file, text, trust))
+}
+
+/// Runs a parse on a thread with [`PARSE_STACK_BYTES`] of stack.
+fn on_parse_stack<T: Send>(parse: impl FnOnce() -> T + Send + Copy) -> T {
     std::thread::scope(|scope| {
-        let parse = std::thread::Builder::new()
+        let spawned = std::thread::Builder::new()
             .name("baton-plan-parse".into())
             .stack_size(PARSE_STACK_BYTES)
-            .spawn_scoped(scope, || parse_on_this_stack(file, text, trust));
-        match parse {
+            .spawn_scoped(scope, parse);
+        match spawned {
             Ok(handle) => handle
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
             // No thread to be had (a process at its thread limit): the caller's stack it is.
-            Err(_) => parse_on_this_stack(file, text, trust),
+            Err(_) => parse(),
         }
     })
 }
 
 fn parse_on_this_stack(file: &str, text: &str, trust: Trust) -> Result<Loaded, Report> {
-    parse_checked(file, text, trust, true)
+    parse_checked(file, text, trust, &|_| false, true).map(|(loaded, _)| loaded)
+}
+
+/// Whether the program-running key at a position was vouched for by someone other than the
+/// plan's author (a site file's own lines), so that it stands without `--trust-plan`.
+pub type Vouched<'a> = &'a (dyn Fn(Pos) -> bool + Sync);
+
+/// Parses and checks plan text whose program-running keys stand where `vouched` says so;
+/// also says whether any did (the plan then carries keys a site vouched for).
+pub fn parse_str_vouched(
+    file: &str,
+    text: &str,
+    trust: Trust,
+    vouched: Vouched<'_>,
+) -> Result<(Loaded, bool), Report> {
+    on_parse_stack(|| parse_checked(file, text, trust, vouched, true))
+}
+
+/// A YAML document as a located tree, under the plan's bounds (size, depth, nodes, aliases,
+/// control characters): what a site file and a `--set` value are read with. `what` names the
+/// document in diagnostics ("site file").
+pub fn parse_tree(file: &str, text: &str, what: &str) -> Result<Loc<Node>, Report> {
+    on_parse_stack(|| tree_on_this_stack(file, text, what))
+}
+
+fn tree_on_this_stack(file: &str, text: &str, what: &str) -> Result<Loc<Node>, Report> {
+    let mut report = Report::new(file, text);
+    if let Some(d) = control_character(text, what) {
+        report.push(d);
+        return Err(report);
+    }
+    serde_saphyr::from_str_with_options(text, options(serde_saphyr::DuplicateKeyPolicy::Error))
+        .map_err(|e| {
+            report.push(yaml_error(&e, text));
+            report
+        })
+}
+
+fn control_character(text: &str, what: &str) -> Option<Diagnostic> {
+    let i =
+        text.find(|c: char| c == '\0' || (c.is_control() && !matches!(c, '\n' | '\r' | '\t')))?;
+    let p = pos_of_byte(text.as_bytes(), i);
+    Some(
+        Diagnostic::error(
+            format!(
+                "{what} contains a control character (U+{:04X}) at line {}, column {}",
+                text[i..].chars().next().map_or(0, |c| c as u32),
+                p.line,
+                p.col
+            ),
+            Some(p),
+        )
+        .help(format!("is this a binary file? a {what} is YAML text")),
+    )
 }
 
 /// `and_the_rest`: after structural errors in some tests, check the other tests too.
@@ -204,25 +262,12 @@ fn parse_checked(
     file: &str,
     text: &str,
     trust: Trust,
+    vouched: Vouched<'_>,
     and_the_rest: bool,
-) -> Result<Loaded, Report> {
+) -> Result<(Loaded, bool), Report> {
     let mut report = Report::new(file, text);
-    if let Some(i) =
-        text.find(|c: char| c == '\0' || (c.is_control() && !matches!(c, '\n' | '\r' | '\t')))
-    {
-        let p = pos_of_byte(text.as_bytes(), i);
-        report.push(
-            Diagnostic::error(
-                format!(
-                    "plan contains a control character (U+{:04X}) at line {}, column {}",
-                    text[i..].chars().next().map_or(0, |c| c as u32),
-                    p.line,
-                    p.col
-                ),
-                Some(p),
-            )
-            .help("is this a binary file? plans are YAML text"),
-        );
+    if let Some(d) = control_character(text, "plan") {
+        report.push(d);
         return Err(report);
     }
     let node: Loc<Node> = match serde_saphyr::from_str_with_options(
@@ -258,8 +303,8 @@ fn parse_checked(
                 .is_ok()
             });
         if let Some(rest) = rest {
-            let more = match parse_checked(file, &rest, trust, false) {
-                Ok(loaded) => loaded.report.diagnostics,
+            let more = match parse_checked(file, &rest, trust, vouched, false) {
+                Ok((loaded, _)) => loaded.report.diagnostics,
                 Err(r) => r.diagnostics,
             };
             diags.extend(more);
@@ -278,14 +323,23 @@ fn parse_checked(
             return Err(report);
         }
     };
-    let untrusted = match trust {
-        Trust::Data => trust::review(&raw),
-        Trust::Trusted => Vec::new(),
+    let (untrusted, any_vouched) = match trust {
+        Trust::Data => {
+            let all = trust::review(&raw);
+            let n = all.len();
+            let left: Vec<Diagnostic> = all
+                .into_iter()
+                .filter(|d| !d.pos.is_some_and(vouched))
+                .collect();
+            let any = left.len() < n;
+            (left, any)
+        }
+        Trust::Trusted => (Vec::new(), false),
     };
     match check::check(raw, text) {
         Ok((plan, warnings)) if untrusted.is_empty() => {
             report.diagnostics = warnings;
-            Ok(Loaded { plan, report })
+            Ok((Loaded { plan, report }, any_vouched))
         }
         Ok((_, diags)) | Err(diags) => {
             report.diagnostics = untrusted;

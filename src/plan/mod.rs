@@ -20,11 +20,11 @@ pub use check::{MAX_JOBS, MAX_RANKS, MAX_SIZES_PER_TEST};
 pub use diag::{Diagnostic, Level, MAX_SHOWN, Report};
 pub use files::{PlanFileError, PlanFiles};
 pub use load::{
-    LoadError, Loaded, MAX_PLAN_BYTES, load_file, load_file_with, parse_bytes, parse_bytes_with,
-    parse_str, parse_str_with, read_file,
+    LoadError, Loaded, MAX_PLAN_BYTES, Vouched, load_file, load_file_with, parse_bytes,
+    parse_bytes_with, parse_str, parse_str_vouched, parse_str_with, parse_tree, read_file,
 };
-pub use loc::Pos;
+pub use loc::{Loc, Node, Pos, Scalar};
 pub use model::*;
 pub use raw::plan_schema;
-pub use structure::suggest as suggest_name;
+pub use structure::{check as check_structure, suggest as suggest_name};
 pub use trust::Trust;

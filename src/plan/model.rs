@@ -180,6 +180,8 @@ impl Launch {
 pub struct Slurm {
     pub partition: Option<String>,
     pub account: Option<String>,
+    pub qos: Option<String>,
+    pub reservation: Option<String>,
     pub time: Option<String>,
     pub exclusive: bool,
     pub mpi: String,

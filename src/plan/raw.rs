@@ -137,6 +137,10 @@ pub struct RawNodes {
 pub struct RawSlurm {
     pub partition: Option<Loc<String>>,
     pub account: Option<Loc<String>>,
+    /// `#SBATCH --qos`.
+    pub qos: Option<Loc<String>>,
+    /// `#SBATCH --reservation`.
+    pub reservation: Option<Loc<String>>,
     /// Wall-time limit in Slurm's format (`MM`, `HH:MM:SS`, `D-HH:MM`...).
     pub time: Option<Loc<String>>,
     pub exclusive: Option<Loc<bool>>,

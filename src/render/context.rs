@@ -28,6 +28,10 @@ pub struct Input<'a> {
     pub baton: Option<&'a str>,
     /// The user trusts the plan (`--trust-plan`): the scripts' own baton commands say so too.
     pub trust: crate::plan::Trust,
+    /// The plan's program-running keys that the user did not vouch for were vouched for by its
+    /// site file (`crate::site::Layered::vouched`): its setup lines render, and the scripts
+    /// run the layered plan they carry as trusted.
+    pub vouched: bool,
     /// The plan's tests run over node sets: the batch script runs `baton run`, which drives
     /// them inside the allocation ([`super::sweep`]).
     pub sweep: Option<Sweep>,
@@ -243,6 +247,8 @@ impl Context {
         for (key, value) in [
             ("launch.slurm.partition", &slurm.partition),
             ("launch.slurm.account", &slurm.account),
+            ("launch.slurm.qos", &slurm.qos),
+            ("launch.slurm.reservation", &slurm.reservation),
             ("launch.slurm.time", &slurm.time),
         ] {
             if let Some(v) = value {
@@ -294,7 +300,8 @@ impl Context {
         };
         // Setup lines are shell: the plan checker refuses them from a plan nobody trusts, and
         // the renderer does not rely on it.
-        if !launch_cfg.setup.is_empty() && input.trust != crate::plan::Trust::Trusted {
+        let trusted = input.trust == crate::plan::Trust::Trusted || input.vouched;
+        if !launch_cfg.setup.is_empty() && !trusted {
             return Err(RenderError::Untrusted(
                 "`launch.setup` lines are shell; render them with --trust-plan".into(),
             ));
@@ -368,7 +375,7 @@ impl Context {
                     .unwrap_or_else(|| format!("baton-{}", plan.name)),
                 mounts: slurm.container_mounts.clone(),
             }),
-            trust_plan: input.trust == crate::plan::Trust::Trusted,
+            trust_plan: trusted,
             baseline,
             sweep: match &input.sweep {
                 Some(s) => {

@@ -343,6 +343,7 @@ mod tests {
             baton: Some("/opt/baton/bin/baton"),
             sweep: None,
             trust: crate::plan::Trust::Data,
+            vouched: false,
             results: None,
             resume: false,
         })
@@ -404,6 +405,7 @@ mod tests {
                 baton: Some("/opt/baton/bin/baton"),
                 sweep: None,
                 trust: crate::plan::Trust::Data,
+                vouched: false,
                 results: None,
                 resume: false,
             },
@@ -438,6 +440,7 @@ mod tests {
             |i| {
                 let i = Input {
                     trust: crate::plan::Trust::Trusted,
+                    vouched: false,
                     sweep: None,
                     ..*i
                 };

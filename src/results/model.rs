@@ -111,6 +111,14 @@ pub struct SetRun {
 }
 
 impl Results {
+    /// These results with the site file their plan was laid over recorded.
+    pub fn with_site(mut self, site: Option<crate::site::SiteRef>) -> Self {
+        if let Some(p) = &mut self.plan {
+            p.site = site;
+        }
+        self
+    }
+
     pub fn new(producer: Producer) -> Self {
         Results {
             format: super::FORMAT.to_string(),
@@ -173,6 +181,10 @@ pub struct PlanRef {
     /// names exactly which plan version produced the numbers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub git: Option<GitRevision>,
+    /// The site file laid over the plan (`--site`, `BATON_SITE` or the default): where it was
+    /// and a hash of its bytes, never its values.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub site: Option<crate::site::SiteRef>,
 }
 
 /// Where the measurements were taken: what a handover report must name.

@@ -35,6 +35,7 @@ pub fn results(plan: &Plan, plan_path: &Path, hash: &str, maker: Maker) -> Resul
         git: (maker == Maker::Owner)
             .then(|| crate::plan::revision::git_revision(plan_path))
             .flatten(),
+        site: None,
     });
     r
 }

@@ -54,6 +54,8 @@ pub struct RunOptions {
     pub print_table: bool,
     /// Record NCCL transports for every job, not only those with a `transport` criterion.
     pub capture_transport: bool,
+    /// The site file laid over the plan, which the results record.
+    pub site: Option<crate::site::SiteRef>,
 }
 
 pub struct RunOutcome {

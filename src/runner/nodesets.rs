@@ -167,7 +167,8 @@ pub fn run(
             plan.name
         ))
     })?;
-    let mut fresh = lifecycle::results(plan, &opts.plan_path, &opts.plan_hash, Maker::Owner);
+    let mut fresh = lifecycle::results(plan, &opts.plan_path, &opts.plan_hash, Maker::Owner)
+        .with_site(opts.site.clone());
     fresh.node_list = nodes.hosts.clone();
     fresh.rerun = nodes.rerun.clone();
     let base = fresh.clone();

@@ -24,7 +24,8 @@ use crate::results::{self, JobStatus};
 pub fn run(input: &Input<'_>, events: &dyn Events) -> Result<RunOutcome, RunError> {
     let (plan, opts) = (input.plan, input.opts);
     let launcher = launcher_for(plan)?;
-    let fresh = lifecycle::results(plan, &opts.plan_path, &opts.plan_hash, Maker::Owner);
+    let fresh = lifecycle::results(plan, &opts.plan_path, &opts.plan_hash, Maker::Owner)
+        .with_site(opts.site.clone());
     let mut life = Lifecycle::start(&opts.out_dir, fresh, opts.resume, events)?;
     let todo = life.todo(input.jobs, opts.resume, events);
     let snapshot = life.snapshot(&opts.plan_text)?;

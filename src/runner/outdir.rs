@@ -258,6 +258,7 @@ mod tests {
             hash: Some(hash.into()),
             description: None,
             git: None,
+            site: None,
         });
         r
     }

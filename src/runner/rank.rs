@@ -289,7 +289,8 @@ fn claim(
     let (plan, opts) = (input.plan, input.opts);
     let mut life = None;
     let go = if world.rank() == 0 {
-        let fresh = lifecycle::results(plan, &opts.plan_path, &opts.plan_hash, Maker::Owner);
+        let fresh = lifecycle::results(plan, &opts.plan_path, &opts.plan_hash, Maker::Owner)
+            .with_site(opts.site.clone());
         match Lifecycle::start(&opts.out_dir, fresh, opts.resume, events) {
             Ok(l) => {
                 // Says how far a resumed run got; every rank leaves out the IDs below itself.

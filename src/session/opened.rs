@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use crate::expand::{Job, expand, plan_identity};
 use crate::plan::{LoadError, Loaded, PlanFiles, Report, Trust};
+use crate::site::Layers;
 
 /// A plan read, checked and expanded.
 pub struct OpenedPlan {
@@ -19,6 +20,11 @@ pub struct OpenedPlan {
     /// neither graded nor resumed as this plan's.
     pub identity: String,
     pub trust: Trust,
+    /// The layered plan holds program-running keys its site file vouched for
+    /// ([`crate::site::Layered::vouched`]).
+    pub vouched: bool,
+    /// The site file laid over it, for the results.
+    pub site: Option<crate::site::SiteRef>,
 }
 
 /// Why a plan could not be opened.
@@ -33,22 +39,27 @@ pub enum OpenError {
 
 /// Reads and checks the plan at `path` once, with the program-running keys `trust` allows.
 pub fn open(path: &Path, trust: Trust) -> Result<OpenedPlan, OpenError> {
-    let (name, bytes) = crate::plan::read_file(path).map_err(|e| match e {
+    open_with(path, trust, &Layers::default())
+}
+
+/// [`open`] with a site file and `--set`s laid over the plan (`crate::site::load_layered`):
+/// what every command that checks, expands, renders or runs a plan opens it with.
+pub fn open_with(path: &Path, trust: Trust, layers: &Layers) -> Result<OpenedPlan, OpenError> {
+    let layered = crate::site::load_layered(path, trust, layers).map_err(|e| match e {
         LoadError::Invalid(report) => OpenError::Invalid(report),
         e => OpenError::Unreadable(e),
     })?;
-    let loaded = crate::plan::parse_bytes_with(&name, &bytes, trust).map_err(OpenError::Invalid)?;
-    // The checks refuse anything but UTF-8, so the text is the bytes the plan was checked from.
-    let text = String::from_utf8_lossy(&bytes).into_owned();
-    let jobs = expand(&loaded.plan).jobs;
-    let identity = plan_identity(&loaded.plan, &jobs);
+    let jobs = expand(&layered.loaded.plan).jobs;
+    let identity = plan_identity(&layered.loaded.plan, &jobs);
     Ok(OpenedPlan {
         path: path.to_path_buf(),
-        text,
-        loaded,
+        text: layered.text,
+        loaded: layered.loaded,
         jobs,
         identity,
         trust,
+        vouched: layered.vouched,
+        site: layered.site,
     })
 }
 

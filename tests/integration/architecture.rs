@@ -33,6 +33,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("output", &["output"]),
     ("node sets", &["nodeset"]),
     ("plan", &["plan"]),
+    ("site", &["site"]),
     ("results", &["results"]),
     ("expand", &["expand"]),
     (

@@ -43,6 +43,7 @@ mod run_mpi_collectives;
 mod run_mpich;
 mod schemas;
 mod shipped_plans;
+mod site;
 mod soak_report;
 mod split_diagnosis;
 mod trust;

@@ -169,7 +169,7 @@ fn setup_lines_need_trust_and_run_verbatim_before_the_steps() {
     let scripts: Vec<&str> = s.split("#!/bin/bash\n").skip(1).collect();
     assert_eq!(scripts.len(), 3, "{s}");
     for script in scripts {
-        let block = "# ---- launch.setup: the plan's own shell, trusted with --trust-plan, run as written ----\nmodule load nccl/2.21 || true\nexport NCCL_IB_HCA=mlx5_0\n# ---- end of launch.setup ----\n";
+        let block = "# ---- launch.setup: shell from the site file, or the plan's own trusted with --trust-plan, run as written ----\nmodule load nccl/2.21 || true\nexport NCCL_IB_HCA=mlx5_0\n# ---- end of launch.setup ----\n";
         let at = script.find(block).unwrap_or_else(|| panic!("{script}"));
         let first_step = script.find("exec ").unwrap();
         assert!(at < first_step, "{script}");

@@ -43,6 +43,14 @@ fn plan_schema_matches_types() {
 }
 
 #[test]
+fn site_schema_matches_types() {
+    let s = baton::site::site_schema();
+    assert_eq!(s["additionalProperties"], false);
+    assert_eq!(s["required"], serde_json::json!(["site"]));
+    check("site.schema.json", s);
+}
+
+#[test]
 fn results_schema_matches_types() {
     let s = baton::results::results_schema();
     assert!(s["properties"]["jobs"].is_object());

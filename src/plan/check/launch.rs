@@ -61,6 +61,8 @@ impl Checker<'_> {
             self.step_options(&s, &mut slurm);
             slurm.partition = self.opt_text(&s.partition, "launch.slurm.partition");
             slurm.account = self.opt_text(&s.account, "launch.slurm.account");
+            slurm.qos = self.opt_text(&s.qos, "launch.slurm.qos");
+            slurm.reservation = self.opt_text(&s.reservation, "launch.slurm.reservation");
             if let Some(t) = &s.time {
                 let ok = !t.value.is_empty()
                     && t.value
