@@ -177,7 +177,10 @@ fn mismatch(job: &Job, r: &JobResult, backend: Backend) -> Option<String> {
         {
             d.push("check/average/in_place settings".into());
         }
-        if r.env != job.env {
+        // Results hold secrets redacted (`crate::secrets`): compare the plan's env as recorded.
+        let mut want_env = job.env.clone();
+        crate::secrets::redact(&mut want_env);
+        if r.env != want_env {
             d.push("env".into());
         }
         if d.is_empty() && *identity != crate::expand::job_identity(job, backend) {

@@ -57,6 +57,23 @@ fn run_records_no_secret_of_its_environment() {
     assert!(junit.contains("env.NCCL_DEBUG_SUBSYS"), "{junit}");
 }
 
+/// A plan may set a secret for its jobs (a UCX or MPI password): the results record it redacted,
+/// and the run still grades as its own (it failed "measured with other parameters … env").
+#[test]
+fn a_plan_that_sets_a_secret_grades_its_own_run() {
+    let ran = run_plan(
+        "trust-plan-secret",
+        "version: 1\nname: s\nbackend: mpi\nlaunch: { nodes: 1, ranks_per_node: 2 }\nenv:\n  UCX_PASSWORD: s3cr3t-ucx-2\ntests:\n  - name: t\n    collective: all_reduce\n    sizes: [1K]\n",
+        &[],
+    );
+    assert_eq!(code(&ran.output), 0, "{}", show(&ran.output));
+    assert!(!show(&ran.output).contains("other parameters"), "{}", show(&ran.output));
+    let r = results(&ran.out.join("results.json"));
+    assert_eq!(r.jobs[0].env["UCX_PASSWORD"], "<redacted>");
+    let regrade = baton(&["grade", p(&ran.plan), p(&ran.out.join("results.json"))]);
+    assert_eq!(code(&regrade), 0, "{}", show(&regrade));
+}
+
 /// An nccl-tests JSON log whose `env` carries every secret.
 fn log_with_secrets(dir: &Path) -> std::path::PathBuf {
     let doc = read(&fixture("all_gather.json"));
