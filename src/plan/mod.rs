@@ -7,7 +7,7 @@ pub mod files;
 mod hints;
 pub mod jobs;
 mod load;
-mod loc;
+pub mod loc;
 mod model;
 mod partial;
 mod raw;
@@ -24,6 +24,7 @@ pub use load::{
     parse_str, parse_str_with, read_file,
 };
 pub use loc::Pos;
+pub(crate) use load::options as yaml_options;
 pub use model::*;
 pub use raw::plan_schema;
 pub use structure::suggest as suggest_name;

@@ -37,9 +37,20 @@ pub fn open(path: &Path, trust: Trust) -> Result<OpenedPlan, OpenError> {
         LoadError::Invalid(report) => OpenError::Invalid(report),
         e => OpenError::Unreadable(e),
     })?;
-    let loaded = crate::plan::parse_bytes_with(&name, &bytes, trust).map_err(OpenError::Invalid)?;
+    open_bytes(path, &name, &bytes, trust)
+}
+
+/// Checks plan `bytes` (named `name` in diagnostics) as the plan at `path`: an acceptance
+/// phase's plan, built from its file or written inline, is opened here.
+pub fn open_bytes(
+    path: &Path,
+    name: &str,
+    bytes: &[u8],
+    trust: Trust,
+) -> Result<OpenedPlan, OpenError> {
+    let loaded = crate::plan::parse_bytes_with(name, bytes, trust).map_err(OpenError::Invalid)?;
     // The checks refuse anything but UTF-8, so the text is the bytes the plan was checked from.
-    let text = String::from_utf8_lossy(&bytes).into_owned();
+    let text = String::from_utf8_lossy(bytes).into_owned();
     let jobs = expand(&loaded.plan).jobs;
     let identity = plan_identity(&loaded.plan, &jobs);
     Ok(OpenedPlan {
