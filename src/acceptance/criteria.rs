@@ -105,7 +105,12 @@ fn relative(
                     let ok = want.holds(share);
                     passed &= ok;
                     let mark = if ok { "ok" } else { "FAIL" };
-                    format!("{c} {}: {a:.4} GB/s is {share:.1}% of {b:.4} GB/s ({mark})", human_bytes(s))
+                    format!(
+                        "{c} {}: {} GB/s is {share:.1}% of {} GB/s ({mark})",
+                        human_bytes(s),
+                        gbs(a),
+                        gbs(b)
+                    )
                 }
                 _ => {
                     passed = false;
@@ -123,6 +128,11 @@ fn relative(
         passed,
         details,
     }
+}
+
+/// A bandwidth in three significant digits (small CPU figures stay readable).
+fn gbs(v: f64) -> String {
+    format!("{v:.3e}").parse::<f64>().map_or(v.to_string(), |r| r.to_string())
 }
 
 /// The farthest repeat from the median of its repeats, as a percent, per job and size.

@@ -85,6 +85,13 @@ pub fn is_acceptance(text: &str) -> bool {
         .is_some_and(|l| l.starts_with("acceptance:"))
 }
 
+/// Whether the file at `path` is an acceptance file (an unreadable one is not: the plan
+/// checks then say why).
+pub fn is_acceptance_file(path: &Path) -> bool {
+    crate::input::read_bounded(path, MAX_BYTES, "acceptance file")
+        .is_ok_and(|b| is_acceptance(&String::from_utf8_lossy(&b)))
+}
+
 /// Reads (bounded) and checks the acceptance file at `path`.
 pub fn load(path: &Path) -> Result<Acceptance, Report> {
     let name = path.display().to_string();
