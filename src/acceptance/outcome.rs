@@ -147,7 +147,8 @@ fn across(host: &str, records: &[PhaseRecord]) -> NodeAcross {
     let first = |f: &dyn Fn(NodeVerdict) -> bool| phases.iter().find(|c| f(c.verdict));
     let (verdict, reason) = if let Some(c) = first(&|v| v.is_fault()) {
         let what = if c.verdict == NodeVerdict::Dead { "dead" } else { "failed" };
-        (Overall::Failed, format!("phase {}: {what}: {}", c.phase, c.reason))
+        let why = c.reason.strip_prefix("dead: ").unwrap_or(&c.reason);
+        (Overall::Failed, format!("phase {}: {what}: {why}", c.phase))
     } else if let Some(c) = first(&|v| v == NodeVerdict::Suspect) {
         (Overall::Suspect, format!("phase {}: suspect: {}", c.phase, c.reason))
     } else if let Some(c) = first(&|v| v == NodeVerdict::Passed) {

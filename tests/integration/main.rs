@@ -6,6 +6,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod acceptance;
 mod architecture;
 mod cli;
 mod docs_commands;
