@@ -42,6 +42,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("what the stages make", &["report", "render", "rendezvous"]),
     ("runner", &["runner"]),
     ("session", &["session"]),
+    ("acceptance", &["acceptance"]),
 ];
 
 /// Where printing is the job: the CLI's UI module, and `baton::stdout`, the guarded writer it
