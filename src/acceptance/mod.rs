@@ -14,6 +14,7 @@ mod phase;
 mod raw;
 mod record;
 mod run;
+mod script;
 mod verdicts;
 
 pub use combined::{markdown, summary, write_all};
@@ -28,6 +29,7 @@ pub use phase::{PhaseError, open as open_phase, phase_plan};
 pub use raw::{Suspects, acceptance_schema};
 pub use record::{NodeInPhase, NodeVerdict, PhaseRecord, PhaseStatus};
 pub use run::{AcceptError, Outcome, Request, Told, phase_dir, run};
+pub use script::{ScriptInput, slurm_script};
 
 #[cfg(test)]
 mod tests;

@@ -198,3 +198,62 @@ fn word(r: &PhaseRecord) -> String {
         format!("{s}; failed or dead: {}", baton::nodeset::compress(&faulty))
     }
 }
+
+/// `baton render -t slurm ACCEPTANCE`: one batch script that runs `baton accept` in the job's
+/// allocation, sized for the most demanding phase.
+pub fn render(args: &super::render::Args) -> Outcome {
+    use baton::render::Target;
+    if args.targets != [Target::Slurm] || args.submit.is_some() {
+        return Err(CliError::invalid(
+            "an acceptance renders as one slurm batch job: `-t slurm` (submit it with sbatch -N COUNT)",
+        ));
+    }
+    let doc = load(&args.plan, DiagFormat::Human)?;
+    let mut most = (1u64, 0u64, false);
+    for p in &doc.phases {
+        let o = acceptance::open_phase(&doc, p, args.trust)
+            .map_err(|e| CliError::invalid(visible(&e.to_string())))?;
+        let plan = &o.loaded.plan;
+        // Processes per node (one may drive several GPUs), and the GPUs they drive.
+        let per_node = plan.ranks_per_node().unwrap_or(1);
+        let ranks = plan.launch.ranks_per_node.map_or(per_node, u64::from);
+        let gpus = match plan.backend {
+            baton::plan::Backend::Nccl => per_node,
+            _ => 0,
+        };
+        most = (most.0.max(ranks), most.1.max(gpus), most.2 || plan.launch.slurm.exclusive);
+    }
+    let nodes = match args.nodes.as_deref() {
+        None => None,
+        Some(n) => Some(n.parse::<u32>().map_err(|_| {
+            CliError::invalid(format!("--nodes {n:?}: an acceptance takes a node count here"))
+        })?),
+    };
+    let abs = |p: &Path| std::path::absolute(p).map(|a| a.display().to_string());
+    let file = abs(&args.plan)?;
+    let results = args.results.as_deref().map(abs).transpose()?;
+    let baton = args.baton.as_ref().map_or("baton".to_string(), |b| b.display().to_string());
+    let script = acceptance::slurm_script(&acceptance::ScriptInput {
+        name: &doc.name,
+        file: &file,
+        baton: &baton,
+        nodes,
+        ranks_per_node: most.0,
+        gpus_per_node: most.1,
+        exclusive: most.2,
+        results: results.as_deref(),
+    });
+    let path = args.out.join(format!("{}.sbatch", doc.name));
+    if !args.dry_run {
+        baton::output::ensure_dir(&args.out)?;
+        baton::output::write_atomic_mode(&path, script.as_bytes(), 0o755)?;
+    }
+    ui::out(&format!(
+        "wrote {} (slurm): acceptance {}, {} phases, run by `baton accept` in one batch job{}\n",
+        path.display(),
+        doc.name,
+        doc.phases.len(),
+        if args.dry_run { "; dry run, nothing written" } else { "" }
+    ))?;
+    Ok(baton::exit::Exit::Ok)
+}
