@@ -98,7 +98,13 @@ pub struct PhaseRecord {
     pub finished: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seconds: Option<f64>,
-    /// baton's own time between the previous phase's end and this phase's start.
+    /// When the runner was called for this phase and when it returned (after its last row),
+    /// RFC 3339 with milliseconds: baton's own time between phases is measured from these.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_began: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_ended: Option<String>,
+    /// baton's own time between the previous phase's run ending and this one's beginning.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub overhead_s: Option<f64>,
     /// The nodes it ran on, as a hostlist.

@@ -143,8 +143,8 @@ pub fn run(req: &Request<'_>) -> Result<Outcome, AcceptError> {
                         return Ok(o);
                     };
                     let mut r = r;
-                    let prev = o.records.iter().rev().find_map(|p| p.finished.as_deref());
-                    r.overhead_s = seconds(prev, r.started.as_deref());
+                    let prev = o.records.iter().rev().find_map(|p| p.run_ended.as_deref());
+                    r.overhead_s = seconds(prev, r.run_began.as_deref());
                     write_record(&dir, &r)?;
                     (req.tell)(Told::Ended(&r));
                     (r, Some(g), Some(res))
@@ -186,6 +186,8 @@ fn not_run(req: &Request<'_>, i: usize, rel: &Path, status: PhaseStatus, why: St
         started: None,
         finished: None,
         seconds: None,
+        run_began: None,
+        run_ended: None,
         overhead_s: None,
         nodes_in: String::new(),
         nodes_out: String::new(),
@@ -239,7 +241,9 @@ fn run_phase(
         trust: req.trust,
         events: req.events.clone(),
     };
+    let began = now_millis();
     let ran = phase::run(&phase.name, &opened, &at)?;
+    let ended = now_millis();
     if ran.interrupted.is_some() {
         return Ok(None);
     }
@@ -286,6 +290,8 @@ fn run_phase(
         started: ran.results.started.clone(),
         finished: ran.results.finished.clone(),
         seconds: seconds(ran.results.started.as_deref(), ran.results.finished.as_deref()),
+        run_began: Some(began),
+        run_ended: Some(ended),
         overhead_s: None,
         nodes_in: compress(hosts),
         nodes_out: compress(&out_hosts),
@@ -311,6 +317,10 @@ fn settle(nodes: &mut [NodeInPhase], again: &Ran) {
             n.reason = format!("rerun: {}", e.reason);
         }
     }
+}
+
+fn now_millis() -> String {
+    humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()
 }
 
 /// Seconds between two RFC 3339 times.

@@ -31,6 +31,8 @@ fn record(name: &str, status: PhaseStatus, verdicts: &[(&str, NodeVerdict)]) -> 
         started: None,
         finished: None,
         seconds: None,
+        run_began: None,
+        run_ended: None,
         overhead_s: None,
         nodes_in: String::new(),
         nodes_out: String::new(),
