@@ -14,7 +14,11 @@ use crate::nodeset::export::{NodeEntry, NodesFile, drain_script};
 use crate::output::{OutputError, write_atomic, write_atomic_mode};
 
 /// Writes every combined file into `dir`; returns their paths.
-pub fn write_all(dir: &Path, a: &AcceptanceFile, grades: &[Option<Grade>]) -> Result<Vec<PathBuf>, OutputError> {
+pub fn write_all(
+    dir: &Path,
+    a: &AcceptanceFile,
+    grades: &[Option<Grade>],
+) -> Result<Vec<PathBuf>, OutputError> {
     let mut written = Vec::new();
     let mut put = |name: &str, bytes: &[u8], mode: Option<u32>| {
         let p = dir.join(name);
@@ -27,7 +31,11 @@ pub fn write_all(dir: &Path, a: &AcceptanceFile, grades: &[Option<Grade>]) -> Re
     };
     put("acceptance.json", &pretty(a), None)?;
     put("nodes.json", &pretty(&nodes_json(a)), None)?;
-    put("drain.sh", drain_script(&drain_file(a), &a.acceptance).as_bytes(), Some(0o755))?;
+    put(
+        "drain.sh",
+        drain_script(&drain_file(a), &a.acceptance).as_bytes(),
+        Some(0o755),
+    )?;
     put("junit.xml", &junit(a, grades), None)?;
     put("verdict.json", &pretty(&verdict(a, grades)), None)?;
     put("report.md", markdown(a).as_bytes(), None)?;
@@ -87,12 +95,20 @@ fn junit(a: &AcceptanceFile, grades: &[Option<Grade>]) -> Vec<u8> {
         match r.status {
             PhaseStatus::Skipped | PhaseStatus::Blocked | PhaseStatus::Stopped => {
                 let mut st = TestCaseStatus::skipped();
-                st.set_message(format!("{}: {}", phase_word(r.status), r.why.as_deref().unwrap_or("")));
+                st.set_message(format!(
+                    "{}: {}",
+                    phase_word(r.status),
+                    r.why.as_deref().unwrap_or("")
+                ));
                 case = TestCase::new("phase", st);
             }
             PhaseStatus::Failed | PhaseStatus::ClusterFailed => {
                 let mut st = TestCaseStatus::non_success(NonSuccessKind::Failure);
-                st.set_message(format!("{}: {}", phase_word(r.status), r.findings.join("; ")));
+                st.set_message(format!(
+                    "{}: {}",
+                    phase_word(r.status),
+                    r.findings.join("; ")
+                ));
                 case = TestCase::new("phase", st);
             }
             PhaseStatus::Passed => {}
@@ -156,8 +172,16 @@ pub fn summary(a: &AcceptanceFile) -> String {
     let mut s = String::new();
     for r in &a.phases {
         let took = r.seconds.map_or(String::new(), |t| format!(", {t:.0} s"));
-        let on = if r.nodes_in.is_empty() { String::new() } else { format!(" on {}", r.nodes_in) };
-        s.push_str(&format!("phase {}: {}{on}{took}\n", r.name, phase_word(r.status)));
+        let on = if r.nodes_in.is_empty() {
+            String::new()
+        } else {
+            format!(" on {}", r.nodes_in)
+        };
+        s.push_str(&format!(
+            "phase {}: {}{on}{took}\n",
+            r.name,
+            phase_word(r.status)
+        ));
         for c in &r.criteria {
             let mark = if c.passed { "✓" } else { "✗" };
             s.push_str(&format!("    {mark} {}\n", c.text));
@@ -174,7 +198,11 @@ pub fn summary(a: &AcceptanceFile) -> String {
         or_none(&a.suspect),
         count(a, Overall::Suspect),
     ));
-    for n in a.node_verdicts.iter().filter(|n| n.verdict != Overall::Passed) {
+    for n in a
+        .node_verdicts
+        .iter()
+        .filter(|n| n.verdict != Overall::Passed)
+    {
         s.push_str(&format!("    {}: {}\n", n.host, n.reason));
     }
     for f in &a.findings {
@@ -190,21 +218,47 @@ pub fn markdown(a: &AcceptanceFile) -> String {
     s.push_str("| | |\n|---|---|\n");
     let rows = [
         ("Nodes", a.nodes.clone()),
-        ("Accepted", format!("{} ({})", or_none(&a.passed), count(a, Overall::Passed))),
-        ("Failed", format!("{} ({})", or_none(&a.failed), count(a, Overall::Failed))),
-        ("Suspect", format!("{} ({})", or_none(&a.suspect), count(a, Overall::Suspect))),
+        (
+            "Accepted",
+            format!("{} ({})", or_none(&a.passed), count(a, Overall::Passed)),
+        ),
+        (
+            "Failed",
+            format!("{} ({})", or_none(&a.failed), count(a, Overall::Failed)),
+        ),
+        (
+            "Suspect",
+            format!("{} ({})", or_none(&a.suspect), count(a, Overall::Suspect)),
+        ),
         ("File", a.file.clone()),
-        ("Revision", a.revision.as_ref().map_or("not tracked".into(), |r| format!("{}{}", r.commit, if r.dirty { " (dirty)" } else { "" }))),
+        (
+            "Revision",
+            a.revision.as_ref().map_or("not tracked".into(), |r| {
+                format!("{}{}", r.commit, if r.dirty { " (dirty)" } else { "" })
+            }),
+        ),
         ("Started", a.started.clone().unwrap_or_default()),
         ("Finished", a.finished.clone().unwrap_or_default()),
-        ("Ran by", format!("{} on {} (baton {})", a.ran_by.user.as_deref().unwrap_or("?"), a.ran_by.host, a.ran_by.baton)),
+        (
+            "Ran by",
+            format!(
+                "{} on {} (baton {})",
+                a.ran_by.user.as_deref().unwrap_or("?"),
+                a.ran_by.host,
+                a.ran_by.baton
+            ),
+        ),
     ];
     for (k, v) in rows {
         s.push_str(&format!("| {k} | {} |\n", e(&v)));
     }
     s.push_str("\n## Phases\n\n| Phase | Status | Nodes in | Left out | Seconds | Criteria |\n|---|---|---|---|---|---|\n");
     for r in &a.phases {
-        let crit: Vec<String> = r.criteria.iter().map(|c| format!("{} {}", if c.passed { "✓" } else { "✗" }, c.text)).collect();
+        let crit: Vec<String> = r
+            .criteria
+            .iter()
+            .map(|c| format!("{} {}", if c.passed { "✓" } else { "✗" }, c.text))
+            .collect();
         s.push_str(&format!(
             "| {} | {} | {} | {} | {} | {} |\n",
             e(&r.name),

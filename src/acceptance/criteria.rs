@@ -121,7 +121,9 @@ fn relative(
         }
     }
     if details.is_empty() {
-        details.push(format!("no collective measured in both this phase and phase {name}"));
+        details.push(format!(
+            "no collective measured in both this phase and phase {name}"
+        ));
     }
     CriterionResult {
         text,
@@ -132,7 +134,9 @@ fn relative(
 
 /// A bandwidth in three significant digits (small CPU figures stay readable).
 fn gbs(v: f64) -> String {
-    format!("{v:.3e}").parse::<f64>().map_or(v.to_string(), |r| r.to_string())
+    format!("{v:.3e}")
+        .parse::<f64>()
+        .map_or(v.to_string(), |r| r.to_string())
 }
 
 /// The farthest repeat from the median of its repeats, as a percent, per job and size.
@@ -155,7 +159,11 @@ fn steady(this: &Results, within: &Threshold) -> CriterionResult {
     let mut details = Vec::new();
     let mut passed = true;
     let mut judged = 0;
-    for j in this.jobs.iter().filter(|j| j.status == JobStatus::Completed) {
+    for j in this
+        .jobs
+        .iter()
+        .filter(|j| j.status == JobStatus::Completed)
+    {
         for s in measured_sizes(j) {
             match worst_deviation(j, s) {
                 Some((_, n)) if n < 2 => {}
@@ -184,4 +192,3 @@ fn steady(this: &Results, within: &Threshold) -> CriterionResult {
         details,
     }
 }
-

@@ -74,7 +74,9 @@ pub enum Criterion {
         of: Option<Collective>,
         busbw: Threshold,
     },
-    Steady { within: Threshold },
+    Steady {
+        within: Threshold,
+    },
 }
 
 /// Whether `text` is an acceptance file (its first key, `acceptance:`), not a plan.
@@ -139,7 +141,11 @@ fn check(path: &Path, text: &str, raw: RawAcceptance, report: &mut Report) -> Ac
         error(report, raw.acceptance.pos, m);
     }
     if raw.phases.value.is_empty() {
-        error(report, raw.phases.pos, "an acceptance needs at least one phase");
+        error(
+            report,
+            raw.phases.pos,
+            "an acceptance needs at least one phase",
+        );
     }
     let dir = path.parent().unwrap_or(Path::new("")).to_path_buf();
     let mut names: Vec<String> = Vec::new();
@@ -189,7 +195,11 @@ fn check_phase(dir: &Path, names: &[String], p: RawPhase, report: &mut Report) -
         error(report, name.pos, m);
     }
     if names.contains(&name.value) {
-        error(report, name.pos, format!("a phase `{}` is named twice", name.value));
+        error(
+            report,
+            name.pos,
+            format!("a phase `{}` is named twice", name.value),
+        );
     }
     let plan = match p.plan.value {
         RawPlanRef::File(f) => plan_file(dir, &f, p.plan.pos, report),
@@ -253,7 +263,11 @@ fn stop(s: &Loc<super::raw::RawStop>, report: &mut Report) -> Option<Stop> {
         (Some(k), None) => Some(Stop::FailedNodes(k)),
         (None, Some(x)) if (0.0..=100.0).contains(&x) => Some(Stop::FailedPercent(x)),
         (None, Some(x)) => {
-            error(report, s.pos, format!("stop: failed_percent {x} is not 0 to 100"));
+            error(
+                report,
+                s.pos,
+                format!("stop: failed_percent {x} is not 0 to 100"),
+            );
             None
         }
         _ => {
@@ -288,7 +302,11 @@ fn criterion(names: &[String], c: &Loc<RawCriterion>, report: &mut Report) -> Op
         RawCriterion::Relative(r) => {
             let to = Loc::new(r.to.clone(), c.pos);
             let to = earlier(names, &to, "relative.to", report);
-            let busbw = percent(r.busbw.as_deref().unwrap_or(DEFAULT_RELATIVE), c.pos, report)?;
+            let busbw = percent(
+                r.busbw.as_deref().unwrap_or(DEFAULT_RELATIVE),
+                c.pos,
+                report,
+            )?;
             Some(Criterion::Relative {
                 to,
                 collective: collective(r.collective.as_deref(), c.pos, report),

@@ -40,7 +40,10 @@ pub fn gate(all: &[String], phases: &[Phase], at: usize, done: &[PhaseRecord]) -
     {
         return Gate::Not(
             PhaseStatus::Skipped,
-            format!("it runs only when phase {} fails, and that phase did not fail", r.name),
+            format!(
+                "it runs only when phase {} fails, and that phase did not fail",
+                r.name
+            ),
         );
     }
     for &k in &phase.needs {
@@ -48,7 +51,10 @@ pub fn gate(all: &[String], phases: &[Phase], at: usize, done: &[PhaseRecord]) -
         if matches!(r.status, PhaseStatus::ClusterFailed | PhaseStatus::Blocked) {
             return Gate::Not(
                 PhaseStatus::Blocked,
-                format!("phase {} it needs failed as a cluster or did not run", r.name),
+                format!(
+                    "phase {} it needs failed as a cluster or did not run",
+                    r.name
+                ),
             );
         }
     }

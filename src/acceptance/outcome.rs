@@ -92,7 +92,11 @@ pub fn outcome_schema() -> serde_json::Value {
 pub fn outcome(doc: &Acceptance, hosts: &[String], o: &Outcome, ran_by: RanBy) -> AcceptanceFile {
     let node_verdicts: Vec<NodeAcross> = hosts.iter().map(|h| across(h, &o.records)).collect();
     let with = |v: Overall| {
-        let hs: Vec<&String> = node_verdicts.iter().filter(|n| n.verdict == v).map(|n| &n.host).collect();
+        let hs: Vec<&String> = node_verdicts
+            .iter()
+            .filter(|n| n.verdict == v)
+            .map(|n| &n.host)
+            .collect();
         compress(&hs)
     };
     let started = o.records.iter().find_map(|r| r.started.clone());
@@ -105,7 +109,11 @@ pub fn outcome(doc: &Acceptance, hosts: &[String], o: &Outcome, ran_by: RanBy) -
     let findings = o
         .records
         .iter()
-        .flat_map(|r| r.findings.iter().map(move |f| format!("phase {}: {f}", r.name)))
+        .flat_map(|r| {
+            r.findings
+                .iter()
+                .map(move |f| format!("phase {}: {f}", r.name))
+        })
         .collect();
     AcceptanceFile {
         acceptance: doc.name.clone(),
@@ -146,14 +154,27 @@ fn across(host: &str, records: &[PhaseRecord]) -> NodeAcross {
         .collect();
     let first = |f: &dyn Fn(NodeVerdict) -> bool| phases.iter().find(|c| f(c.verdict));
     let (verdict, reason) = if let Some(c) = first(&|v| v.is_fault()) {
-        let what = if c.verdict == NodeVerdict::Dead { "dead" } else { "failed" };
+        let what = if c.verdict == NodeVerdict::Dead {
+            "dead"
+        } else {
+            "failed"
+        };
         let why = c.reason.strip_prefix("dead: ").unwrap_or(&c.reason);
         (Overall::Failed, format!("phase {}: {what}: {why}", c.phase))
     } else if let Some(c) = first(&|v| v == NodeVerdict::Suspect) {
-        (Overall::Suspect, format!("phase {}: suspect: {}", c.phase, c.reason))
+        (
+            Overall::Suspect,
+            format!("phase {}: suspect: {}", c.phase, c.reason),
+        )
     } else if let Some(c) = first(&|v| v == NodeVerdict::Passed) {
-        let n = phases.iter().filter(|c| c.verdict == NodeVerdict::Passed).count();
-        (Overall::Passed, format!("passed in {n} phase(s), first in phase {}", c.phase))
+        let n = phases
+            .iter()
+            .filter(|c| c.verdict == NodeVerdict::Passed)
+            .count();
+        (
+            Overall::Passed,
+            format!("passed in {n} phase(s), first in phase {}", c.phase),
+        )
     } else {
         (Overall::Suspect, "never tested by a phase".to_string())
     };

@@ -221,7 +221,11 @@ fn graded(grading: &Grading<'_>, opened: &OpenedPlan, path: &Path, r: &Results) 
 }
 
 /// A finished phase graded again from its results (on resume and for the combined outputs).
-pub fn regrade(phase: &str, opened: &OpenedPlan, dir: &Path) -> Result<(Results, Grade), PhaseError> {
+pub fn regrade(
+    phase: &str,
+    opened: &OpenedPlan,
+    dir: &Path,
+) -> Result<(Results, Grade), PhaseError> {
     let path = dir.join("results.json");
     let results = crate::results::read_file(&path).map_err(|e| PhaseError::Output {
         phase: phase.into(),

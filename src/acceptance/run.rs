@@ -91,7 +91,9 @@ fn read_record(dir: &Path) -> Result<Option<PhaseRecord>, AcceptError> {
     };
     let bytes = crate::input::read_bounded(&path, MAX_RECORD, "phase record")
         .map_err(|e| err(e.to_string()))?;
-    serde_json::from_slice(&bytes).map(Some).map_err(|e| err(e.to_string()))
+    serde_json::from_slice(&bytes)
+        .map(Some)
+        .map_err(|e| err(e.to_string()))
 }
 
 fn write_record(dir: &Path, r: &PhaseRecord) -> Result<(), AcceptError> {
@@ -164,7 +166,13 @@ pub fn run(req: &Request<'_>) -> Result<Outcome, AcceptError> {
 }
 
 /// A phase that did not run: every node `NotRun`, with why.
-fn not_run(req: &Request<'_>, i: usize, rel: &Path, status: PhaseStatus, why: String) -> PhaseRecord {
+fn not_run(
+    req: &Request<'_>,
+    i: usize,
+    rel: &Path,
+    status: PhaseStatus,
+    why: String,
+) -> PhaseRecord {
     let phase = &req.doc.phases[i];
     let nodes = req
         .hosts
@@ -261,7 +269,8 @@ fn run_phase(
     let crit_ok = crit.iter().all(|c| c.passed);
     let failed = ran.grade.status == crate::grade::Status::Fail || !crit_ok;
     let mut nodes = verdicts::of_phase(&ran.grade, hosts, failed);
-    if phase.suspects == Suspects::Rerun && nodes.iter().any(|n| n.verdict == NodeVerdict::Suspect) {
+    if phase.suspects == Suspects::Rerun && nodes.iter().any(|n| n.verdict == NodeVerdict::Suspect)
+    {
         if let Some(again) = phase::rerun(&phase.name, &opened, &at)? {
             if again.interrupted.is_some() {
                 return Ok(None);
@@ -271,7 +280,11 @@ fn run_phase(
     }
     let status = verdicts::status(&ran.grade, &nodes, crit_ok);
     let mut findings = verdicts::findings(&ran.grade, &nodes);
-    findings.extend(crit.iter().filter(|c| !c.passed).map(|c| format!("criterion failed: {}", c.text)));
+    findings.extend(
+        crit.iter()
+            .filter(|c| !c.passed)
+            .map(|c| format!("criterion failed: {}", c.text)),
+    );
     nodes.extend(out.iter().map(|(h, why)| NodeInPhase {
         host: h.clone(),
         verdict: NodeVerdict::Excluded,
@@ -289,7 +302,10 @@ fn run_phase(
         why: None,
         started: ran.results.started.clone(),
         finished: ran.results.finished.clone(),
-        seconds: seconds(ran.results.started.as_deref(), ran.results.finished.as_deref()),
+        seconds: seconds(
+            ran.results.started.as_deref(),
+            ran.results.finished.as_deref(),
+        ),
         run_began: Some(began),
         run_ended: Some(ended),
         overhead_s: None,
@@ -305,8 +321,13 @@ fn run_phase(
 
 /// A rerun's verdicts for the nodes the first run left suspect.
 fn settle(nodes: &mut [NodeInPhase], again: &Ran) {
-    let Some(file) = &again.grade.nodes else { return };
-    for n in nodes.iter_mut().filter(|n| n.verdict == NodeVerdict::Suspect) {
+    let Some(file) = &again.grade.nodes else {
+        return;
+    };
+    for n in nodes
+        .iter_mut()
+        .filter(|n| n.verdict == NodeVerdict::Suspect)
+    {
         if let Some(e) = file.nodes.iter().find(|e| e.host == n.host) {
             use crate::nodeset::attribution::Verdict;
             n.verdict = match e.verdict {
@@ -346,5 +367,9 @@ fn worse(so_far: Exit, r: &PhaseRecord) -> Exit {
         Exit::Timeout => 3,
         _ => 4,
     };
-    if rank(this) > rank(so_far) { this } else { so_far }
+    if rank(this) > rank(so_far) {
+        this
+    } else {
+        so_far
+    }
 }

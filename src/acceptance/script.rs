@@ -25,7 +25,13 @@ pub struct ScriptInput<'a> {
 fn job_name(name: &str) -> String {
     let n: String = name
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
         .take(64)
         .collect();
     if n.is_empty() { "acceptance".into() } else { n }
@@ -42,7 +48,10 @@ pub fn slurm_script(i: &ScriptInput<'_>) -> String {
     if let Some(n) = i.nodes {
         s.push_str(&format!("#SBATCH --nodes={n}\n"));
     }
-    s.push_str(&format!("#SBATCH --ntasks-per-node={}\n", i.ranks_per_node.max(1)));
+    s.push_str(&format!(
+        "#SBATCH --ntasks-per-node={}\n",
+        i.ranks_per_node.max(1)
+    ));
     if i.gpus_per_node > 0 {
         s.push_str(&format!("#SBATCH --gpus-per-node={}\n", i.gpus_per_node));
     }
@@ -79,8 +88,14 @@ mod tests {
             exclusive: true,
             results: Some("/out/$(x)"),
         });
-        assert!(s.contains("#SBATCH --job-name=nccl_8gpu__rm_-rf__\n"), "{s}");
+        assert!(
+            s.contains("#SBATCH --job-name=nccl_8gpu__rm_-rf__\n"),
+            "{s}"
+        );
         assert!(s.contains("#SBATCH --nodes=8\n#SBATCH --ntasks-per-node=8\n#SBATCH --gpus-per-node=8\n#SBATCH --exclusive\n"), "{s}");
-        assert!(s.contains("exec 'baton' accept '/a b/acc.yaml' -o '/out/$(x)'\n"), "{s}");
+        assert!(
+            s.contains("exec 'baton' accept '/a b/acc.yaml' -o '/out/$(x)'\n"),
+            "{s}"
+        );
     }
 }

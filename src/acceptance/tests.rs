@@ -62,7 +62,10 @@ fn a_document_names_phases_their_needs_and_the_templates_defaults() {
         panic!()
     };
     assert_eq!((*to, busbw.value), (1, 90.0));
-    let Criterion::Relative { busbw, collective, .. } = &a.phases[4].criteria[0] else {
+    let Criterion::Relative {
+        busbw, collective, ..
+    } = &a.phases[4].criteria[0]
+    else {
         panic!()
     };
     assert_eq!(busbw.value, 85.0);
@@ -78,18 +81,34 @@ fn a_document_names_phases_their_needs_and_the_templates_defaults() {
 
 #[test]
 fn every_mistake_is_located_and_named() {
-    let e = errors("acceptance: 1\nname: x\nphases:\n  - name: A\n    plan: a.yaml\n    needs: [Z]\n");
-    assert!(e.contains("acc.yaml:6") && e.contains("`Z` is no earlier phase"), "{e}");
+    let e =
+        errors("acceptance: 1\nname: x\nphases:\n  - name: A\n    plan: a.yaml\n    needs: [Z]\n");
+    assert!(
+        e.contains("acc.yaml:6") && e.contains("`Z` is no earlier phase"),
+        "{e}"
+    );
     let e = errors("acceptance: 1\nname: x\nphases:\n  - name: A\n    plan: ../a.yaml\n");
     assert!(e.contains("acc.yaml:5") && e.contains("no `..`"), "{e}");
     let e = errors("acceptance: 2\nname: x\nphases:\n  - name: A\n    plan: a.yaml\n");
-    assert!(e.contains("acc.yaml:1") && e.contains("acceptance: 1"), "{e}");
-    let e = errors("acceptance: 1\nname: x\nphases:\n  - name: A\n    plan: a.yaml\n    suspects: maybe\n");
+    assert!(
+        e.contains("acc.yaml:1") && e.contains("acceptance: 1"),
+        "{e}"
+    );
+    let e = errors(
+        "acceptance: 1\nname: x\nphases:\n  - name: A\n    plan: a.yaml\n    suspects: maybe\n",
+    );
     assert!(e.contains("acc.yaml:6"), "{e}");
-    let e = errors("acceptance: 1\nname: x\nphases:\n  - name: A\n    plan: a.yaml\n    stop: {}\n");
+    let e =
+        errors("acceptance: 1\nname: x\nphases:\n  - name: A\n    plan: a.yaml\n    stop: {}\n");
     assert!(e.contains("failed_nodes"), "{e}");
-    let e = errors("acceptance: 1\nname: x\nphases:\n  - name: A b\n    plan: a.yaml\n  - name: B\n    plan: b.yaml\n    criteria: [ { steady: '5%' } ]\n");
-    assert!(e.contains("letters, digits") && e.contains("comparison"), "{e}");
-    let e = errors("acceptance: 1\nname: x\nphases:\n  - name: A\n    plan: a.yaml\n    colour: red\n");
+    let e = errors(
+        "acceptance: 1\nname: x\nphases:\n  - name: A b\n    plan: a.yaml\n  - name: B\n    plan: b.yaml\n    criteria: [ { steady: '5%' } ]\n",
+    );
+    assert!(
+        e.contains("letters, digits") && e.contains("comparison"),
+        "{e}"
+    );
+    let e =
+        errors("acceptance: 1\nname: x\nphases:\n  - name: A\n    plan: a.yaml\n    colour: red\n");
     assert!(e.contains("acc.yaml:6") && e.contains("colour"), "{e}");
 }

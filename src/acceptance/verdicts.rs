@@ -15,9 +15,16 @@ pub fn of_phase(g: &Grade, hosts: &[String], failed: bool) -> Vec<NodeInPhase> {
     hosts
         .iter()
         .map(|h| {
-            let entry = g.nodes.as_ref().and_then(|n| n.nodes.iter().find(|e| e.host == *h));
+            let entry = g
+                .nodes
+                .as_ref()
+                .and_then(|n| n.nodes.iter().find(|e| e.host == *h));
             let reason = entry.map_or_else(String::new, |e| e.reason.clone());
-            let dead = g.node_sets.iter().flat_map(|t| &t.sets).any(|s| s.dead.contains(h));
+            let dead = g
+                .node_sets
+                .iter()
+                .flat_map(|t| &t.sets)
+                .any(|s| s.dead.contains(h));
             let (verdict, reason) = if dead {
                 (NodeVerdict::Dead, reason)
             } else if whole {
@@ -41,10 +48,14 @@ pub fn of_phase(g: &Grade, hosts: &[String], failed: bool) -> Vec<NodeInPhase> {
 
 fn whole_set(failed: bool, n: usize) -> (NodeVerdict, String) {
     if failed {
-        let why = format!("tested only with all {n} nodes of the phase, which failed: a cluster finding");
+        let why =
+            format!("tested only with all {n} nodes of the phase, which failed: a cluster finding");
         (NodeVerdict::Cluster, why)
     } else {
-        (NodeVerdict::Passed, format!("passed with all {n} nodes of the phase"))
+        (
+            NodeVerdict::Passed,
+            format!("passed with all {n} nodes of the phase"),
+        )
     }
 }
 

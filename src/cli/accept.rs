@@ -56,7 +56,11 @@ fn open_phases(doc: &Acceptance, trust: Trust) -> Result<Vec<String>, CliError> 
                 o.loaded.plan.tests.len(),
                 o.jobs.len()
             )),
-            Err(e) => problems.push(format!("error: {}: {}", doc.file.display(), visible(&e.to_string()))),
+            Err(e) => problems.push(format!(
+                "error: {}: {}",
+                doc.file.display(),
+                visible(&e.to_string())
+            )),
         }
     }
     if problems.is_empty() {
@@ -89,7 +93,8 @@ fn hosts(args: &Args) -> Result<Vec<String>, CliError> {
     use baton::expand::nodesets;
     let bad = |e: &dyn std::fmt::Display| CliError::invalid(visible(&e.to_string()));
     if let Some(f) = &args.hostfile {
-        let list = nodesets::given_hostfile(&baton::plan::Nodes::default(), f).map_err(|e| bad(&e))?;
+        let list =
+            nodesets::given_hostfile(&baton::plan::Nodes::default(), f).map_err(|e| bad(&e))?;
         return Ok(list.hosts.unwrap_or_default());
     }
     let text = match &args.nodes {
@@ -131,7 +136,9 @@ pub fn run(args: &Args) -> Outcome {
     Events::event(&*ui_events, &RunEvent::End);
     let o = ran.map_err(|e| CliError::Ended(e.exit(), format!("baton: {e}")))?;
     let by = acceptance::RanBy {
-        user: std::env::var("USER").or_else(|_| std::env::var("LOGNAME")).ok(),
+        user: std::env::var("USER")
+            .or_else(|_| std::env::var("LOGNAME"))
+            .ok(),
         host: baton::host::hostname(),
         baton: env!("CARGO_PKG_VERSION").to_string(),
         directory: std::env::current_dir().map_or(String::new(), |d| d.display().to_string()),
@@ -145,7 +152,10 @@ pub fn run(args: &Args) -> Outcome {
     ));
     if !a.failed.is_empty() {
         let drain = args.out.join("drain.sh");
-        ui::say(&format!("baton: to drain the failed nodes, review and run {}", drain.display()));
+        ui::say(&format!(
+            "baton: to drain the failed nodes, review and run {}",
+            drain.display()
+        ));
     }
     if o.interrupted.is_some() {
         ui::say(&format!(
@@ -172,7 +182,11 @@ fn told(t: &Told<'_>) -> String {
                 baton::nodeset::compress(hosts)
             )
         }
-        Told::ReadBack(r) => format!("baton: phase {}: finished before ({}), read back", r.name, word(r)),
+        Told::ReadBack(r) => format!(
+            "baton: phase {}: finished before ({}), read back",
+            r.name,
+            word(r)
+        ),
         Told::Ended(r) => format!("baton: phase {}: {}", r.name, word(r)),
         Told::NotRun(r) => format!(
             "baton: phase {}: {}: {}",
@@ -191,7 +205,11 @@ fn word(r: &PhaseRecord) -> String {
         .map(|n| n.host.as_str())
         .collect();
     let s = serde_json::to_value(r.status).ok();
-    let s = s.as_ref().and_then(|v| v.as_str()).unwrap_or("?").replace('_', " ");
+    let s = s
+        .as_ref()
+        .and_then(|v| v.as_str())
+        .unwrap_or("?")
+        .replace('_', " ");
     if faulty.is_empty() {
         s
     } else {
@@ -221,18 +239,27 @@ pub fn render(args: &super::render::Args) -> Outcome {
             baton::plan::Backend::Nccl => per_node,
             _ => 0,
         };
-        most = (most.0.max(ranks), most.1.max(gpus), most.2 || plan.launch.slurm.exclusive);
+        most = (
+            most.0.max(ranks),
+            most.1.max(gpus),
+            most.2 || plan.launch.slurm.exclusive,
+        );
     }
     let nodes = match args.nodes.as_deref() {
         None => None,
         Some(n) => Some(n.parse::<u32>().map_err(|_| {
-            CliError::invalid(format!("--nodes {n:?}: an acceptance takes a node count here"))
+            CliError::invalid(format!(
+                "--nodes {n:?}: an acceptance takes a node count here"
+            ))
         })?),
     };
     let abs = |p: &Path| std::path::absolute(p).map(|a| a.display().to_string());
     let file = abs(&args.plan)?;
     let results = args.results.as_deref().map(abs).transpose()?;
-    let baton = args.baton.as_ref().map_or("baton".to_string(), |b| b.display().to_string());
+    let baton = args
+        .baton
+        .as_ref()
+        .map_or("baton".to_string(), |b| b.display().to_string());
     let script = acceptance::slurm_script(&acceptance::ScriptInput {
         name: &doc.name,
         file: &file,
@@ -253,7 +280,11 @@ pub fn render(args: &super::render::Args) -> Outcome {
         path.display(),
         doc.name,
         doc.phases.len(),
-        if args.dry_run { "; dry run, nothing written" } else { "" }
+        if args.dry_run {
+            "; dry run, nothing written"
+        } else {
+            ""
+        }
     ))?;
     Ok(baton::exit::Exit::Ok)
 }

@@ -19,12 +19,12 @@ mod trust;
 pub use check::{MAX_JOBS, MAX_RANKS, MAX_SIZES_PER_TEST};
 pub use diag::{Diagnostic, Level, MAX_SHOWN, Report};
 pub use files::{PlanFileError, PlanFiles};
+pub(crate) use load::options as yaml_options;
 pub use load::{
     LoadError, Loaded, MAX_PLAN_BYTES, load_file, load_file_with, parse_bytes, parse_bytes_with,
     parse_str, parse_str_with, read_file,
 };
 pub use loc::Pos;
-pub(crate) use load::options as yaml_options;
 pub use model::*;
 pub use raw::plan_schema;
 pub use structure::suggest as suggest_name;

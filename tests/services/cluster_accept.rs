@@ -32,11 +32,23 @@ fn phase_a_measuring(out: &Path) -> bool {
 
 /// `script` in an allocation of the 8 nodes, node03 killed once phase A measures; returns the
 /// allocation's output and the kill (healed when dropped).
-fn with_node03_killed(c: &Cluster, d: &Path, out: &Path, script: String) -> (std::process::Output, Fault) {
+fn with_node03_killed(
+    c: &Cluster,
+    d: &Path,
+    out: &Path,
+    script: String,
+) -> (std::process::Output, Fault) {
     let mut cmd = c.cmd("timeout");
-    cmd.args(["900", "salloc", "--no-kill", "-N", "8", "--ntasks-per-node=2"])
-        .args(["bash", "-c", &script])
-        .current_dir(d);
+    cmd.args([
+        "900",
+        "salloc",
+        "--no-kill",
+        "-N",
+        "8",
+        "--ntasks-per-node=2",
+    ])
+    .args(["bash", "-c", &script])
+    .current_dir(d);
     let run = std::thread::spawn(move || cmd.output().expect("salloc runs"));
     let start = Instant::now();
     while !phase_a_measuring(out) {
@@ -66,9 +78,20 @@ fn phase<'a>(a: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
 
 /// `host`'s verdict in phase `name`, from the combined `nodes.json`.
 fn cell(n: &serde_json::Value, host: &str, name: &str) -> String {
-    let node = n["nodes"].as_array().unwrap().iter().find(|e| e["host"] == host).unwrap();
-    let c = node["phases"].as_array().unwrap().iter().find(|c| c["phase"] == name);
-    c.map_or("none".into(), |c| c["verdict"].as_str().unwrap().to_string())
+    let node = n["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["host"] == host)
+        .unwrap();
+    let c = node["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["phase"] == name);
+    c.map_or("none".into(), |c| {
+        c["verdict"].as_str().unwrap().to_string()
+    })
 }
 
 /// Every verdict of the combined `nodes.json`: (host, overall, per phase).
@@ -79,7 +102,10 @@ fn verdicts(n: &serde_json::Value) -> Vec<(String, String, Vec<String>)> {
         .iter()
         .map(|e| {
             let host = e["host"].as_str().unwrap().to_string();
-            let per = ["A", "B", "C", "D", "E"].iter().map(|p| cell(n, &host, p)).collect();
+            let per = ["A", "B", "C", "D", "E"]
+                .iter()
+                .map(|p| cell(n, &host, p))
+                .collect();
             (host, e["verdict"].as_str().unwrap().to_string(), per)
         })
         .collect()
@@ -107,19 +133,37 @@ fn assert_the_acceptance(out: &Path, o: &std::process::Output) {
         let ph = phase(&a, p);
         assert_eq!(ph["nodes_in"], "node[01-02,04,06-08]", "{p}: {ph:#}");
         assert_eq!(ph["status"], "passed", "{p}: {ph:#}");
-        assert!(ph["criteria"][0]["passed"].as_bool().unwrap(), "{p}: {ph:#}");
+        assert!(
+            ph["criteria"][0]["passed"].as_bool().unwrap(),
+            "{p}: {ph:#}"
+        );
     }
-    let c_why = phase(&a, "C")["criteria"][0]["text"].as_str().unwrap().to_string();
+    let c_why = phase(&a, "C")["criteria"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_string();
     assert!(c_why.contains("of phase B's"), "{c_why}");
     let drain = drains(out);
     assert_eq!(drain.len(), 2, "{drain:?}");
-    assert!(drain[0].contains("NodeName='node03'") && drain[0].contains("phase A: dead"), "{drain:?}");
-    assert!(drain[1].contains("NodeName='node05'") && drain[1].contains("phase B: failed"), "{drain:?}");
+    assert!(
+        drain[0].contains("NodeName='node03'") && drain[0].contains("phase A: dead"),
+        "{drain:?}"
+    );
+    assert!(
+        drain[1].contains("NodeName='node05'") && drain[1].contains("phase B: failed"),
+        "{drain:?}"
+    );
     let junit = read(&out.join("junit.xml"));
     for p in ["A", "B", "C", "D", "E"] {
-        assert!(junit.contains(&format!("<testsuite name=\"phase {p}\"")), "{p}: {junit}");
+        assert!(
+            junit.contains(&format!("<testsuite name=\"phase {p}\"")),
+            "{p}: {junit}"
+        );
     }
-    assert!(junit.contains("name=\"B: allreduce@r"), "a suite per node set");
+    assert!(
+        junit.contains("name=\"B: allreduce@r"),
+        "a suite per node set"
+    );
     for p in ["B", "C", "D", "E"] {
         let gap = phase(&a, p)["overhead_s"].as_f64().unwrap_or(f64::NAN);
         eprintln!("overhead before phase {p}: {gap} s");
@@ -132,14 +176,20 @@ fn assert_the_acceptance(out: &Path, o: &std::process::Output) {
 }
 
 fn accept_line(out: &Path) -> String {
-    format!("{} accept {SIM_CPU} -o {}", env!("CARGO_BIN_EXE_baton"), p(out))
+    format!(
+        "{} accept {SIM_CPU} -o {}",
+        env!("CARGO_BIN_EXE_baton"),
+        p(out)
+    )
 }
 
 /// The issue's verification: one command, node03 killed during A, node05 slow from the start;
 /// then SIGTERM during B and the same command again: nothing measured twice, the same verdicts.
 #[test]
 fn the_cpu_acceptance_gates_each_phase_and_resumes_after_sigterm() {
-    let Some(c) = common::cluster::cluster_of(8) else { return };
+    let Some(c) = common::cluster::cluster_of(8) else {
+        return;
+    };
     let d = tmp("cluster-accept");
     let whole = d.join("whole");
     let verdicts_whole = {
@@ -163,14 +213,26 @@ fn the_cpu_acceptance_gates_each_phase_and_resumes_after_sigterm() {
     );
     let _slow = Fault::apply(&["slow", "node05", "20mbit"]);
     let (o, _killed) = with_node03_killed(&c, &d, &cut, script);
-    assert_eq!(read(&keep("rc-cut")).trim(), "5", "interrupted: {}", show(&o));
+    assert_eq!(
+        read(&keep("rc-cut")).trim(),
+        "5",
+        "interrupted: {}",
+        show(&o)
+    );
     assert_the_acceptance(&cut, &o);
     // Phase A was read back, not run again; phase B's sets finished before the signal kept
     // their rows.
-    assert_eq!(read(&keep("a-cut.json")), read(&cut.join("phases/01-A/results.json")));
+    assert_eq!(
+        read(&keep("a-cut.json")),
+        read(&cut.join("phases/01-A/results.json"))
+    );
     let before = results::read(&keep("b-cut.json")).unwrap();
     let after = results::read(&cut.join("phases/02-B/results.json")).unwrap();
-    let done: Vec<_> = before.jobs.iter().filter(|j| j.status == results::JobStatus::Completed).collect();
+    let done: Vec<_> = before
+        .jobs
+        .iter()
+        .filter(|j| j.status == results::JobStatus::Completed)
+        .collect();
     assert!(!done.is_empty(), "a set of B ended before the signal");
     for j in done {
         let again = after.jobs.iter().find(|k| k.id == j.id).expect("kept");

@@ -58,8 +58,16 @@ fn a_phase_runs_on_the_nodes_its_needs_passed_failed_and_dead_ones_out() {
         phase("B", vec![0], Suspects::Exclude),
         phase("C", vec![1], Suspects::Exclude),
     ];
-    let a = record("A", PhaseStatus::Failed, &[("node01", Passed), ("node02", Dead), ("node03", Passed)]);
-    let b = record("B", PhaseStatus::Failed, &[("node01", Passed), ("node02", Excluded), ("node03", Failed)]);
+    let a = record(
+        "A",
+        PhaseStatus::Failed,
+        &[("node01", Passed), ("node02", Dead), ("node03", Passed)],
+    );
+    let b = record(
+        "B",
+        PhaseStatus::Failed,
+        &[("node01", Passed), ("node02", Excluded), ("node03", Failed)],
+    );
     let Gate::Run { hosts: h, out } = gate(&hosts(3), &phases, 1, &[a.clone()]) else {
         panic!("B runs")
     };
@@ -78,7 +86,11 @@ fn suspects_follow_the_policy_of_the_phase_that_left_them() {
     use NodeVerdict::*;
     let all = hosts(2);
     let verdicts = [("node01", Passed), ("node02", Suspect)];
-    for (policy, want) in [(Suspects::Include, 2), (Suspects::Exclude, 1), (Suspects::Rerun, 1)] {
+    for (policy, want) in [
+        (Suspects::Include, 2),
+        (Suspects::Exclude, 1),
+        (Suspects::Rerun, 1),
+    ] {
         let phases = vec![phase("A", vec![], policy), phase("B", vec![0], policy)];
         let a = record("A", PhaseStatus::Failed, &verdicts);
         let Gate::Run { hosts: h, .. } = gate(&all, &phases, 1, &[a]) else {
@@ -90,7 +102,10 @@ fn suspects_follow_the_policy_of_the_phase_that_left_them() {
 
 #[test]
 fn a_phase_whose_need_failed_as_a_cluster_never_starts() {
-    let phases = vec![phase("B", vec![], Suspects::Exclude), phase("C", vec![0], Suspects::Exclude)];
+    let phases = vec![
+        phase("B", vec![], Suspects::Exclude),
+        phase("C", vec![0], Suspects::Exclude),
+    ];
     let b = record("B", PhaseStatus::ClusterFailed, &[]);
     let g = gate(&hosts(4), &phases, 1, &[b]);
     assert!(matches!(g, Gate::Not(PhaseStatus::Blocked, _)), "{g:?}");
@@ -105,15 +120,26 @@ fn an_isolation_step_runs_only_when_its_phase_failed() {
     let g = gate(&hosts(4), &phases, 1, &[passed]);
     assert!(matches!(g, Gate::Not(PhaseStatus::Skipped, _)), "{g:?}");
     let failed = record("B", PhaseStatus::Failed, &[]);
-    assert!(matches!(gate(&hosts(4), &phases, 1, &[failed]), Gate::Run { .. }));
+    assert!(matches!(
+        gate(&hosts(4), &phases, 1, &[failed]),
+        Gate::Run { .. }
+    ));
 }
 
 #[test]
 fn stop_rules_count_failed_and_dead_nodes_over_the_phases_so_far() {
     use NodeVerdict::*;
     let done = [
-        record("A", PhaseStatus::Failed, &[("node01", Dead), ("node02", Passed)]),
-        record("B", PhaseStatus::Failed, &[("node02", Failed), ("node01", Excluded)]),
+        record(
+            "A",
+            PhaseStatus::Failed,
+            &[("node01", Dead), ("node02", Passed)],
+        ),
+        record(
+            "B",
+            PhaseStatus::Failed,
+            &[("node02", Failed), ("node01", Excluded)],
+        ),
     ];
     assert!(stops(Some(Stop::FailedNodes(2)), &done, 8).is_none());
     assert!(stops(Some(Stop::FailedNodes(1)), &done, 8).is_some());
