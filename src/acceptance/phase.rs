@@ -102,6 +102,14 @@ pub struct Ran {
     pub exit: Exit,
     /// The signal that cut it short.
     pub interrupted: Option<&'static str>,
+    /// Just before the runner was called, and just after it returned (its last row
+    /// measured), before grading: RFC 3339 with milliseconds.
+    pub began: String,
+    pub ended: String,
+}
+
+fn now_millis() -> String {
+    humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()
 }
 
 /// Where and how a phase runs.
@@ -162,10 +170,12 @@ fn run_over(
         nodes: &nodes,
         judge: &judge,
     };
+    let began = now_millis();
     let out = runner::run(&input, mode, at.events.clone()).map_err(|source| PhaseError::Run {
         phase: phase.into(),
         source,
     })?;
+    let ended = now_millis();
     let grade = graded(&grading, opened, &out.results_path, &out.results);
     write_outputs(phase, &grade, at.dir, &plan.name)?;
     Ok(Ran {
@@ -173,6 +183,8 @@ fn run_over(
         results: out.results,
         grade,
         interrupted: out.interrupted,
+        began,
+        ended,
     })
 }
 

@@ -100,8 +100,9 @@ pub struct PhaseRecord {
     pub finished: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seconds: Option<f64>,
-    /// When the runner was called for this phase and when it returned (after its last row),
-    /// RFC 3339 with milliseconds: baton's own time between phases is measured from these.
+    /// When the runner was called for this phase and when it returned (after its last row,
+    /// before grading), RFC 3339 with milliseconds: baton's own time between phases — grading
+    /// and writing one phase, gating and opening the next — is measured from these.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_began: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

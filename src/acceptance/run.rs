@@ -116,6 +116,7 @@ pub fn run(req: &Request<'_>) -> Result<Outcome, AcceptError> {
         stopped: None,
     };
     let mut results: Vec<Option<Results>> = Vec::new();
+    let mut last_end: Option<String> = None;
     for (i, phase) in req.doc.phases.iter().enumerate() {
         let rel = phase_dir(i, &phase.name);
         let dir = req.out.join(&rel);
@@ -145,8 +146,9 @@ pub fn run(req: &Request<'_>) -> Result<Outcome, AcceptError> {
                         return Ok(o);
                     };
                     let mut r = r;
-                    let prev = o.records.iter().rev().find_map(|p| p.run_ended.as_deref());
-                    r.overhead_s = seconds(prev, r.run_began.as_deref());
+                    // Only after a phase this process ran: a resume's gap is not baton's.
+                    r.overhead_s = seconds(last_end.as_deref(), r.run_began.as_deref());
+                    last_end = r.run_ended.clone();
                     write_record(&dir, &r)?;
                     (req.tell)(Told::Ended(&r));
                     (r, Some(g), Some(res))
@@ -249,9 +251,7 @@ fn run_phase(
         trust: req.trust,
         events: req.events.clone(),
     };
-    let began = now_millis();
     let ran = phase::run(&phase.name, &opened, &at)?;
-    let ended = now_millis();
     if ran.interrupted.is_some() {
         return Ok(None);
     }
@@ -306,8 +306,8 @@ fn run_phase(
             ran.results.started.as_deref(),
             ran.results.finished.as_deref(),
         ),
-        run_began: Some(began),
-        run_ended: Some(ended),
+        run_began: Some(ran.began.clone()),
+        run_ended: Some(ran.ended.clone()),
         overhead_s: None,
         nodes_in: compress(hosts),
         nodes_out: compress(&out_hosts),
@@ -338,10 +338,6 @@ fn settle(nodes: &mut [NodeInPhase], again: &Ran) {
             n.reason = format!("rerun: {}", e.reason);
         }
     }
-}
-
-fn now_millis() -> String {
-    humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()
 }
 
 /// Seconds between two RFC 3339 times.
