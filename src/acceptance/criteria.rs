@@ -38,7 +38,7 @@ pub fn judge(
     }
 }
 
-fn completed<'r>(r: &'r Results, c: Collective) -> impl Iterator<Item = &'r JobResult> {
+fn completed(r: &Results, c: Collective) -> impl Iterator<Item = &JobResult> {
     r.jobs
         .iter()
         .filter(move |j| j.collective == c && j.status == JobStatus::Completed)

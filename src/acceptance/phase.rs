@@ -24,12 +24,12 @@ pub enum PhaseError {
     #[error("phase {phase}: {source}")]
     Nodes {
         phase: String,
-        source: session::NodesError,
+        source: Box<session::NodesError>,
     },
     #[error("phase {phase}: {source}")]
     Run {
         phase: String,
-        source: runner::RunError,
+        source: Box<runner::RunError>,
     },
     #[error("phase {phase}: {why}")]
     Output { phase: String, why: String },
@@ -144,7 +144,7 @@ fn run_over(
     let nodes = session::nodes_for_run(plan, &opened.path, req, at.trust)
         .map_err(|source| PhaseError::Nodes {
             phase: phase.into(),
-            source,
+            source: Box::new(source),
         })?
         .ok_or_else(|| PhaseError::Plan {
             phase: phase.into(),
@@ -173,7 +173,7 @@ fn run_over(
     let began = now_millis();
     let out = runner::run(&input, mode, at.events.clone()).map_err(|source| PhaseError::Run {
         phase: phase.into(),
-        source,
+        source: Box::new(source),
     })?;
     let ended = now_millis();
     let grade = graded(&grading, opened, &out.results_path, &out.results);

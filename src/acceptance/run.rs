@@ -269,14 +269,15 @@ fn run_phase(
     let crit_ok = crit.iter().all(|c| c.passed);
     let failed = ran.grade.status == crate::grade::Status::Fail || !crit_ok;
     let mut nodes = verdicts::of_phase(&ran.grade, hosts, failed);
-    if phase.suspects == Suspects::Rerun && nodes.iter().any(|n| n.verdict == NodeVerdict::Suspect)
+    let suspects = nodes.iter().any(|n| n.verdict == NodeVerdict::Suspect);
+    if phase.suspects == Suspects::Rerun
+        && suspects
+        && let Some(again) = phase::rerun(&phase.name, &opened, &at)?
     {
-        if let Some(again) = phase::rerun(&phase.name, &opened, &at)? {
-            if again.interrupted.is_some() {
-                return Ok(None);
-            }
-            settle(&mut nodes, &again);
+        if again.interrupted.is_some() {
+            return Ok(None);
         }
+        settle(&mut nodes, &again);
     }
     let status = verdicts::status(&ran.grade, &nodes, crit_ok);
     let mut findings = verdicts::findings(&ran.grade, &nodes);

@@ -68,7 +68,7 @@ fn a_phase_runs_on_the_nodes_its_needs_passed_failed_and_dead_ones_out() {
         PhaseStatus::Failed,
         &[("node01", Passed), ("node02", Excluded), ("node03", Failed)],
     );
-    let Gate::Run { hosts: h, out } = gate(&hosts(3), &phases, 1, &[a.clone()]) else {
+    let Gate::Run { hosts: h, out } = gate(&hosts(3), &phases, 1, std::slice::from_ref(&a)) else {
         panic!("B runs")
     };
     assert_eq!(h, ["node01", "node03"]);
