@@ -3,6 +3,7 @@
 //!
 //! The pipeline runs one way: [`plan`] → [`expand`] → (run / ingest) → [`results`] → grade → report.
 
+pub mod acceptance;
 pub mod baseline;
 pub mod child;
 pub mod collective;

@@ -77,6 +77,10 @@ pub enum Command {
     },
     /// Run a plan's jobs, print the nccl-tests table live and write results.
     Run(run::Args),
+    /// Run an acceptance (`acceptance: 1`): its phases in order over one node list, each gated
+    /// on the phases it needs, into one directory with one set of outputs; the same command
+    /// resumes where a signal or a crash stopped it.
+    Accept(super::accept::Args),
     /// Write job scripts for sbatch, srun or mpirun: one launcher step per environment set, then
     /// `baton grade`.
     Render(RenderArgs),

@@ -43,6 +43,9 @@ fn check(
     nodes: Option<GivenNodes<'_>>,
     trust: Trust,
 ) -> Result<(), CliError> {
+    if baton::acceptance::is_acceptance_file(p) {
+        return super::accept::check(p, format, trust);
+    }
     let loaded = load_plan(p, format, trust)?;
     let sets = node_sets(&loaded.plan, p, nodes, trust)?;
     let jobs = baton::expand::expand(&loaded.plan).total_jobs;

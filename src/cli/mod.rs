@@ -6,6 +6,7 @@ use clap::Parser;
 use baton::exit::Exit;
 use baton::launch::launcher;
 
+mod accept;
 mod args;
 mod baseline;
 mod check;
@@ -111,6 +112,7 @@ fn dispatch(command: Command, trust: baton::plan::Trust, mpi: Option<MpiEntry>) 
             expand::run(&plan, format, max_listed, given, trust)
         }
         Command::Run(args) => run::run(&run::Args { trust, ..args }, mpi),
+        Command::Accept(args) => accept::run(&accept::Args { trust, ..args }),
         Command::Render(args) => render::run(&render::Args::of(args, trust)),
         Command::Ranks => ranks::run(),
         Command::Probe(a) => probe::run(a),

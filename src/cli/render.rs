@@ -78,6 +78,9 @@ pub fn run(args: &Args) -> Outcome {
             "--submit submits the slurm script: add `--target slurm`",
         ));
     }
+    if baton::acceptance::is_acceptance_file(&args.plan) {
+        return super::accept::render(args);
+    }
     let opened = open_plan(&args.plan, args.trust)?;
     let (loaded, text, vouched) = (opened.loaded, opened.text, opened.vouched);
     let sweep = sweep_of(args, &loaded.plan)?;

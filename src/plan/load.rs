@@ -95,7 +95,7 @@ const MAX_REPLAYED_EVENTS: usize = 100_000;
 
 /// `duplicates` is `PassThrough` for the located tree, so that the structural pass reports every
 /// duplicate key with the line of its first occurrence, and `Error` for the typed pass.
-fn options(duplicates: serde_saphyr::DuplicateKeyPolicy) -> serde_saphyr::Options {
+pub(crate) fn options(duplicates: serde_saphyr::DuplicateKeyPolicy) -> serde_saphyr::Options {
     let mut o = serde_saphyr::Options::default();
     let mut b = serde_saphyr::Budget::default();
     b.max_depth = MAX_DEPTH;

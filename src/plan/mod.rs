@@ -7,7 +7,7 @@ pub mod files;
 mod hints;
 pub mod jobs;
 mod load;
-mod loc;
+pub mod loc;
 mod model;
 mod partial;
 mod raw;
@@ -19,6 +19,7 @@ mod trust;
 pub use check::{MAX_JOBS, MAX_RANKS, MAX_SIZES_PER_TEST};
 pub use diag::{Diagnostic, Level, MAX_SHOWN, Report};
 pub use files::{PlanFileError, PlanFiles};
+pub(crate) use load::options as yaml_options;
 pub use load::{
     LoadError, Loaded, MAX_PLAN_BYTES, Vouched, load_file, load_file_with, parse_bytes,
     parse_bytes_with, parse_str, parse_str_vouched, parse_str_with, parse_tree, read_file,

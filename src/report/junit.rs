@@ -26,6 +26,12 @@ impl Exporter for JunitExporter {
     }
 }
 
+/// A test suite per job of `g` (per node set of a node-set run): what an acceptance's combined
+/// `junit.xml` gathers phase by phase.
+pub fn suites(g: &Grade) -> Vec<TestSuite> {
+    g.jobs.iter().map(|j| suite(g, j)).collect()
+}
+
 fn suite(g: &Grade, j: &JobVerdict) -> TestSuite {
     let mut s = TestSuite::new(j.id.clone());
     s.add_properties(properties(g, j));

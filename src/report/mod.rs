@@ -27,12 +27,14 @@ use std::path::{Path, PathBuf};
 
 pub use chart::ChartExporter;
 pub use compare::render_comparison;
+pub use escape::text as md_escape;
 pub use faults::fault_lines;
 pub use html::HtmlExporter;
 pub use json::{JsonExporter, Verdict, verdict_schema};
-pub use junit::{JunitExporter, failed_before_measuring};
+pub use junit::{JunitExporter, failed_before_measuring, suites as junit_suites};
 pub use markdown::MarkdownExporter;
 pub use text::TextExporter;
+pub use xml::document as xml_document;
 
 use crate::grade::Grade;
 

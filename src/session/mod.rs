@@ -24,7 +24,7 @@ pub use inputs::{
     unusable_input,
 };
 pub use nodes::{NodeRequest, NodesError, for_run as nodes_for_run, selected_tests};
-pub use opened::{OpenError, OpenedPlan, open, open_with, plan_files};
+pub use opened::{OpenError, OpenedPlan, open, open_bytes, open_with, plan_files};
 pub use outputs::{
     NodesWritten, verdict_json, verdict_text, write_junit, write_nodes, write_report,
 };

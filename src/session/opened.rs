@@ -49,9 +49,35 @@ pub fn open_with(path: &Path, trust: Trust, layers: &Layers) -> Result<OpenedPla
         LoadError::Invalid(report) => OpenError::Invalid(report),
         e => OpenError::Unreadable(e),
     })?;
+    Ok(opened(path, trust, layered))
+}
+
+/// Checks plan `bytes` (named `name` in diagnostics) as the plan at `path`, with `layers` laid
+/// over it: an acceptance phase's plan, built from its file or written inline, is opened here.
+pub fn open_bytes(
+    path: &Path,
+    name: &str,
+    bytes: &[u8],
+    trust: Trust,
+    layers: &Layers,
+) -> Result<OpenedPlan, OpenError> {
+    // The checks refuse anything but UTF-8 and say where.
+    let text = std::str::from_utf8(bytes).map_err(|_| {
+        OpenError::Invalid(
+            crate::plan::parse_bytes_with(name, bytes, trust)
+                .err()
+                .unwrap_or_else(|| Report::new(name, "")),
+        )
+    })?;
+    let layered =
+        crate::site::parse_layered(name, text, trust, layers).map_err(OpenError::Invalid)?;
+    Ok(opened(path, trust, layered))
+}
+
+fn opened(path: &Path, trust: Trust, layered: crate::site::Layered) -> OpenedPlan {
     let jobs = expand(&layered.loaded.plan).jobs;
     let identity = plan_identity(&layered.loaded.plan, &jobs);
-    Ok(OpenedPlan {
+    OpenedPlan {
         path: path.to_path_buf(),
         text: layered.text,
         loaded: layered.loaded,
@@ -60,7 +86,7 @@ pub fn open_with(path: &Path, trust: Trust, layers: &Layers) -> Result<OpenedPla
         trust,
         vouched: layered.vouched,
         site: layered.site,
-    })
+    }
 }
 
 /// The files beside the plan at `path` it may read, as `trust` allows; beside the plan a

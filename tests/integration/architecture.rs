@@ -47,6 +47,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
     ("runner", &["runner"]),
     ("session", &["session"]),
+    ("acceptance", &["acceptance"]),
 ];
 
 /// Where printing is the job: the CLI's UI module, and `baton::stdout`, the guarded writer it

@@ -6,6 +6,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod acceptance;
 mod acceptance_report;
 mod architecture;
 mod cli;

@@ -134,3 +134,17 @@ fn plan_schema_validates_the_launch_keys() {
         assert!(!v.is_valid(&plan(bad.clone())), "{bad}");
     }
 }
+
+#[test]
+fn acceptance_schemas_match_types() {
+    let s = baton::acceptance::acceptance_schema();
+    for key in ["acceptance", "name", "phases"] {
+        assert!(s["properties"][key].is_object(), "{key}");
+    }
+    check("acceptance.schema.json", s);
+    let s = baton::acceptance::outcome_schema();
+    for key in ["phases", "node_verdicts", "findings", "ran_by"] {
+        assert!(s["properties"][key].is_object(), "{key}");
+    }
+    check("acceptance-outcome.schema.json", s);
+}

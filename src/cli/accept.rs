@@ -1,0 +1,299 @@
+//! `baton accept FILE -o DIR`: an acceptance's phases in order over one node list (the
+//! allocation's, `--nodes` or `--hostfile`), resumable by running the same command again; and
+//! what `baton check` says of an acceptance file.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use baton::acceptance::{self, Acceptance, PhaseRecord, Request, Told};
+use baton::plan::Trust;
+use baton::site::Layers;
+use baton::runner::events::{Events, RunEvent};
+use baton::stdout::visible;
+
+use super::Outcome;
+use super::error::CliError;
+
+use super::ui::{self, DiagFormat, Ui};
+
+/// `baton accept`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Args {
+    /// Acceptance file (`acceptance: 1`, docs/acceptance.md).
+    pub file: PathBuf,
+    /// Directory for every phase's results (`phases/NN-NAME/`) and the combined outputs.
+    /// Running the same command again resumes where it stopped.
+    #[arg(long, short = 'o', default_value = "baton-accept")]
+    pub out: PathBuf,
+    /// The nodes to accept (a Slurm hostlist) instead of the allocation's.
+    #[arg(long, value_name = "HOSTLIST")]
+    pub nodes: Option<String>,
+    /// The nodes to accept, one per line, instead of the allocation's.
+    #[arg(long, value_name = "FILE", conflicts_with = "nodes")]
+    pub hostfile: Option<PathBuf>,
+    /// `--trust-plan`, a global option: set from it after parsing.
+    #[arg(skip)]
+    pub trust: Trust,
+}
+
+fn load(path: &Path, format: DiagFormat) -> Result<Acceptance, CliError> {
+    acceptance::load(path).map_err(|report| CliError::Plan {
+        report: Box::new(report),
+        format,
+    })
+}
+
+/// Every phase's plan opened, before anything runs: a mistake in the last phase is found
+/// before the first one measures.
+fn open_phases(
+    doc: &Acceptance,
+    trust: Trust,
+    layers: &Layers,
+) -> Result<Vec<String>, CliError> {
+    let mut lines = Vec::new();
+    let mut problems = Vec::new();
+    for p in &doc.phases {
+        match acceptance::open_phase(doc, p, trust, layers) {
+            Ok(o) => lines.push(format!(
+                "  {}: plan {} ({} test(s), {} job(s))",
+                p.name,
+                o.loaded.plan.name,
+                o.loaded.plan.tests.len(),
+                o.jobs.len()
+            )),
+            Err(e) => problems.push(format!(
+                "error: {}: {}",
+                doc.file.display(),
+                visible(&e.to_string())
+            )),
+        }
+    }
+    if problems.is_empty() {
+        Ok(lines)
+    } else {
+        Err(CliError::Invalid(problems.join("\n")))
+    }
+}
+
+/// `baton check` of an acceptance file.
+pub fn check(path: &Path, format: DiagFormat, trust: Trust) -> Result<(), CliError> {
+    let doc = load(path, format)?;
+    let layers = super::load::layers(format)?;
+    let lines = open_phases(&doc, trust, &layers)?;
+    let mut out = format!(
+        "{}: ok (acceptance {}, {} phases)\n",
+        path.display(),
+        doc.name,
+        doc.phases.len()
+    );
+    for l in lines {
+        out.push_str(&l);
+        out.push('\n');
+    }
+    ui::out(&out)?;
+    Ok(())
+}
+
+/// The node list of the acceptance.
+fn hosts(args: &Args) -> Result<Vec<String>, CliError> {
+    use baton::expand::nodesets;
+    let bad = |e: &dyn std::fmt::Display| CliError::invalid(visible(&e.to_string()));
+    if let Some(f) = &args.hostfile {
+        let list =
+            nodesets::given_hostfile(&baton::plan::Nodes::default(), f).map_err(|e| bad(&e))?;
+        return Ok(list.hosts.unwrap_or_default());
+    }
+    let text = match &args.nodes {
+        Some(h) => h.clone(),
+        None => std::env::var(nodesets::SLURM_NODELIST).map_err(|_| {
+            CliError::invalid(
+                "baton accept needs the nodes to accept: run it inside a Slurm allocation \
+                 (SLURM_JOB_NODELIST), or pass --nodes HOSTLIST or --hostfile FILE",
+            )
+        })?,
+    };
+    baton::nodeset::expand(&text).map_err(|e| bad(&format!("--nodes {text:?}: {e}")))
+}
+
+pub fn run(args: &Args) -> Outcome {
+    let doc = load(&args.file, DiagFormat::Human)?;
+    let layers = super::load::layers(DiagFormat::Human)?;
+    open_phases(&doc, args.trust, &layers)?;
+    let hosts = hosts(args)?;
+    baton::output::ensure_dir(&args.out)?;
+    ui::say(&format!(
+        "baton: acceptance {} over {} node(s): {} ({} phases) into {}",
+        doc.name,
+        hosts.len(),
+        baton::nodeset::compress(&hosts),
+        doc.phases.len(),
+        args.out.display()
+    ));
+    let ui_events = Arc::new(Ui::for_node_sets());
+    let tell = |t: Told<'_>| ui::say(&told(&t));
+    let req = Request {
+        doc: &doc,
+        out: &args.out,
+        hosts: hosts.clone(),
+        trust: args.trust,
+        layers: &layers,
+        events: ui_events.clone(),
+        tell: &tell,
+    };
+    let ran = acceptance::run(&req);
+    Events::event(&*ui_events, &RunEvent::End);
+    let o = ran.map_err(|e| CliError::Ended(e.exit(), format!("baton: {e}")))?;
+    let by = acceptance::RanBy {
+        user: std::env::var("USER")
+            .or_else(|_| std::env::var("LOGNAME"))
+            .ok(),
+        host: baton::host::hostname(),
+        baton: env!("CARGO_PKG_VERSION").to_string(),
+        directory: std::env::current_dir().map_or(String::new(), |d| d.display().to_string()),
+    };
+    let a = acceptance::outcome(&doc, &hosts, &o, by);
+    acceptance::write_all(&args.out, &a, &o.grades)?;
+    ui::out(&acceptance::summary(&a))?;
+    ui::say(&format!(
+        "baton: acceptance.json, nodes.json, drain.sh, junit.xml, verdict.json and report.md in {}",
+        args.out.display()
+    ));
+    if !a.failed.is_empty() {
+        let drain = args.out.join("drain.sh");
+        ui::say(&format!(
+            "baton: to drain the failed nodes, review and run {}",
+            drain.display()
+        ));
+    }
+    if o.interrupted.is_some() {
+        ui::say(&format!(
+            "baton: stopped by a signal; `baton accept {} -o {}` resumes at the phase and set it reached",
+            args.file.display(),
+            args.out.display()
+        ));
+    }
+    Ok(o.exit)
+}
+
+fn told(t: &Told<'_>) -> String {
+    match t {
+        Told::Starting { phase, hosts, out } => {
+            let left = if out.is_empty() {
+                String::new()
+            } else {
+                let o: Vec<&String> = out.iter().map(|(h, _)| h).collect();
+                format!("; left out {}", baton::nodeset::compress(&o))
+            };
+            format!(
+                "baton: phase {phase}: on {} node(s): {}{left}",
+                hosts.len(),
+                baton::nodeset::compress(hosts)
+            )
+        }
+        Told::ReadBack(r) => format!(
+            "baton: phase {}: finished before ({}), read back",
+            r.name,
+            word(r)
+        ),
+        Told::Ended(r) => format!("baton: phase {}: {}", r.name, word(r)),
+        Told::NotRun(r) => format!(
+            "baton: phase {}: {}: {}",
+            r.name,
+            word(r),
+            r.why.as_deref().unwrap_or("")
+        ),
+    }
+}
+
+fn word(r: &PhaseRecord) -> String {
+    let faulty: Vec<&str> = r
+        .nodes
+        .iter()
+        .filter(|n| n.verdict.is_fault())
+        .map(|n| n.host.as_str())
+        .collect();
+    let s = serde_json::to_value(r.status).ok();
+    let s = s
+        .as_ref()
+        .and_then(|v| v.as_str())
+        .unwrap_or("?")
+        .replace('_', " ");
+    if faulty.is_empty() {
+        s
+    } else {
+        format!("{s}; failed or dead: {}", baton::nodeset::compress(&faulty))
+    }
+}
+
+/// `baton render -t slurm ACCEPTANCE`: one batch script that runs `baton accept` in the job's
+/// allocation, sized for the most demanding phase.
+pub fn render(args: &super::render::Args) -> Outcome {
+    use baton::render::Target;
+    if args.targets != [Target::Slurm] || args.submit.is_some() {
+        return Err(CliError::invalid(
+            "an acceptance renders as one slurm batch job: `-t slurm` (submit it with sbatch -N COUNT)",
+        ));
+    }
+    let doc = load(&args.plan, DiagFormat::Human)?;
+    let layers = super::load::layers(DiagFormat::Human)?;
+    let mut most = (1u64, 0u64, false);
+    for p in &doc.phases {
+        let o = acceptance::open_phase(&doc, p, args.trust, &layers)
+            .map_err(|e| CliError::invalid(visible(&e.to_string())))?;
+        let plan = &o.loaded.plan;
+        // Processes per node (one may drive several GPUs), and the GPUs they drive.
+        let per_node = plan.ranks_per_node().unwrap_or(1);
+        let ranks = plan.launch.ranks_per_node.map_or(per_node, u64::from);
+        let gpus = match plan.backend {
+            baton::plan::Backend::Nccl => per_node,
+            _ => 0,
+        };
+        most = (
+            most.0.max(ranks),
+            most.1.max(gpus),
+            most.2 || plan.launch.slurm.exclusive,
+        );
+    }
+    let nodes = match args.nodes.as_deref() {
+        None => None,
+        Some(n) => Some(n.parse::<u32>().map_err(|_| {
+            CliError::invalid(format!(
+                "--nodes {n:?}: an acceptance takes a node count here"
+            ))
+        })?),
+    };
+    let abs = |p: &Path| std::path::absolute(p).map(|a| a.display().to_string());
+    let file = abs(&args.plan)?;
+    let results = args.results.as_deref().map(abs).transpose()?;
+    let baton = args
+        .baton
+        .as_ref()
+        .map_or("baton".to_string(), |b| b.display().to_string());
+    let script = acceptance::slurm_script(&acceptance::ScriptInput {
+        name: &doc.name,
+        file: &file,
+        baton: &baton,
+        nodes,
+        ranks_per_node: most.0,
+        gpus_per_node: most.1,
+        exclusive: most.2,
+        results: results.as_deref(),
+    });
+    let path = args.out.join(format!("{}.sbatch", doc.name));
+    if !args.dry_run {
+        baton::output::ensure_dir(&args.out)?;
+        baton::output::write_atomic_mode(&path, script.as_bytes(), 0o755)?;
+    }
+    ui::out(&format!(
+        "wrote {} (slurm): acceptance {}, {} phases, run by `baton accept` in one batch job{}\n",
+        path.display(),
+        doc.name,
+        doc.phases.len(),
+        if args.dry_run {
+            "; dry run, nothing written"
+        } else {
+            ""
+        }
+    ))?;
+    Ok(baton::exit::Exit::Ok)
+}

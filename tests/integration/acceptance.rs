@@ -1,0 +1,106 @@
+//! The acceptance file as `baton check` and `baton accept` read it, before anything runs: the
+//! shipped acceptances check clean, mistakes are located, and a phase plan that cannot run
+//! stops `baton accept` before its first phase.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use crate::common::{code, show, tmp, write};
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn baton(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_baton"))
+        .args(args)
+        .arg("--color=never")
+        .env_remove("SLURM_JOB_NODELIST")
+        .env_remove("SLURM_JOB_ID")
+        .current_dir(dir)
+        .output()
+        .expect("baton runs")
+}
+
+#[test]
+fn the_shipped_acceptances_check_clean_with_every_phase_plan() {
+    for (file, phases) in [
+        ("acceptance/sim-cpu.yaml", 5),
+        ("acceptance/nccl-8gpu.yaml", 6),
+    ] {
+        let o = baton(root(), &["check", file]);
+        assert_eq!(code(&o), 0, "{file}: {}", show(&o));
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            out.starts_with(&format!("{file}: ok (acceptance ")),
+            "{out}"
+        );
+        assert!(out.contains(&format!("{phases} phases")), "{out}");
+        assert!(o.stderr.is_empty(), "{file}: {}", show(&o));
+        let text = std::fs::read_to_string(root().join(file)).unwrap();
+        assert_eq!(
+            text.lines().next(),
+            Some("# yaml-language-server: $schema=../schemas/acceptance.schema.json")
+        );
+    }
+}
+
+#[test]
+fn a_mistake_in_the_acceptance_file_is_located_exit_2() {
+    let d = tmp("accept-bad");
+    write(
+        &d,
+        "a.yaml",
+        "version: 1\nname: a\ntests: [ { name: t, collective: all_reduce, sizes: [8] } ]\n",
+    );
+    let f = write(
+        &d,
+        "acc.yaml",
+        "acceptance: 1\nname: x\nphases:\n  - name: A\n    plan: a.yaml\n  - name: C\n    plan: a.yaml\n    criteria:\n      - relative: { to: B }\n",
+    );
+    let o = baton(&d, &["check", f.to_str().unwrap()]);
+    assert_eq!(code(&o), 2, "{}", show(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("acc.yaml:9") && err.contains("`B` is no earlier phase"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_phase_plan_that_does_not_check_stops_accept_before_any_phase() {
+    let d = tmp("accept-bad-plan");
+    write(
+        &d,
+        "a.yaml",
+        "version: 1\nname: a\ntests: [ { name: t, collective: all_reduce, sizes: [8] } ]\n",
+    );
+    write(
+        &d,
+        "e.yaml",
+        "version: 1\nname: e\ntests: [ { name: t, collective: all_reduse, sizes: [8] } ]\n",
+    );
+    let f = write(
+        &d,
+        "acc.yaml",
+        "acceptance: 1\nname: x\nphases:\n  - name: A\n    plan: a.yaml\n  - name: E\n    plan: e.yaml\n",
+    );
+    let out = d.join("out");
+    let o = baton(
+        &d,
+        &[
+            "accept",
+            f.to_str().unwrap(),
+            "--nodes",
+            "n[1-2]",
+            "-o",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code(&o), 2, "{}", show(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("phase E") && err.contains("e.yaml:3"), "{err}");
+    assert!(!out.exists(), "nothing ran, nothing was written");
+    let o = baton(&d, &["accept", f.to_str().unwrap()]);
+    assert_eq!(code(&o), 2, "{}", show(&o));
+}
