@@ -21,6 +21,7 @@ pub mod environment;
 pub mod events;
 pub mod fault;
 pub mod interrupt;
+pub mod iterations;
 pub mod layout;
 pub mod lifecycle;
 #[cfg(feature = "mpi")]

@@ -559,6 +559,11 @@ fn table_header(
         s.check as u8,
         s.cuda_graph
     ));
+    if s.iterations && s.cuda_graph == 0 {
+        out.push_str(
+            "# Per-Iteration Report: CUDA event timing; i_* uses max over process rows \n",
+        );
+    }
     out.push_str("#\n# Using devices\n");
     for (r, host) in hosts.iter().enumerate() {
         let color = groups
@@ -572,7 +577,12 @@ fn table_header(
         ));
     }
     out.push_str("#\n");
-    for h in table::HEADER {
+    let header = if s.iterations && s.cuda_graph == 0 {
+        table::HEADER_ITERATIONS
+    } else {
+        table::HEADER
+    };
+    for h in header {
         out.push_str(h);
         out.push('\n');
     }

@@ -18,6 +18,7 @@ mod hostile_input;
 mod ingest;
 mod ingest_fuzz;
 mod integrity;
+mod iterations;
 mod junit;
 mod nodesets;
 mod outputs;
