@@ -20,6 +20,7 @@ pub mod table;
 pub mod environment;
 pub mod events;
 pub mod fault;
+pub mod hang;
 pub mod interrupt;
 pub mod iterations;
 pub mod layout;

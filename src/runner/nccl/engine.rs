@@ -394,11 +394,17 @@ impl<W: World> Engine for NcclEngine<'_, W> {
                 return Err(e);
             }
             if start.elapsed() > self.timeout {
+                // Asked before the abort: afterwards RAS no longer knows the communicators.
+                let ras = (self.world.rank() == 0)
+                    .then(crate::runner::hang::ask)
+                    .flatten()
+                    .map(|a| format!("; {}", crate::runner::hang::words(&a, &[], &[])))
+                    .unwrap_or_default();
                 self.abort_all();
                 return Err(EngineError::new(
                     ErrorKind::Timeout,
                     format!(
-                        "collective did not complete within {} (communicators aborted)",
+                        "collective did not complete within {} (communicators aborted){ras}",
                         humantime::format_duration(self.timeout)
                     ),
                 ));
