@@ -562,30 +562,7 @@ fn a_stopped_rank_is_named_by_ras_in_the_timeout_record() {
     let plan = "version: 1\nname: stop\nbackend: nccl\nlaunch: { nodes: 1, ranks_per_node: 4 }\ndefaults: { warmup: 1, timeout: 20s }\ntests:\n  - name: first\n    collective: all_reduce\n    sizes: [1M]\n  - name: long\n    collective: all_reduce\n    sizes: [16M]\n    iters: 100000\n";
     let (d, p, _) = common::plan_dir("gpu-ras-stop", plan);
     let out = d.join("out");
-    let child = Command::new("mpirun")
-        .args([
-            "-np",
-            "4",
-            "--allow-run-as-root",
-            "--oversubscribe",
-            "--bind-to",
-            "none",
-        ])
-        .args([
-            "-x",
-            "LD_LIBRARY_PATH",
-            "-x",
-            "NCCL_MULTI_RANK_GPU_ENABLE",
-            "-x",
-            "NCCL_NVLS_ENABLE",
-        ])
-        .args([
-            env!("CARGO_BIN_EXE_baton"),
-            "run",
-            common::p(&p),
-            "-o",
-            common::p(&out),
-        ])
+    let child = four_ranks(&p, &out, &[])
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();

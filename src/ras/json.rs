@@ -113,13 +113,7 @@ pub fn parse(text: &str) -> Result<Report, serde_json::Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn fixture(name: &str) -> String {
-        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/data/ras")
-            .join(name);
-        std::fs::read_to_string(p).unwrap()
-    }
+    use crate::ras::fixture;
 
     #[test]
     fn a_healthy_job_of_nccl_2_30_7() {

@@ -152,3 +152,12 @@ impl Report {
         format!("RAS{version}: {}", said.join("; "))
     }
 }
+
+/// A recorded RAS answer of `tests/data/ras/`.
+#[cfg(test)]
+fn fixture(name: &str) -> String {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/ras")
+        .join(name);
+    std::fs::read_to_string(p).unwrap()
+}

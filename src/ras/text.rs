@@ -183,13 +183,7 @@ fn mark_dead(r: &mut Report, dead: &[(u64, String, Option<u32>)]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn fixture(name: &str) -> String {
-        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/data/ras")
-            .join(name);
-        std::fs::read_to_string(p).unwrap()
-    }
+    use crate::ras::fixture;
 
     #[test]
     fn a_healthy_job_of_nccl_2_30_7_names_nothing() {

@@ -539,6 +539,86 @@ mod tests {
         (err, e.resets)
     }
 
+    /// Counts the marks the loop makes; every op succeeds.
+    #[derive(Default)]
+    struct Marking {
+        begun: usize,
+        marks: usize,
+    }
+
+    impl Engine for Marking {
+        fn prepare(
+            &mut self,
+            _: Option<&str>,
+            _: usize,
+            _: u64,
+            _: bool,
+        ) -> Result<(), EngineError> {
+            Ok(())
+        }
+        fn init(&mut self, _: &OpSpec, _: u64) -> Result<(), EngineError> {
+            Ok(())
+        }
+        fn launch(&mut self, _: &OpSpec, _: u64) -> Result<(), EngineError> {
+            Ok(())
+        }
+        fn wait(&mut self) -> Result<(), EngineError> {
+            Ok(())
+        }
+        fn verify(&mut self, _: &OpSpec, _: u64) -> Result<u64, EngineError> {
+            Ok(0)
+        }
+        fn flip_output_element(&mut self, _: &OpSpec) -> Result<(), EngineError> {
+            Ok(())
+        }
+        fn marks_begin(&mut self, _: usize) -> Result<(), EngineError> {
+            self.begun += 1;
+            Ok(())
+        }
+        fn mark(&mut self, _: usize) -> Result<(), EngineError> {
+            self.marks += 1;
+            Ok(())
+        }
+        fn marked(&mut self) -> Result<Vec<f64>, EngineError> {
+            Ok(vec![1.0; 7])
+        }
+    }
+
+    #[test]
+    fn the_loop_marks_iterations_only_when_asked() {
+        let groups = [GroupInfo {
+            color: 0,
+            members: vec![0],
+        }];
+        let run = |iterations: bool| {
+            let settings = Settings {
+                iters: 7,
+                iterations,
+                ..Settings::default()
+            };
+            let job = JobRun {
+                collective: Collective::AllReduce,
+                dtype: Dtype::Float,
+                op: RedOp::Sum,
+                root: 0,
+                split: None,
+                sizes: &[1024],
+                settings: &settings,
+                groups: &groups,
+            };
+            let mut e = Marking::default();
+            let rows = sweep(&Solo, &mut e, &job, &mut 0, &mut Quiet).unwrap();
+            (e.begun, e.marks, rows)
+        };
+        let (begun, marks, rows) = run(false);
+        assert_eq!((begun, marks), (0, 0), "no per-iteration work when off");
+        assert!(rows[0].out_of_place.as_ref().unwrap().iterations.is_none());
+        let (begun, marks, rows) = run(true);
+        // Both placements: iters + 1 marks each (the start of every iteration, the loop's end).
+        assert_eq!((begun, marks), (2, 2 * 8));
+        assert!(rows[0].in_place.as_ref().unwrap().iterations.is_some());
+    }
+
     #[test]
     fn a_fatal_error_ends_the_sweep_without_a_reset() {
         let (err, resets) = run(true);
