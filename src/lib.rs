@@ -22,6 +22,7 @@ pub mod output;
 pub mod plan;
 pub mod probe;
 pub mod profile;
+pub mod ras;
 pub mod render;
 pub mod rendezvous;
 pub mod report;

@@ -56,6 +56,7 @@ pub fn criterion_text(c: &Criterion) -> String {
         Check::Variance(t) => format!("variance {t}"),
         Check::GroupSpread(t) => format!("group_spread {t}"),
         Check::Outlier(t) => format!("outlier {t}"),
+        Check::Straggler(s) => format!("straggler {s}"),
         Check::Profile(t) => format!("busbw {t} of profile"),
         Check::Relative(r) => match &r.results {
             Some(f) => format!("busbw {} of {} in {f}", r.busbw, r.to),

@@ -20,6 +20,7 @@ mod regression;
 mod relative;
 mod reruns;
 mod run_info;
+mod straggler;
 mod threshold;
 mod transport;
 mod trend;
@@ -328,6 +329,7 @@ fn grade_job<'e>(
             Check::Regression(t) => regression::evaluate(&ctx, c, t, text),
             Check::Variance(t) => variance::evaluate(&ctx, c, t, text),
             Check::GroupSpread(t) => group_spread::evaluate(&ctx, c, t, text),
+            Check::Straggler(s) => straggler::evaluate(&ctx, c, s, text),
             Check::Trend(t) => {
                 let results = trend.results.iter().find(|r| r.0 == file).map(|r| r.1);
                 trend::evaluate(&ctx, c, t, text, trend.history, results)

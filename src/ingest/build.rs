@@ -281,6 +281,7 @@ fn job(
             // Neither the text nor the JSON output states -a; nccl-tests' default is the mean.
             average: Average::Avg,
             in_place: InPlace::Both,
+            iterations: false,
         },
         layout: layout.clone(),
         groups: groups.to_vec(),

@@ -12,6 +12,7 @@ mod model;
 mod partial;
 mod raw;
 pub mod revision;
+pub mod straggler;
 mod structure;
 pub mod transport_rule;
 mod trust;

@@ -100,6 +100,9 @@ pub struct Settings {
     pub in_place: InPlace,
     #[serde(serialize_with = "ser_duration")]
     pub timeout: Duration,
+    /// Per-iteration, per-rank timing (nccl-tests `-I 1`): off unless asked, so the timed loop
+    /// does no per-iteration work.
+    pub iterations: bool,
 }
 
 impl Default for Settings {
@@ -115,6 +118,7 @@ impl Default for Settings {
             average: Average::Avg,
             in_place: InPlace::Both,
             timeout: Duration::from_secs(300),
+            iterations: false,
         }
     }
 }
@@ -336,6 +340,8 @@ pub enum Check {
     Profile(Threshold),
     /// busbw as a share of another job's of the same run, size by size.
     Relative(Relative),
+    /// No rank or split group whose per-iteration statistic stands out (`p99 <= 2x median`).
+    Straggler(crate::plan::straggler::Straggler),
 }
 
 /// `relative: { to, busbw }`.
@@ -361,6 +367,7 @@ impl Check {
             Check::Variance(_) => "variance",
             Check::GroupSpread(_) => "group_spread",
             Check::Outlier(_) => "outlier",
+            Check::Straggler(_) => "straggler",
             Check::Profile(_) => "busbw",
             Check::Relative(_) => "relative",
             Check::Trend(_) => "trend",

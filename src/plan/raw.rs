@@ -46,6 +46,8 @@ macro_rules! with_settings {
             pub in_place: Option<Loc<String>>,
             /// Longest one size may take (warm-up + iterations) before it counts as hung, e.g. `5m`.
             pub timeout: Option<Loc<String>>,
+            /// Per-iteration, per-rank timing (nccl-tests `-I 1`, default false); not with `cuda_graph`.
+            pub iterations: Option<Loc<bool>>,
         }
     };
 }
@@ -274,6 +276,9 @@ pub struct RawCriterion {
     /// Largest deficit below the median of the node sets of the same shape, e.g. `<= 10%`:
     /// fleet-relative, so it needs no absolute number. Needs `over:` other than `all`.
     pub outlier: Option<Loc<String>>,
+    /// No rank (or split group) whose per-iteration statistic exceeds a multiple of the others'
+    /// median, e.g. `p99 <= 2x median`. Needs `iterations: true`.
+    pub straggler: Option<Loc<String>>,
     /// Largest busbw drop below the median of this job's last runs on the same hosts, from the
     /// history store: `<= 5% below the median of the last 10 runs`. Without `at`, the largest size.
     pub trend: Option<Loc<String>>,

@@ -328,6 +328,9 @@ pub struct JobSettings {
     pub check: bool,
     pub average: Average,
     pub in_place: InPlace,
+    /// Per-iteration, per-rank timing was on (`iterations: true`, nccl-tests `-I 1`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub iterations: bool,
 }
 
 impl From<&crate::plan::Settings> for JobSettings {
@@ -340,6 +343,7 @@ impl From<&crate::plan::Settings> for JobSettings {
             check: s.check,
             average: s.average,
             in_place: s.in_place,
+            iterations: s.iterations,
         }
     }
 }
@@ -440,6 +444,58 @@ pub struct Cell {
     /// Per split group; empty without a split.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub groups: Vec<GroupCell>,
+    /// Per-iteration, per-rank timing (`iterations: true`); absent when it was off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iterations: Option<Iterations>,
+}
+
+/// The distribution of one series of iteration times, µs per op, as nccl-tests `-I` computes
+/// it: p50 the upper median, p95/p99 nearest-rank, stdev over the whole population.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct IterationStats {
+    pub min_us: f64,
+    pub max_us: f64,
+    pub avg_us: f64,
+    pub p50_us: f64,
+    pub p95_us: f64,
+    pub p99_us: f64,
+    pub stdev_us: f64,
+    /// stdev / avg, in percent (nccl-tests `i_cv%`).
+    pub cv_pct: f64,
+}
+
+/// A cell's iterations: what nccl-tests `-I` prints, and each rank's own share of it, so the
+/// rank that makes an iteration slow can be named.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Iterations {
+    /// Over each iteration's slowest rank (nccl-tests' `i_min`, `i_max`, `i_p99`, `i_cv%`,
+    /// which take the max over process rows per iteration).
+    pub summary: IterationStats,
+    /// Each iteration's time on its slowest rank (nccl-tests' `times_us`).
+    pub times_us: Vec<f64>,
+    /// Every rank's own iterations, in plan-rank order.
+    pub ranks: Vec<RankIterations>,
+}
+
+/// One rank's iterations of a cell.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RankIterations {
+    /// Plan rank.
+    pub rank: u64,
+    #[serde(flatten)]
+    pub stats: IterationStats,
+}
+
+impl Iterations {
+    /// The rank whose iteration p99 is highest (the first of equals).
+    pub fn slowest(&self) -> Option<&RankIterations> {
+        self.ranks
+            .iter()
+            .fold(None, |best: Option<&RankIterations>, r| match best {
+                Some(b) if b.stats.p99_us >= r.stats.p99_us => Some(b),
+                _ => Some(r),
+            })
+    }
 }
 
 impl Cell {
@@ -452,6 +508,7 @@ impl Cell {
             wrong,
             error: None,
             groups: Vec::new(),
+            iterations: None,
         }
     }
 
@@ -464,6 +521,7 @@ impl Cell {
             wrong: None,
             error: Some(error.into()),
             groups: Vec::new(),
+            iterations: None,
         }
     }
 }

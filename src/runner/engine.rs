@@ -103,6 +103,20 @@ pub trait Engine {
     fn replay(&mut self) -> Result<(), EngineError> {
         Err(no_graphs())
     }
+    /// Per-iteration timing (nccl-tests `-I`): room for `n` marks, made before the timed loop so
+    /// the loop itself allocates nothing. Only called when the job asks for iterations.
+    fn marks_begin(&mut self, _n: usize) -> Result<(), EngineError> {
+        Ok(())
+    }
+    /// Mark `i` in this rank's order of work: the start of timed iteration `i`, or, for the
+    /// last, the end of the loop.
+    fn mark(&mut self, _i: usize) -> Result<(), EngineError> {
+        Ok(())
+    }
+    /// After `wait`: µs between consecutive marks, one per iteration (empty: no marks here).
+    fn marked(&mut self) -> Result<Vec<f64>, EngineError> {
+        Ok(Vec::new())
+    }
     /// Enqueues (or, for blocking backends, runs) iteration `idx` of `op`.
     fn launch(&mut self, op: &OpSpec, idx: u64) -> Result<(), EngineError>;
     /// Waits for everything enqueued.

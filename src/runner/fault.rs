@@ -175,6 +175,15 @@ impl<E: Engine> Engine for Faulty<'_, E> {
         }
         self.inner.launch(op, idx)
     }
+    fn marks_begin(&mut self, n: usize) -> Result<(), EngineError> {
+        self.inner.marks_begin(n)
+    }
+    fn mark(&mut self, i: usize) -> Result<(), EngineError> {
+        self.inner.mark(i)
+    }
+    fn marked(&mut self) -> Result<Vec<f64>, EngineError> {
+        self.inner.marked()
+    }
     fn capture_begin(&mut self) -> Result<(), EngineError> {
         self.inner.capture_begin()
     }

@@ -20,7 +20,9 @@ pub mod table;
 pub mod environment;
 pub mod events;
 pub mod fault;
+pub mod hang;
 pub mod interrupt;
+pub mod iterations;
 pub mod layout;
 pub mod lifecycle;
 #[cfg(feature = "mpi")]

@@ -214,8 +214,8 @@ pub struct RankMode<'a> {
     pub finish: Finish,
 }
 
-/// When transports are wanted, NCCL's log goes to a file per rank: set up before any thread
-/// (MPI, CUDA, NCCL) starts.
+/// When transports are wanted, NCCL's log goes to a file per rank, and every NCCL process gets
+/// a RAS port of its own (`hang`): set up before any thread (MPI, CUDA, NCCL) starts.
 pub fn capture_for(
     opts: &RunOptions,
     plan: &Plan,
@@ -229,6 +229,10 @@ pub fn capture_for(
         crate::output::ensure_dir(&opts.out_dir).map_err(super::outdir::OutDirError::from)?;
         // SAFETY: nothing has started a thread yet: the world, CUDA and NCCL come after this.
         unsafe { c.apply_to_this_process() };
+    }
+    if plan.backend == Backend::Nccl {
+        // SAFETY: as above, before any thread.
+        unsafe { super::hang::listen_here() };
     }
     Ok(capture)
 }

@@ -6,9 +6,10 @@
 use std::time::Instant;
 
 use super::engine::{Engine, EngineError, OpSpec};
+use super::iterations;
 use crate::collective::{Collective, Dtype, RedOp, Traffic};
 use crate::plan::{Average, Settings};
-use crate::results::{Cell, ErrorKind, GroupCell, GroupInfo, Placement, Row};
+use crate::results::{Cell, ErrorKind, GroupCell, GroupInfo, Iterations, Placement, Row};
 use crate::world::World;
 
 /// One job as a rank runs it.
@@ -294,6 +295,43 @@ fn enqueue<E: Engine>(
     Ok(())
 }
 
+/// The timed loop with a mark at every iteration boundary (nccl-tests `-I`: the mark goes
+/// after `group_start`, before the iteration's ops, and once more after the last).
+fn enqueue_marked<E: Engine>(
+    engine: &mut E,
+    spec: &OpSpec,
+    iters: u64,
+    m: u64,
+) -> Result<(), EngineError> {
+    for it in 0..iters {
+        if m > 1 {
+            engine.group_start()?;
+        }
+        engine.mark(it as usize)?;
+        for a in 0..m {
+            engine.launch(spec, it * m + a)?;
+        }
+        if m > 1 {
+            engine.group_end()?;
+        }
+    }
+    engine.mark(iters as usize)
+}
+
+/// Every rank's iteration times (µs per op) → the cell's iterations.
+fn gather_iterations<W: World, E: Engine>(world: &W, engine: &mut E, m: u64) -> Option<Iterations> {
+    let mine: Vec<f64> = engine
+        .marked()
+        .map(|t| t.into_iter().map(|x| x / m as f64).collect())
+        .unwrap_or_default();
+    let all = world.all_gather_string(&iterations::encode(&mine));
+    iterations::of_ranks(
+        &all.iter()
+            .map(|t| iterations::decode(t))
+            .collect::<Vec<_>>(),
+    )
+}
+
 /// Records what `ops` enqueues into the engine's graph; the recording ends even when `ops`
 /// fails, so the stream is usable again.
 fn record<E: Engine>(
@@ -317,9 +355,14 @@ fn measure<W: World, E: Engine>(
     let s = job.settings;
     let m = s.agg_iters.max(1) as u64;
     let graphs = s.cuda_graph as u64;
+    // As nccl-tests: no per-iteration timing inside a replayed graph.
+    let marked = s.iterations && graphs == 0;
     let primed = (|| -> Result<(), EngineError> {
         if s.check {
             engine.init(spec, INIT_SEED)?;
+        }
+        if marked {
+            engine.marks_begin(s.iters as usize + 1)?;
         }
         engine.launch(spec, 0)?;
         engine.wait()
@@ -337,6 +380,8 @@ fn measure<W: World, E: Engine>(
     }
     let timed = if graphs > 0 {
         (0..graphs).try_for_each(|_| engine.replay())
+    } else if marked {
+        enqueue_marked(engine, spec, s.iters as u64, m)
     } else {
         enqueue(engine, spec, s.iters as u64, m)
     }
@@ -344,6 +389,9 @@ fn measure<W: World, E: Engine>(
     .map(|_| t0.elapsed().as_secs_f64() * 1e6 / (s.iters as u64 * m * graphs.max(1)) as f64);
     consensus(world, engine, timed.as_ref().err(), rows.clone())?;
     let times = world.all_gather_f64(timed.unwrap_or(f64::NAN));
+    let per_iteration = marked
+        .then(|| gather_iterations(world, engine, m))
+        .flatten();
     world.barrier();
 
     let checked =
@@ -376,6 +424,7 @@ fn measure<W: World, E: Engine>(
     let t = aggregate(s.average, &times);
     let (algbw, busbw) = job.collective.bandwidths(size0, t, n0);
     let mut cell = Cell::measured(t, algbw, busbw, None);
+    cell.iterations = per_iteration;
     if let Some(w) = &wrongs {
         cell.wrong = checked.then(|| w.iter().sum());
     }
@@ -488,6 +537,86 @@ mod tests {
         };
         let err = sweep(&Solo, &mut e, &job, &mut 0, &mut Quiet).unwrap_err();
         (err, e.resets)
+    }
+
+    /// Counts the marks the loop makes; every op succeeds.
+    #[derive(Default)]
+    struct Marking {
+        begun: usize,
+        marks: usize,
+    }
+
+    impl Engine for Marking {
+        fn prepare(
+            &mut self,
+            _: Option<&str>,
+            _: usize,
+            _: u64,
+            _: bool,
+        ) -> Result<(), EngineError> {
+            Ok(())
+        }
+        fn init(&mut self, _: &OpSpec, _: u64) -> Result<(), EngineError> {
+            Ok(())
+        }
+        fn launch(&mut self, _: &OpSpec, _: u64) -> Result<(), EngineError> {
+            Ok(())
+        }
+        fn wait(&mut self) -> Result<(), EngineError> {
+            Ok(())
+        }
+        fn verify(&mut self, _: &OpSpec, _: u64) -> Result<u64, EngineError> {
+            Ok(0)
+        }
+        fn flip_output_element(&mut self, _: &OpSpec) -> Result<(), EngineError> {
+            Ok(())
+        }
+        fn marks_begin(&mut self, _: usize) -> Result<(), EngineError> {
+            self.begun += 1;
+            Ok(())
+        }
+        fn mark(&mut self, _: usize) -> Result<(), EngineError> {
+            self.marks += 1;
+            Ok(())
+        }
+        fn marked(&mut self) -> Result<Vec<f64>, EngineError> {
+            Ok(vec![1.0; 7])
+        }
+    }
+
+    #[test]
+    fn the_loop_marks_iterations_only_when_asked() {
+        let groups = [GroupInfo {
+            color: 0,
+            members: vec![0],
+        }];
+        let run = |iterations: bool| {
+            let settings = Settings {
+                iters: 7,
+                iterations,
+                ..Settings::default()
+            };
+            let job = JobRun {
+                collective: Collective::AllReduce,
+                dtype: Dtype::Float,
+                op: RedOp::Sum,
+                root: 0,
+                split: None,
+                sizes: &[1024],
+                settings: &settings,
+                groups: &groups,
+            };
+            let mut e = Marking::default();
+            let rows = sweep(&Solo, &mut e, &job, &mut 0, &mut Quiet).unwrap();
+            (e.begun, e.marks, rows)
+        };
+        let (begun, marks, rows) = run(false);
+        assert_eq!((begun, marks), (0, 0), "no per-iteration work when off");
+        assert!(rows[0].out_of_place.as_ref().unwrap().iterations.is_none());
+        let (begun, marks, rows) = run(true);
+        // Both placements: iters + 1 marks each (the start of every iteration, the loop's end).
+        assert_eq!((begun, marks), (2, 2 * 8));
+        assert!(rows[0].in_place.as_ref().unwrap().iterations.is_some());
     }
 
     #[test]

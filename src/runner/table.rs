@@ -11,6 +11,13 @@ pub const HEADER: [&str; 3] = [
     "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)             (us)  (GB/s)  (GB/s)         ",
 ];
 
+/// The header of nccl-tests `-I 1`: each half gains i_min, i_max, i_p99 and i_cv%.
+pub const HEADER_ITERATIONS: [&str; 3] = [
+    "#                                                                 out-of-place (+ per-iteration)                                in-place (+ per-iteration)",
+    "#       size         count      type   redop    root     time   algbw   busbw  #wrong    i_min    i_max    i_p99    i_cv%     time   algbw   busbw  #wrong    i_min    i_max    i_p99    i_cv% ",
+    "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)             (us)     (us)     (us)      (%)     (us)  (GB/s)  (GB/s)             (us)     (us)     (us)      (%) ",
+];
+
 /// nccl-tests' `getFloatStr`: 2 decimals if they fit `width`, else 1, else 0, else exponent form.
 pub fn float_str(v: f64, width: usize) -> String {
     for decimals in [2, 1, 0] {
@@ -71,6 +78,12 @@ fn half(out: &mut String, cell: Option<&Cell>, checked_in_place: bool) {
                     let _ = write!(out, "  {}", g6(w));
                 }
                 _ => out.push_str("    N/A"),
+            }
+            if let Some(it) = &c.iterations {
+                let i = &it.summary;
+                for v in [i.min_us, i.max_us, i.p99_us, i.cv_pct] {
+                    let _ = write!(out, "  {}", float_str(v, 7));
+                }
             }
         }
         Some(c) => {

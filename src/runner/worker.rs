@@ -216,10 +216,16 @@ pub fn run_jobs<W: World, E: Engine>(
         Watchdog::start(Box::new(move |what: &str| {
             // Which ranks of this host cannot take part: what the record can say of whom the
             // collective waits for.
-            let what = match super::stalled::ranks_not_running(me, &hosts, &pids) {
+            let mut what = match super::stalled::ranks_not_running(me, &hosts, &pids) {
                 Some(seen) => format!("{what}; {seen}"),
                 None => what.to_string(),
             };
+            // NCCL's own view, asked before the abort where the engine saw the hang first.
+            if me == 0
+                && let Some(answer) = super::hang::last_or_ask()
+            {
+                what = format!("{what}; {}", super::hang::words(&answer, &hosts, &pids));
+            }
             events.event(&RunEvent::RankTimeout {
                 rank: me,
                 what: &what,
@@ -559,6 +565,11 @@ fn table_header(
         s.check as u8,
         s.cuda_graph
     ));
+    if s.iterations && s.cuda_graph == 0 {
+        out.push_str(
+            "# Per-Iteration Report: CUDA event timing; i_* uses max over process rows \n",
+        );
+    }
     out.push_str("#\n# Using devices\n");
     for (r, host) in hosts.iter().enumerate() {
         let color = groups
@@ -572,7 +583,12 @@ fn table_header(
         ));
     }
     out.push_str("#\n");
-    for h in table::HEADER {
+    let header = if s.iterations && s.cuda_graph == 0 {
+        table::HEADER_ITERATIONS
+    } else {
+        table::HEADER
+    };
+    for h in header {
         out.push_str(h);
         out.push('\n');
     }

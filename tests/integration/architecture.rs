@@ -30,6 +30,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         ],
     ),
     ("node evidence", &["probe"]),
+    ("NCCL's evidence", &["ras"]),
     ("output", &["output"]),
     ("node sets", &["nodeset"]),
     ("plan", &["plan"]),

@@ -21,6 +21,7 @@ mod hostile_input;
 mod ingest;
 mod ingest_fuzz;
 mod integrity;
+mod iterations;
 mod junit;
 mod metrics;
 mod node_verdicts;

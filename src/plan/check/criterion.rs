@@ -26,6 +26,7 @@ impl Checker<'_> {
             ("outlier", c.outlier.as_ref().map(|v| v.pos)),
             ("relative", c.relative.as_ref().map(|v| v.to.pos)),
             ("trend", c.trend.as_ref().map(|v| v.pos)),
+            ("straggler", c.straggler.as_ref().map(|v| v.pos)),
         ]
         .into_iter()
         .filter_map(|(k, p)| p.map(|p| (k, p)))
@@ -39,7 +40,7 @@ impl Checker<'_> {
             0 => {
                 self.err(
                     Diagnostic::error("criterion has no metric", anchor)
-                        .help("give one of busbw, algbw, time, wrong, transport, regression, variance, group_spread, outlier, relative, trend"),
+                        .help("give one of busbw, algbw, time, wrong, transport, regression, variance, group_spread, outlier, relative, trend, straggler"),
                 );
                 return None;
             }
@@ -223,6 +224,8 @@ impl Checker<'_> {
                 );
             }
             pct(self, v, "outlier").map(Check::Outlier)
+        } else if let Some(v) = &c.straggler {
+            self.straggler(v, ctx)
         } else if let Some(v) = &c.trend {
             match crate::units::parse_trend(&v.value) {
                 Ok(t) => Some(Check::Trend(t)),
@@ -330,6 +333,30 @@ impl Checker<'_> {
 }
 
 /// `>= 90% of profile` → `>= 90%`.
+impl Checker<'_> {
+    /// `straggler` reads the per-iteration timing only `iterations: true` records.
+    fn straggler(&mut self, v: &Loc<String>, ctx: &CriterionCtx<'_>) -> Option<Check> {
+        let s = match crate::plan::straggler::parse(&v.value) {
+            Ok(s) => s,
+            Err(e) => {
+                self.err(Diagnostic::error(format!("`straggler`: {e}"), Some(v.pos)));
+                return None;
+            }
+        };
+        if !ctx.settings.iterations {
+            self.err(
+                Diagnostic::error(
+                    "`straggler` compares per-iteration times, which this test does not record",
+                    Some(v.pos),
+                )
+                .help("add `iterations: true` to the test (or to `defaults`)"),
+            );
+            return None;
+        }
+        Some(Check::Straggler(s))
+    }
+}
+
 fn of_profile(text: &str) -> Option<&str> {
     let t = text.trim_end();
     let cut = t.len().checked_sub("of profile".len())?;

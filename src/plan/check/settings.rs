@@ -40,6 +40,9 @@ impl Checker<'_> {
         if let Some(c) = raw.check {
             s.check = c.value;
         }
+        if let Some(i) = raw.iterations {
+            s.iterations = i.value;
+        }
         if let Some(a) = raw.average {
             match a.value.as_str() {
                 "rank0" => s.average = Average::Rank0,
@@ -88,6 +91,28 @@ impl Checker<'_> {
                     Some(g.pos),
                 )
                 .help("the mpi backend runs in host memory; remove `cuda_graph` or set it to 0"),
+            );
+        }
+    }
+
+    /// nccl-tests turns `-I` off under `-G` (the replayed graph has no iteration boundaries to
+    /// time); a plan asking for both is told so where it asked for iterations.
+    pub(super) fn iterations_without_graphs(
+        &mut self,
+        s: &Settings,
+        iterations: Option<crate::plan::loc::Pos>,
+        test: crate::plan::loc::Pos,
+    ) {
+        if s.iterations && s.cuda_graph > 0 {
+            self.err(
+                Diagnostic::error(
+                    format!(
+                        "`iterations: true` with `cuda_graph: {}`: per-iteration timing cannot see inside a replayed CUDA graph",
+                        s.cuda_graph
+                    ),
+                    Some(iterations.unwrap_or(test)),
+                )
+                .help("turn one of them off for this test (nccl-tests disables -I under -G)"),
             );
         }
     }
@@ -162,6 +187,7 @@ pub(super) struct SettingsRef<'a> {
     average: Option<&'a Loc<String>>,
     in_place: Option<&'a Loc<String>>,
     timeout: Option<&'a Loc<String>>,
+    iterations: Option<&'a Loc<bool>>,
 }
 
 macro_rules! settings_ref {
@@ -179,6 +205,7 @@ macro_rules! settings_ref {
                     average: s.average.as_ref(),
                     in_place: s.in_place.as_ref(),
                     timeout: s.timeout.as_ref(),
+                    iterations: s.iterations.as_ref(),
                 }
             }
         }

@@ -111,6 +111,7 @@ impl Checker<'_> {
         }
         let settings = self.settings(defaults, &SettingsRef::from(&t));
         self.graphs_need_nccl(t.cuda_graph.as_ref(), backend);
+        self.iterations_without_graphs(&settings, t.iterations.as_ref().map(|i| i.pos), test_pos);
         let matrix = t.matrix.as_ref();
         let mut named: Vec<&'static str> = Vec::new();
 

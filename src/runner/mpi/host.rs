@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::os::raw::c_void;
+use std::time::Instant;
 
 use mpi::raw::AsRaw;
 use mpi::topology::{Color, Communicator, SimpleCommunicator};
@@ -24,6 +25,9 @@ pub struct HostEngine {
     current: Option<Option<String>>,
     send: Option<HostBuf>,
     recv: Option<HostBuf>,
+    /// Host clock at the timed loop's iteration boundaries (MPI calls here block, so the
+    /// host clock is the op's clock), when the job asks for iterations.
+    marks: Vec<Instant>,
 }
 
 fn err(message: String) -> EngineError {
@@ -38,6 +42,7 @@ impl HostEngine {
             current: None,
             send: None,
             recv: None,
+            marks: Vec::new(),
         }
     }
 
@@ -62,6 +67,28 @@ impl HostEngine {
 }
 
 impl Engine for HostEngine {
+    fn marks_begin(&mut self, n: usize) -> Result<(), EngineError> {
+        self.marks.clear();
+        self.marks.reserve(n);
+        Ok(())
+    }
+
+    fn mark(&mut self, _i: usize) -> Result<(), EngineError> {
+        // Never past the room made before the loop: the loop does not allocate.
+        if self.marks.len() < self.marks.capacity() {
+            self.marks.push(Instant::now());
+        }
+        Ok(())
+    }
+
+    fn marked(&mut self) -> Result<Vec<f64>, EngineError> {
+        Ok(self
+            .marks
+            .windows(2)
+            .map(|w| (w[1] - w[0]).as_secs_f64() * 1e6)
+            .collect())
+    }
+
     fn prepare(
         &mut self,
         split: Option<&str>,

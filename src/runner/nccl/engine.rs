@@ -13,6 +13,7 @@ use super::comm::Comm;
 use super::device::{DevBuf, Gpu, Graph};
 use super::error::{GpuError, nccl};
 use super::libs::{self, AlltoAllFn};
+use super::marks::Marks;
 use super::p2p;
 use crate::collective::{Collective, Dtype, RedOp};
 use crate::results::ErrorKind;
@@ -32,6 +33,8 @@ pub struct NcclEngine<'w, W: World> {
     timeout: Duration,
     /// The last recording; replaced by the next one, dropped before any communicator is.
     graph: Option<Graph>,
+    /// Iteration boundaries of the timed loop, when the job asks for iterations.
+    marks: Marks,
 }
 
 fn dtype(d: Dtype) -> ncclDataType_t {
@@ -74,6 +77,7 @@ impl<'w, W: World> NcclEngine<'w, W> {
             alltoall: libs::alltoall(),
             timeout: Duration::from_secs(300),
             graph: None,
+            marks: Marks::default(),
         }
     }
 
@@ -148,6 +152,7 @@ impl<W: World> Drop for NcclEngine<'_, W> {
             // The context is gone: tearing down what lived in it could block; the process is
             // about to end and the driver reclaims everything.
             std::mem::forget(self.graph.take());
+            self.marks.forget();
             std::mem::forget(std::mem::take(&mut self.comms));
             std::mem::forget(self.send.take());
             std::mem::forget(self.recv.take());
@@ -163,6 +168,7 @@ impl<W: World> Drop for NcclEngine<'_, W> {
         self.send = None;
         self.recv = None;
         self.counter = None;
+        self.marks = Marks::default();
     }
 }
 
@@ -344,6 +350,18 @@ impl<W: World> Engine for NcclEngine<'_, W> {
         Ok(nccl(rc, op.collective.name(), comm)?)
     }
 
+    fn marks_begin(&mut self, n: usize) -> Result<(), EngineError> {
+        Ok(self.marks.begin(n)?)
+    }
+
+    fn mark(&mut self, i: usize) -> Result<(), EngineError> {
+        Ok(self.marks.record(i, self.gpu.stream)?)
+    }
+
+    fn marked(&mut self) -> Result<Vec<f64>, EngineError> {
+        Ok(self.marks.elapsed_us()?)
+    }
+
     fn capture_begin(&mut self) -> Result<(), EngineError> {
         self.graph = None;
         Ok(self.gpu.capture_begin()?)
@@ -376,11 +394,17 @@ impl<W: World> Engine for NcclEngine<'_, W> {
                 return Err(e);
             }
             if start.elapsed() > self.timeout {
+                // Asked before the abort: afterwards RAS no longer knows the communicators.
+                let ras = (self.world.rank() == 0)
+                    .then(crate::runner::hang::ask)
+                    .flatten()
+                    .map(|a| format!("; {}", crate::runner::hang::words(&a, &[], &[])))
+                    .unwrap_or_default();
                 self.abort_all();
                 return Err(EngineError::new(
                     ErrorKind::Timeout,
                     format!(
-                        "collective did not complete within {} (communicators aborted)",
+                        "collective did not complete within {} (communicators aborted){ras}",
                         humantime::format_duration(self.timeout)
                     ),
                 ));

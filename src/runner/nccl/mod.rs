@@ -8,6 +8,7 @@ mod engine;
 pub mod error;
 pub mod libs;
 pub mod local;
+mod marks;
 mod p2p;
 pub mod threads;
 

@@ -1,0 +1,93 @@
+//! What a `straggler` criterion asks: `p99 <= 2x median` — no rank (or split group) whose
+//! per-iteration statistic exceeds that many times the median of the others'.
+
+use serde::Serialize;
+
+/// Which per-iteration statistic is compared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IterStat {
+    P50,
+    P95,
+    P99,
+    Max,
+}
+
+impl IterStat {
+    pub fn name(self) -> &'static str {
+        match self {
+            IterStat::P50 => "p50",
+            IterStat::P95 => "p95",
+            IterStat::P99 => "p99",
+            IterStat::Max => "max",
+        }
+    }
+}
+
+/// `p99 <= 2x median`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Straggler {
+    pub stat: IterStat,
+    /// Largest allowed multiple of the others' median.
+    pub factor: f64,
+}
+
+impl std::fmt::Display for Straggler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} <= {}x median", self.stat.name(), self.factor)
+    }
+}
+
+/// Parses `p99 <= 2x median` (also `p95`, `p50`, `max`; `x` or `×`); the error says what was expected.
+pub fn parse(text: &str) -> Result<Straggler, String> {
+    const EXPECTED: &str = "expected `p99 <= 2x median` (p50, p95, p99 or max; a factor above 1)";
+    let t = text.trim().to_ascii_lowercase();
+    let (stat, rest) = t.split_once("<=").ok_or(EXPECTED)?;
+    let stat = match stat.trim() {
+        "p50" => IterStat::P50,
+        "p95" => IterStat::P95,
+        "p99" => IterStat::P99,
+        "max" => IterStat::Max,
+        _ => return Err(EXPECTED.into()),
+    };
+    let rest = rest
+        .trim()
+        .strip_suffix("median")
+        .ok_or(EXPECTED)?
+        .trim_end();
+    let factor = rest
+        .strip_suffix('x')
+        .or_else(|| rest.strip_suffix('×'))
+        .ok_or(EXPECTED)?
+        .trim()
+        .parse::<f64>()
+        .map_err(|_| EXPECTED.to_string())?;
+    if !(factor.is_finite() && factor > 1.0) {
+        return Err(format!(
+            "factor {factor} would flag ranks as fast as the rest; {EXPECTED}"
+        ));
+    }
+    Ok(Straggler { stat, factor })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_written_forms() {
+        let s = parse("p99 <= 2x median").unwrap();
+        assert_eq!((s.stat, s.factor), (IterStat::P99, 2.0));
+        assert_eq!(s.to_string(), "p99 <= 2x median");
+        assert_eq!(parse(" MAX <= 1.5 × median").unwrap().stat, IterStat::Max);
+        for bad in [
+            "p99 >= 2x median",
+            "p98 <= 2x median",
+            "p99 <= 2 median",
+            "p99 <= 1x median",
+            "p99 <= 2x mean",
+        ] {
+            assert!(parse(bad).is_err(), "{bad}");
+        }
+    }
+}

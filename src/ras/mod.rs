@@ -1,0 +1,163 @@
+//! NCCL's RAS (reliability, availability, serviceability; NCCL ≥ 2.24): every NCCL process runs
+//! a thread that knows which ranks of each communicator are missing, dead or behind in their
+//! collective counts, and answers a text protocol on `NCCL_RAS_ADDR`. At a hang the runner asks
+//! it before aborting (`client`), reads the JSON form where the library has it (≥ 2.28.7,
+//! `json`) and the text form otherwise (`text`), and names the ranks in the job's error
+//! (`Report::describe`). RAS alone can say "OK" while a job is stuck (NVIDIA/nccl#1730): a
+//! report never clears a hang, it only adds who to look at.
+
+pub mod client;
+pub mod json;
+pub mod text;
+
+use serde::{Deserialize, Serialize};
+
+/// One rank as RAS sees it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Rank {
+    /// Rank in its communicator.
+    pub rank: u64,
+    /// The node's address as RAS knows it (an IP address).
+    pub host: String,
+    pub pid: Option<u64>,
+    pub cuda_dev: Option<u32>,
+    /// Collectives this rank has launched (all kinds); `None` when RAS has no data from it.
+    pub collectives: Option<u64>,
+    /// `ncclGetAsyncError`'s value on that rank; 0 is none.
+    #[serde(default)]
+    pub async_error: i64,
+    /// `init_state`: 0 initialised, 7 in progress, other values an error.
+    #[serde(default)]
+    pub init_state: i64,
+    #[serde(default)]
+    pub aborted: bool,
+    /// RAS could not reach it while collecting.
+    #[serde(default)]
+    pub unresponsive: bool,
+    /// Unreachable for 60 s: RAS considers the process dead.
+    #[serde(default)]
+    pub dead: bool,
+}
+
+/// One communicator of the job.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Communicator {
+    /// `0xd02144a62bcec42e`, as NCCL's debug output prints it.
+    pub hash: String,
+    pub size: u64,
+    /// Ranks that answered.
+    pub ranks: Vec<Rank>,
+    /// Ranks RAS has no data from.
+    pub missing: Vec<Rank>,
+    /// The most collectives any rank launched, when RAS says so without listing that rank
+    /// (the text form lists only the outlying ranks of a count mismatch).
+    #[serde(default)]
+    pub most_collectives: Option<u64>,
+}
+
+/// What one RAS query said.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Report {
+    pub nccl_version: Option<String>,
+    /// `json` or `text`: which form the library answered in.
+    pub form: String,
+    pub communicators: Vec<Communicator>,
+    /// The problems RAS itself named (`INCOMPLETE`, `MISMATCH`, `DEAD`, `TIMEOUT`, …).
+    pub problems: Vec<String>,
+}
+
+impl Report {
+    /// Ranks behind the furthest rank of their communicator, with by how many collectives.
+    pub fn behind(&self) -> Vec<(&Communicator, &Rank, u64)> {
+        let mut out = Vec::new();
+        for c in &self.communicators {
+            let most = c
+                .ranks
+                .iter()
+                .filter_map(|r| r.collectives)
+                .chain(c.most_collectives)
+                .max();
+            for r in &c.ranks {
+                if let (Some(m), Some(n)) = (most, r.collectives)
+                    && n < m
+                {
+                    out.push((c, r, m - n));
+                }
+            }
+        }
+        out
+    }
+
+    /// Whether RAS named anything wrong at all.
+    pub fn all_well(&self) -> bool {
+        self.behind().is_empty()
+            && self
+                .communicators
+                .iter()
+                .all(|c| c.missing.is_empty() && c.ranks.iter().all(|r| r.async_error == 0))
+    }
+
+    /// The sentence for the job's error, `host` naming a rank's host as the run knows it
+    /// (RAS knows addresses): `RAS (NCCL 2.30.7): rank 2 (pid 690 on node07, GPU 0) missing:
+    /// unresponsive; rank 3 (…) 1 collective(s) behind`.
+    pub fn describe(&self, host: &dyn Fn(&Rank) -> String) -> String {
+        let who = |r: &Rank| {
+            // A dead process RAS named without its ranks has no rank number.
+            let mut s = match r.rank {
+                u64::MAX => "a process (".to_string(),
+                n => format!("rank {n} ("),
+            };
+            if let Some(p) = r.pid {
+                s.push_str(&format!("pid {p} on "));
+            }
+            s.push_str(&host(r));
+            if let Some(d) = r.cuda_dev {
+                s.push_str(&format!(", GPU {d}"));
+            }
+            s.push(')');
+            s
+        };
+        let mut said: Vec<String> = Vec::new();
+        for c in &self.communicators {
+            for r in &c.missing {
+                let why = match (r.dead, r.unresponsive) {
+                    (true, _) => "dead (unreachable for 60 s)",
+                    (false, true) => "unresponsive",
+                    _ => "not a member any more",
+                };
+                said.push(format!("{} missing: {why}", who(r)));
+            }
+            for r in c.ranks.iter().filter(|r| r.async_error != 0) {
+                said.push(format!(
+                    "{} has asynchronous error {}",
+                    who(r),
+                    r.async_error
+                ));
+            }
+        }
+        for (_, r, n) in self.behind() {
+            said.push(format!("{} {n} collective(s) behind", who(r)));
+        }
+        let version = self
+            .nccl_version
+            .as_deref()
+            .map(|v| format!(" (NCCL {v})"))
+            .unwrap_or_default();
+        if said.is_empty() {
+            return format!(
+                "RAS{version}: every rank answered and none is behind — RAS alone does not see this hang"
+            );
+        }
+        said.dedup();
+        format!("RAS{version}: {}", said.join("; "))
+    }
+}
+
+/// A recorded RAS answer of `tests/data/ras/`.
+#[cfg(test)]
+fn fixture(name: &str) -> String {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/ras")
+        .join(name);
+    std::fs::read_to_string(p).unwrap()
+}

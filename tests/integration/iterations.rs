@@ -1,0 +1,173 @@
+//! Per-iteration, per-rank timing (`iterations: true`, nccl-tests `-I 1`) and the `straggler`
+//! criterion, end to end on real Open MPI (host backend).
+#![cfg(feature = "mpi")]
+
+use std::path::Path;
+use std::process::Output;
+
+use crate::common;
+use baton::results;
+
+const TIMED: &str = "version: 1
+name: timed
+backend: mpi
+launch: { nodes: 1, ranks_per_node: 2 }
+tests:
+  - name: ar
+    collective: all_reduce
+    sizes: [1K, 64K]
+    iters: 25
+    iterations: true
+    expect: [ { wrong: 0 } ]
+  - name: plain
+    collective: all_reduce
+    sizes: [1K]
+";
+
+#[test]
+fn every_rank_iterations_are_recorded_and_the_table_shows_nccl_tests_i_columns() {
+    let ran = common::run_plan("iter-timed", TIMED, &[]);
+    let (o, out) = (&ran.output, &ran.out);
+    let stdout = common::stdout(o);
+    assert_eq!(common::code(o), 0, "{stdout}{}", common::stderr(o));
+    assert!(
+        stdout.contains("#wrong    i_min    i_max    i_p99    i_cv%"),
+        "{stdout}"
+    );
+    assert_eq!(
+        stdout.matches("# Per-Iteration Report").count(),
+        1,
+        "only the job that asked"
+    );
+    let r = results::read(&out.join("results.json")).unwrap();
+    let ar = r.job("ar").unwrap();
+    assert!(ar.settings.iterations);
+    for (_, row, p, c) in ar.cells() {
+        let it = c
+            .iterations
+            .as_ref()
+            .unwrap_or_else(|| panic!("{} {p:?}", row.requested));
+        assert_eq!(it.times_us.len(), 25);
+        assert_eq!(it.ranks.iter().map(|r| r.rank).collect::<Vec<_>>(), [0, 1]);
+        // The summary is over each iteration's slowest rank, as nccl-tests reduces process rows.
+        let s = &it.summary;
+        let max = it.times_us.iter().copied().fold(0.0, f64::max);
+        assert_eq!(s.max_us, max);
+        assert!(s.min_us <= s.p50_us && s.p50_us <= s.p99_us && s.p99_us <= s.max_us);
+        for r in &it.ranks {
+            assert!(r.stats.max_us <= max && r.stats.min_us > 0.0, "{r:?}");
+        }
+    }
+    let plain = r.job("plain").unwrap();
+    assert!(plain.cells().all(|(_, _, _, c)| c.iterations.is_none()));
+    let text = std::fs::read_to_string(out.join("results.json")).unwrap();
+    assert_eq!(
+        text.matches("\"iterations\": true").count(),
+        1,
+        "off is not written"
+    );
+}
+
+/// `mpirun -np 2 baton-mpi run … : -np 2 -x BATON_FAULT=slow:us=3000 baton-mpi run …`.
+fn mpirun_slowed(plan: &Path, out: &Path) -> Output {
+    let worker = env!("CARGO_BIN_EXE_baton-mpi");
+    let app = |n: &str| {
+        vec![
+            "-np".to_string(),
+            n.into(),
+            worker.into(),
+            "run".into(),
+            plan.to_str().unwrap().into(),
+            "-o".into(),
+            out.to_str().unwrap().into(),
+        ]
+    };
+    let mut args: Vec<String> = vec!["--oversubscribe".into(), "--allow-run-as-root".into()];
+    args.extend(app("2"));
+    args.push(":".into());
+    let mut second = app("2");
+    second.splice(2..2, ["-x".to_string(), "BATON_FAULT=slow:us=3000".into()]);
+    args.extend(second);
+    std::process::Command::new("mpirun")
+        .args(&args)
+        .env_remove("BATON_FAULT")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_slowed_group_is_named_by_the_straggler_criterion() {
+    let (_dir, plan, out) = common::plan_dir(
+        "iter-straggler",
+        "version: 1
+name: straggler
+backend: mpi
+launch: { nodes: 1, ranks_per_node: 4 }
+tests:
+  - name: ar
+    collective: all_reduce
+    split: \"DIV 2\"
+    sizes: [1K]
+    iters: 30
+    iterations: true
+    expect:
+      - straggler: \"p50 <= 2x median\"
+",
+    );
+    // p50, not p99: four ranks on a loaded 2-core machine put scheduler stalls of
+    // ~25 ms into every rank's p99 (measured), while the slowed pair's median iteration is 3x.
+    let o = mpirun_slowed(&plan, &out);
+    let (stdout, stderr) = (common::stdout(&o), common::stderr(&o));
+    assert_eq!(o.status.code(), Some(1), "{stdout}{stderr}");
+    let junit = std::fs::read_to_string(out.join("junit.xml")).unwrap();
+    assert!(
+        junit.contains("group 1 (ranks 2-3") && junit.contains("iteration p50"),
+        "{junit}"
+    );
+    assert!(!junit.contains("group 0 (ranks 0-1"), "{junit}");
+}
+
+#[test]
+fn straggler_without_iterations_and_iterations_with_graphs_are_located_errors() {
+    let (_d, plan, _) = common::plan_dir(
+        "iter-check",
+        "version: 1
+name: bad
+tests:
+  - name: a
+    collective: all_reduce
+    sizes: [1K]
+    expect:
+      - straggler: \"p99 <= 2x median\"
+  - name: b
+    collective: all_reduce
+    sizes: [1K]
+    cuda_graph: 2
+    iterations: true
+  - name: c
+    collective: all_reduce
+    sizes: [1K]
+    iterations: true
+    expect:
+      - straggler: \"p99 <= 0.5x median\"
+",
+    );
+    let o = common::baton(&["check", plan.to_str().unwrap()]);
+    let err = common::stderr(&o) + &common::stdout(&o);
+    assert_eq!(common::code(&o), 2, "{err}");
+    assert!(err.contains("which this test does not record"), "{err}");
+    assert!(err.contains("add `iterations: true`"), "{err}");
+    assert!(
+        err.contains("per-iteration timing cannot see inside a replayed CUDA graph"),
+        "{err}"
+    );
+    assert!(
+        err.contains("plan.yaml:8:"),
+        "located at the straggler key: {err}"
+    );
+    assert!(
+        err.contains("plan.yaml:13:"),
+        "located at the iterations key: {err}"
+    );
+    assert!(err.contains("a factor above 1"), "{err}");
+}
