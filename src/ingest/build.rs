@@ -293,6 +293,7 @@ fn job(
         match_by: MatchBy::Attributes,
         sources: vec![log.source.clone()],
         node_set: None,
+        evidence: Vec::new(),
     }
 }
 

@@ -460,6 +460,8 @@ pub struct Plan {
     /// Hardware profile `… of profile` criteria read (a name or a plan-relative file); `None`:
     /// picked at grade time from the recorded GPUs.
     pub profile: Option<String>,
+    /// Node evidence around every job and the fleet preflight (`evidence:`, default true).
+    pub evidence: bool,
 }
 
 /// Processes per node of an mpi-backend plan that leaves `launch.ranks_per_node` open: two is

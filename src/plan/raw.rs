@@ -87,6 +87,10 @@ pub struct RawPlan {
     /// (`h200-sxm-8`), a name in `profiles/` beside the plan, or a plan-relative `.yaml` path.
     /// Omitted: picked at grade time from the recorded GPU model and count.
     pub profile: Option<Loc<String>>,
+    /// Take node evidence (a probe snapshot before and after every job on every node, the
+    /// fleet consistency preflight of node-set runs). Default true; `baton run --no-evidence`
+    /// turns it off for one run.
+    pub evidence: Option<bool>,
 }
 
 /// Where and how many ranks run.

@@ -13,20 +13,20 @@ use serde::{Deserialize, Serialize};
 use super::{Snapshot, Sourced};
 
 /// Everything that moved, in the order of the snapshot's sources.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 pub struct Delta {
     pub changes: Vec<Change>,
 }
 
 /// One thing that moved: on what (`eth0`, `mlx5_4`, `GPU3`, `tcp`), which fact, and how.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Change {
     pub subject: String,
     pub what: String,
     pub kind: ChangeKind,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case", tag = "type")]
 pub enum ChangeKind {
     Increased { before: u64, after: u64 },

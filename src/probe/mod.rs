@@ -12,6 +12,7 @@ pub mod ib;
 pub mod kernel_log;
 pub mod kmsg;
 pub mod net;
+pub mod netlink;
 pub mod nvml;
 pub mod pci;
 pub mod read;
@@ -19,13 +20,13 @@ pub mod show;
 pub mod software;
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
 /// A fact, or why it could not be had.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Sourced<T> {
     Available(T),
@@ -60,6 +61,13 @@ pub struct Roots {
     pub kmsg: PathBuf,
 }
 
+impl Roots {
+    /// The node's own trees, not a recorded one: live sources (rtnetlink) may be asked.
+    pub fn is_live(&self) -> bool {
+        self.sys == Path::new("/sys") && self.proc == Path::new("/proc")
+    }
+}
+
 impl Default for Roots {
     fn default() -> Self {
         Roots {
@@ -83,7 +91,7 @@ pub struct Options {
 }
 
 /// One node at one moment.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Snapshot {
     pub taken_unix_ms: u64,
     /// How long taking it took.
@@ -113,7 +121,7 @@ pub fn take(o: &Options) -> Snapshot {
             nvml::gpus().into()
         },
         hcas: ib::hcas(&r.sys).into(),
-        interfaces: net::interfaces(&r.sys).into(),
+        interfaces: net::interfaces(&r.sys, r.is_live()).into(),
         tcp: net::tcp(&r.proc).into(),
         pci: pci::devices(&r.sys).into(),
         kernel_log: kmsg::read(&r.kmsg, boot_unix_us(), since, !o.no_journal).into(),

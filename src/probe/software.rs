@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::{Sourced, read};
 
 /// Identity and software of a node.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Software {
     pub hostname: String,
     pub kernel: Sourced<String>,
@@ -27,7 +27,7 @@ pub struct Software {
 }
 
 /// The NCCL library `dlopen` finds, as a run would.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Nccl {
     pub path: String,
     /// `2.28.3`.

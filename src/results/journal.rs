@@ -55,6 +55,12 @@ pub enum Record {
         job: String,
         links: Vec<TransportLink>,
     },
+    /// Node evidence of `job`: snapshots at its start, then with the after and delta at its end
+    /// (each node's newer entry replaces its older).
+    Evidence {
+        job: String,
+        nodes: Vec<super::evidence::NodeEvidence>,
+    },
     /// A signal stopped the run.
     Interrupted { signal: String, at: String },
     /// The node list of a node-set run.
@@ -397,6 +403,11 @@ pub fn apply(results: &mut Results, record: Record) {
         Record::Transports { job: id, links } => {
             if let Some(i) = job(results, &id) {
                 results.jobs[i].transports = links;
+            }
+        }
+        Record::Evidence { job: id, nodes } => {
+            if let Some(i) = job(results, &id) {
+                super::evidence::merge(&mut results.jobs[i].evidence, nodes);
             }
         }
         Record::Interrupted { signal, at } => {

@@ -269,6 +269,10 @@ pub struct JobResult {
     /// The node set it ran on, in a node-set run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node_set: Option<NodeSetRef>,
+    /// Per node the job ran on: snapshots before and after it and what moved (node evidence,
+    /// `docs/evidence.md`); absent when the run took none (`evidence: false`, ingested logs).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub evidence: Vec<super::evidence::NodeEvidence>,
 }
 
 /// How a job's results find their plan job. A log nobody labelled cannot know the plan's job ID,

@@ -19,6 +19,7 @@ pub mod table;
 
 pub mod environment;
 pub mod events;
+pub mod evidence;
 pub mod fault;
 pub mod interrupt;
 pub mod layout;
@@ -54,6 +55,9 @@ pub struct RunOptions {
     pub print_table: bool,
     /// Record NCCL transports for every job, not only those with a `transport` criterion.
     pub capture_transport: bool,
+    /// Take node evidence around every job, unless the plan says `evidence: false`
+    /// (`--no-evidence` turns it off).
+    pub evidence: bool,
 }
 
 pub struct RunOutcome {

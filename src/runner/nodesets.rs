@@ -452,6 +452,7 @@ fn run_step(ctx: &Ctx<'_>, run: &SetRun, sjobs: &[Job]) -> StepEnd {
             gpus: 0,
             progress: None,
             node_set: Some(set_file.clone()),
+            no_evidence: !ctx.opts.evidence,
         }
         .to_args();
         let cmd = step_command(ctx, &run.hosts, &es.env, &args);

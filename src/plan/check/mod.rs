@@ -213,6 +213,7 @@ impl Checker<'_> {
                 self.no_control(&p, "profile");
                 p.value
             }),
+            evidence: raw.evidence.unwrap_or(true),
         }
     }
 
