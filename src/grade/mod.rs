@@ -5,6 +5,7 @@
 //!
 //! Data flows one way: results (+ baseline) → [`grade`] → [`Grade`] → report exporters.
 
+mod cite;
 mod compare;
 mod context;
 mod diagnosis;
@@ -151,6 +152,7 @@ pub fn grade(input: &GradeInput<'_>) -> Grade {
     nodesets::apply_outliers(&expansion.jobs, &mut jobs, fleet);
     nodesets::fail_lone_sets(input.plan, &expansion.jobs, &mut jobs);
     nodesets::explain_unrun(input.plan, &expansion.jobs, &mut jobs, input.results);
+    cite::failing(&mut jobs);
     let node_sets = nodesets::attribute_tests(input.plan, &expansion.jobs, &jobs, input.results);
     let nodes = nodesets::merged(&node_sets);
     let status = worst(jobs.iter().map(|j| j.status));

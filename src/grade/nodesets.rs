@@ -289,6 +289,11 @@ pub fn attribute_tests(
                     ended: s.ended.clone(),
                     launcher: s.launcher.clone(),
                     skipped: s.journal.is_empty() && !s.dead.is_empty(),
+                    moved: mine
+                        .iter()
+                        .filter_map(|(_, v)| v.source.as_ref())
+                        .flat_map(|s| super::cite::moved(&s.result))
+                        .collect(),
                 };
                 let verdict = SetVerdict {
                     round: s.round,
@@ -608,6 +613,7 @@ pub fn merged(tests: &[TestNodes]) -> Option<NodesFile> {
             reason,
             failed_rounds: rounds(|e| &e.failed_rounds),
             passed_rounds: rounds(|e| &e.passed_rounds),
+            warnings: Vec::new(),
         });
     }
     let with = |v: Verdict| {
@@ -661,6 +667,7 @@ mod tests {
             reason: reason.into(),
             failed_rounds: vec![1],
             passed_rounds: Vec::new(),
+            warnings: Vec::new(),
         };
         TestNodes {
             test: test.into(),

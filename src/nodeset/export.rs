@@ -34,6 +34,10 @@ pub struct NodeEntry {
     /// Rounds of the sets it failed in and passed in, for the report's evidence column.
     pub failed_rounds: Vec<u32>,
     pub passed_rounds: Vec<u32>,
+    /// Node evidence that moved during a set that passed, or that others explain
+    /// (`round 2: eth0 carrier_changes +2`): worth a look, no reason to drain.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// What one set measured and how it ended, beside its outcome: what a reason quotes.
@@ -49,6 +53,45 @@ pub struct SetFacts {
     pub launcher: Option<String>,
     /// Not run: a node of it was proven dead before.
     pub skipped: bool,
+    /// Per host of the set, the node evidence that moved during its jobs (cited changes).
+    pub moved: Vec<(String, Vec<String>)>,
+}
+
+/// What moved on `host` during the sets `sets` (each change once).
+fn moved_on(host: &str, sets: &[usize], facts: &[SetFacts]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for f in sets.iter().filter_map(|&k| facts.get(k)) {
+        for (h, lines) in &f.moved {
+            for l in lines.iter().filter(|_| h == host) {
+                if !out.contains(l) {
+                    out.push(l.clone());
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Warnings of a node: evidence that moved in a set its verdict does not rest on (a passing
+/// set, or a failing one others explain), by round.
+fn warnings(
+    host: &str,
+    r: &NodeReport,
+    outcomes: &[SetOutcome],
+    facts: &[SetFacts],
+) -> Vec<String> {
+    let cited: &[usize] = match r.verdict {
+        Verdict::Passed => &[],
+        _ => &r.failed_in,
+    };
+    r.passed_in
+        .iter()
+        .chain(r.failed_in.iter().filter(|k| !cited.contains(k)))
+        .filter_map(|&k| {
+            let m = moved_on(host, &[k], facts);
+            (!m.is_empty()).then(|| format!("round {}: {}", outcomes[k].round, m.join(", ")))
+        })
+        .collect()
 }
 
 /// Criteria whose failure is a bandwidth figure: a reason quotes the number.
@@ -142,10 +185,19 @@ pub fn reason(
         p.dedup();
         p
     };
+    let moved = moved_on(&hosts[r.node], &r.failed_in, facts);
+    let cite = |s: String| match moved.is_empty() {
+        true => s,
+        false => format!("{s}; {}", moved.join(", ")),
+    };
     match r.verdict {
         Verdict::Failed => {
             let p = partners(&r.isolated_by);
-            let figure = figure(r, outcomes, facts).map_or("failed".into(), |f| f + ",");
+            let figure =
+                figure(r, outcomes, facts).map_or("failed".into(), |f| match moved.is_empty() {
+                    true => f + ",",
+                    false => format!("{f}; {};", moved.join(", ")),
+                });
             if p.is_empty() {
                 let rounds: Vec<String> = r
                     .isolated_by
@@ -184,18 +236,18 @@ pub fn reason(
         Verdict::Suspect if r.failed_in.is_empty() && r.passed_in.is_empty() => {
             "never tested".into()
         }
-        Verdict::Suspect if !r.passed_in.is_empty() => format!(
+        Verdict::Suspect if !r.passed_in.is_empty() => cite(format!(
             "failed with {} (which passed elsewhere) yet passed with {}",
             list(hosts, partners(&r.isolated_by)),
             list(hosts, partners(&r.passed_in))
-        ),
+        )),
         Verdict::Suspect => {
             let p = partners(&r.failed_in);
-            format!(
+            cite(format!(
                 "in {} failing set(s) with {}, never isolated",
                 r.failed_in.len(),
                 list(hosts, p)
-            )
+            ))
         }
     }
 }
@@ -267,6 +319,7 @@ pub fn nodes_file(
             reason: reason(hosts, r, outcomes, facts),
             failed_rounds: rounds(&[&r.failed_in[..], r.dead_in.as_slice()].concat()),
             passed_rounds: rounds(&r.passed_in),
+            warnings: warnings(&hosts[r.node], r, outcomes, facts),
         })
         .collect();
     let faults = a
@@ -542,6 +595,65 @@ mod tests {
             f.nodes[2].reason,
             "dead before this test: none of its sets ran"
         );
+    }
+
+    /// #24: what moved on a node during its failing sets is cited in its reason and drain
+    /// line; its partners, whose counters did not move, are not blamed by it; what moved
+    /// during a passing set is a warning.
+    #[test]
+    fn reasons_cite_what_moved_on_the_node_and_only_there() {
+        use crate::nodeset::schedule::{Over, Pairing, rounds};
+        let h = hosts(6);
+        let out: Vec<SetOutcome> = rounds(&Over::Pairs(Pairing::All), 6)
+            .unwrap()
+            .iter()
+            .enumerate()
+            .flat_map(|(r, round)| round.sets.iter().map(move |s| (r as u32 + 1, s.clone())))
+            .map(|(r, s)| {
+                let bad = s.contains(&2);
+                o(
+                    r,
+                    &s,
+                    if bad {
+                        SetResult::Fail
+                    } else {
+                        SetResult::Pass
+                    },
+                )
+            })
+            .collect();
+        let facts: Vec<SetFacts> = out
+            .iter()
+            .map(|o| SetFacts {
+                failed: (o.result == SetResult::Fail).then(|| ("wrong", "wrong == 0".to_string())),
+                moved: if o.nodes.contains(&2) {
+                    vec![("node03".into(), vec!["eth0 carrier_changes +4".into()])]
+                } else if o.nodes.contains(&5) && o.round == 1 {
+                    vec![("node06".into(), vec!["tcp RetransSegs +3".into()])]
+                } else {
+                    vec![]
+                },
+                ..SetFacts::default()
+            })
+            .collect();
+        let f = nodes_file(&h, &attribute(6, &out), &out, &facts);
+        let bad = &f.nodes[2];
+        assert_eq!(bad.verdict, Verdict::Failed);
+        assert!(
+            bad.reason
+                .starts_with("failed `wrong == 0`; eth0 carrier_changes +4; in 5 of 5 pairs"),
+            "{}",
+            bad.reason
+        );
+        assert!(bad.warnings.is_empty());
+        for n in [0, 1, 3, 4] {
+            assert!(!f.nodes[n].reason.contains("carrier"), "{:?}", f.nodes[n]);
+            assert!(f.nodes[n].warnings.is_empty(), "{:?}", f.nodes[n]);
+        }
+        assert_eq!(f.nodes[5].verdict, Verdict::Passed);
+        assert_eq!(f.nodes[5].warnings, ["round 1: tcp RetransSegs +3"]);
+        let drain = drain_script(&f, "p/pairs");
+        assert!(drain.contains("eth0 carrier_changes +4"), "{drain}");
     }
 
     #[test]

@@ -34,7 +34,27 @@ pub enum ChangeKind {
     Event { at_unix_ms: u64, line: String },
 }
 
+/// Counters that climb in normal operation on a healthy node (a veth drops IPv6 router
+/// solicitations, a busy socket retransmits now and then): recorded, never cited.
+const NOT_CITED: &[&str] = &[
+    "rx_dropped",
+    "tx_dropped",
+    "InErrs",
+    "AttemptFails",
+    "EstabResets",
+];
+
 impl Change {
+    /// Whether a verdict cites this change as evidence against its node: a kernel event (Xid,
+    /// link, AER), a state that changed, or a counter of faults (ECC, remapped rows, NVLink, IB
+    /// and PCIe errors, link_downed, carrier_changes, retransmits, throttle reasons).
+    pub fn cited(&self) -> bool {
+        match self.kind {
+            ChangeKind::Increased { .. } => !NOT_CITED.contains(&self.what.as_str()),
+            ChangeKind::Changed { .. } | ChangeKind::Event { .. } => true,
+        }
+    }
+
     /// `eth0 carrier_changes +2`, `mlx5_4 state ACTIVE → DOWN`, `Xid 79 at 12:03:11`.
     pub fn line(&self) -> String {
         match &self.kind {
@@ -223,6 +243,15 @@ impl Delta {
     /// One line per change.
     pub fn lines(&self) -> Vec<String> {
         self.changes.iter().map(Change::line).collect()
+    }
+
+    /// One line per change a verdict cites ([`Change::cited`]).
+    pub fn cited(&self) -> Vec<String> {
+        self.changes
+            .iter()
+            .filter(|c| c.cited())
+            .map(Change::line)
+            .collect()
     }
 }
 

@@ -386,6 +386,7 @@ mod tests {
             reason: String::new(),
             failed_rounds: vec![],
             passed_rounds: vec![],
+            warnings: Vec::new(),
         }
     }
 
