@@ -4,11 +4,12 @@
 //! moved are named: evidence never blames a node that shows none.
 
 use super::verdict::{JobVerdict, Status};
+use crate::probe::delta::Change;
 use crate::results::JobResult;
 
 /// Per host of the job, the changes a verdict cites, in the job's host order; hosts where
 /// nothing citable moved are left out.
-pub fn moved(result: &JobResult) -> Vec<(String, Vec<String>)> {
+pub fn moved(result: &JobResult) -> Vec<(String, Vec<Change>)> {
     result
         .evidence
         .iter()
@@ -20,10 +21,13 @@ pub fn moved(result: &JobResult) -> Vec<(String, Vec<String>)> {
 }
 
 /// `node03 eth0 carrier_changes +4, tcp RetransSegs +12; node05 Xid 79 at 12:03:11`
-pub fn text(moved: &[(String, Vec<String>)]) -> String {
+pub fn text(moved: &[(String, Vec<Change>)]) -> String {
     moved
         .iter()
-        .map(|(h, lines)| format!("{h} {}", lines.join(", ")))
+        .map(|(h, changes)| {
+            let lines: Vec<String> = changes.iter().map(Change::line).collect();
+            format!("{h} {}", lines.join(", "))
+        })
         .collect::<Vec<_>>()
         .join("; ")
 }

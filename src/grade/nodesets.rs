@@ -354,6 +354,8 @@ pub fn attribute_tests(
         } else {
             generic()
         };
+        let mut a = a;
+        crate::nodeset::evidence::blame(&mut a, &outcomes, &implicated(hosts, &facts));
         let mut file = export::nodes_file(hosts, &a, &outcomes, &facts);
         explain_refused(&mut file, &runs);
         out.push(TestNodes {
@@ -366,6 +368,24 @@ pub fn attribute_tests(
         });
     }
     out
+}
+
+/// Per set, the nodes whose own counters moved during it (not TCP's, which both ends count).
+fn implicated(hosts: &[String], facts: &[SetFacts]) -> Vec<Vec<usize>> {
+    facts
+        .iter()
+        .map(|f| {
+            let mut nodes: Vec<usize> = f
+                .moved
+                .iter()
+                .filter(|(_, c)| c.iter().any(|c| c.local()))
+                .filter_map(|(h, _)| hosts.iter().position(|x| x == h))
+                .collect();
+            nodes.sort_unstable();
+            nodes.dedup();
+            nodes
+        })
+        .collect()
 }
 
 /// The first criterion the set's jobs failed: its key and its text as the plan reads.
@@ -613,7 +633,10 @@ pub fn merged(tests: &[TestNodes]) -> Option<NodesFile> {
             reason,
             failed_rounds: rounds(|e| &e.failed_rounds),
             passed_rounds: rounds(|e| &e.passed_rounds),
-            warnings: Vec::new(),
+            warnings: entries
+                .iter()
+                .flat_map(|(t, e)| e.warnings.iter().map(move |w| format!("{t}: {w}")))
+                .collect(),
         });
     }
     let with = |v: Verdict| {

@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use super::attribution::{Attribution, Fault, NodeReport, SetOutcome, Verdict};
 use super::hostlist::compress;
+use crate::probe::delta::{Change, summed};
 use crate::shell::shell_quote;
 
 /// Longest drain reason: Slurm keeps the reason in its state files and shows it in `sinfo -R`,
@@ -54,22 +55,18 @@ pub struct SetFacts {
     /// Not run: a node of it was proven dead before.
     pub skipped: bool,
     /// Per host of the set, the node evidence that moved during its jobs (cited changes).
-    pub moved: Vec<(String, Vec<String>)>,
+    pub moved: Vec<(String, Vec<Change>)>,
 }
 
-/// What moved on `host` during the sets `sets` (each change once).
+/// What moved on `host` during the sets `sets`, added up, a line each.
 fn moved_on(host: &str, sets: &[usize], facts: &[SetFacts]) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for f in sets.iter().filter_map(|&k| facts.get(k)) {
-        for (h, lines) in &f.moved {
-            for l in lines.iter().filter(|_| h == host) {
-                if !out.contains(l) {
-                    out.push(l.clone());
-                }
-            }
-        }
-    }
-    out
+    let changes = sets
+        .iter()
+        .filter_map(|&k| facts.get(k))
+        .flat_map(|f| f.moved.iter())
+        .filter(|(h, _)| h == host)
+        .flat_map(|(_, c)| c.iter());
+    summed(changes).iter().map(Change::line).collect()
 }
 
 /// Warnings of a node: evidence that moved in a set its verdict does not rest on (a passing
@@ -191,13 +188,28 @@ pub fn reason(
         false => format!("{s}; {}", moved.join(", ")),
     };
     match r.verdict {
+        Verdict::Failed if r.isolated_by.is_empty() && !r.evidence_in.is_empty() => {
+            let sets = &r.evidence_in;
+            let figure = figure(sets, outcomes, facts).unwrap_or_else(|| "failed".into());
+            let all = r.failed_in.len() + r.passed_in.len();
+            format!(
+                "{figure}; {}; in {} of {all} {}, with {}, whose counters did not move",
+                moved.join(", "),
+                sets.len(),
+                noun(outcomes[sets[0]].nodes.len()).1,
+                list(hosts, partners(sets))
+            )
+        }
         Verdict::Failed => {
             let p = partners(&r.isolated_by);
-            let figure =
-                figure(r, outcomes, facts).map_or("failed".into(), |f| match moved.is_empty() {
-                    true => f + ",",
-                    false => format!("{f}; {};", moved.join(", ")),
-                });
+            let figure = match (figure(&r.isolated_by, outcomes, facts), moved.is_empty()) {
+                (Some(f), true) => f + ",",
+                (None, true) => "failed".into(),
+                (f, false) => {
+                    let f = f.unwrap_or_else(|| "failed".into());
+                    format!("{f}; {};", moved.join(", "))
+                }
+            };
             if p.is_empty() {
                 let rounds: Vec<String> = r
                     .isolated_by
@@ -238,7 +250,7 @@ pub fn reason(
         }
         Verdict::Suspect if !r.passed_in.is_empty() => cite(format!(
             "failed with {} (which passed elsewhere) yet passed with {}",
-            list(hosts, partners(&r.isolated_by)),
+            list(hosts, partners(&r.failed_in)),
             list(hosts, partners(&r.passed_in))
         )),
         Verdict::Suspect => {
@@ -255,8 +267,7 @@ pub fn reason(
 /// The evidence of a failed node's isolating sets as a figure: its busbw against the median
 /// set of the same shape when a bandwidth criterion failed, else the criterion, else how the
 /// step ended; `None` when nothing is known but that it failed.
-fn figure(r: &NodeReport, outcomes: &[SetOutcome], facts: &[SetFacts]) -> Option<String> {
-    let sets = &r.isolated_by;
+fn figure(sets: &[usize], outcomes: &[SetOutcome], facts: &[SetFacts]) -> Option<String> {
     let fact = |k: usize| facts.get(k).cloned().unwrap_or_default();
     let failed = sets.iter().find_map(|&k| fact(k).failed);
     let shape = outcomes[sets[0]].nodes.len();
@@ -627,9 +638,9 @@ mod tests {
             .map(|o| SetFacts {
                 failed: (o.result == SetResult::Fail).then(|| ("wrong", "wrong == 0".to_string())),
                 moved: if o.nodes.contains(&2) {
-                    vec![("node03".into(), vec!["eth0 carrier_changes +4".into()])]
+                    vec![("node03".into(), vec![up("eth0", "carrier_changes", 4)])]
                 } else if o.nodes.contains(&5) && o.round == 1 {
-                    vec![("node06".into(), vec!["tcp RetransSegs +3".into()])]
+                    vec![("node06".into(), vec![up("tcp", "RetransSegs", 3)])]
                 } else {
                     vec![]
                 },
@@ -641,7 +652,7 @@ mod tests {
         assert_eq!(bad.verdict, Verdict::Failed);
         assert!(
             bad.reason
-                .starts_with("failed `wrong == 0`; eth0 carrier_changes +4; in 5 of 5 pairs"),
+                .starts_with("failed `wrong == 0`; eth0 carrier_changes +20; in 5 of 5 pairs"),
             "{}",
             bad.reason
         );
@@ -653,7 +664,18 @@ mod tests {
         assert_eq!(f.nodes[5].verdict, Verdict::Passed);
         assert_eq!(f.nodes[5].warnings, ["round 1: tcp RetransSegs +3"]);
         let drain = drain_script(&f, "p/pairs");
-        assert!(drain.contains("eth0 carrier_changes +4"), "{drain}");
+        assert!(drain.contains("eth0 carrier_changes +20"), "{drain}");
+    }
+
+    fn up(subject: &str, what: &str, by: u64) -> Change {
+        Change {
+            subject: subject.into(),
+            what: what.into(),
+            kind: crate::probe::delta::ChangeKind::Increased {
+                before: 10,
+                after: 10 + by,
+            },
+        }
     }
 
     #[test]

@@ -55,6 +55,12 @@ impl Change {
         }
     }
 
+    /// Whether the change is the node's own: everything but the TCP counters, which both ends
+    /// of a bad path count (a node retransmits to a partner whose link flaps).
+    pub fn local(&self) -> bool {
+        self.subject != "tcp"
+    }
+
     /// `eth0 carrier_changes +2`, `mlx5_4 state ACTIVE → DOWN`, `Xid 79 at 12:03:11`.
     pub fn line(&self) -> String {
         match &self.kind {
@@ -245,14 +251,43 @@ impl Delta {
         self.changes.iter().map(Change::line).collect()
     }
 
-    /// One line per change a verdict cites ([`Change::cited`]).
-    pub fn cited(&self) -> Vec<String> {
-        self.changes
-            .iter()
-            .filter(|c| c.cited())
-            .map(Change::line)
-            .collect()
+    /// The changes a verdict cites ([`Change::cited`]).
+    pub fn cited(&self) -> Vec<Change> {
+        self.changes.iter().filter(|c| c.cited()).cloned().collect()
     }
+}
+
+/// The changes of several deltas of one node as one: a counter's climbs added up (its first
+/// before to the sum), a state from its first before to its last after (left out when it came
+/// back), each kernel event once.
+pub fn summed<'a>(changes: impl IntoIterator<Item = &'a Change>) -> Vec<Change> {
+    let mut out: Vec<Change> = Vec::new();
+    for c in changes {
+        if matches!(c.kind, ChangeKind::Event { .. }) {
+            if !out.contains(c) {
+                out.push(c.clone());
+            }
+            continue;
+        }
+        let same = out
+            .iter_mut()
+            .find(|o| o.subject == c.subject && o.what == c.what);
+        match (same.map(|o| &mut o.kind), &c.kind) {
+            (
+                Some(ChangeKind::Increased { after, .. }),
+                ChangeKind::Increased {
+                    before: b,
+                    after: a,
+                },
+            ) => *after += a - b,
+            (Some(ChangeKind::Changed { after, .. }), ChangeKind::Changed { after: a, .. }) => {
+                *after = a.clone()
+            }
+            _ => out.push(c.clone()),
+        }
+    }
+    out.retain(|c| !matches!(&c.kind, ChangeKind::Changed { before, after } if before == after));
+    out
 }
 
 /// Runs `f` when both snapshots have the source.
