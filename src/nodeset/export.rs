@@ -58,19 +58,21 @@ pub struct SetFacts {
     pub moved: Vec<(String, Vec<Change>)>,
 }
 
-/// What moved on `host` during the sets `sets`, added up, a line each.
-fn moved_on(host: &str, sets: &[usize], facts: &[SetFacts]) -> Vec<String> {
+/// What moved on `host` during the sets `sets`, added up, a line each; only the node's own
+/// changes when `local` (not TCP's, which a healthy node's sockets also count).
+fn moved_on(host: &str, sets: &[usize], facts: &[SetFacts], local: bool) -> Vec<String> {
     let changes = sets
         .iter()
         .filter_map(|&k| facts.get(k))
         .flat_map(|f| f.moved.iter())
         .filter(|(h, _)| h == host)
-        .flat_map(|(_, c)| c.iter());
+        .flat_map(|(_, c)| c.iter())
+        .filter(|c| !local || c.local());
     summed(changes).iter().map(Change::line).collect()
 }
 
-/// Warnings of a node: evidence that moved in a set its verdict does not rest on (a passing
-/// set, or a failing one others explain), by round.
+/// Warnings of a node: its own evidence that moved in a set its verdict does not rest on (a
+/// passing set, or a failing one others explain), by round.
 fn warnings(
     host: &str,
     r: &NodeReport,
@@ -85,7 +87,7 @@ fn warnings(
         .iter()
         .chain(r.failed_in.iter().filter(|k| !cited.contains(k)))
         .filter_map(|&k| {
-            let m = moved_on(host, &[k], facts);
+            let m = moved_on(host, &[k], facts, true);
             (!m.is_empty()).then(|| format!("round {}: {}", outcomes[k].round, m.join(", ")))
         })
         .collect()
@@ -182,7 +184,7 @@ pub fn reason(
         p.dedup();
         p
     };
-    let moved = moved_on(&hosts[r.node], &r.failed_in, facts);
+    let moved = moved_on(&hosts[r.node], &r.failed_in, facts, false);
     let cite = |s: String| match moved.is_empty() {
         true => s,
         false => format!("{s}; {}", moved.join(", ")),
@@ -640,7 +642,10 @@ mod tests {
                 moved: if o.nodes.contains(&2) {
                     vec![("node03".into(), vec![up("eth0", "carrier_changes", 4)])]
                 } else if o.nodes.contains(&5) && o.round == 1 {
-                    vec![("node06".into(), vec![up("tcp", "RetransSegs", 3)])]
+                    vec![(
+                        "node06".into(),
+                        vec![up("tcp", "RetransSegs", 3), up("eth0", "link_downed", 1)],
+                    )]
                 } else {
                     vec![]
                 },
@@ -662,7 +667,7 @@ mod tests {
             assert!(f.nodes[n].warnings.is_empty(), "{:?}", f.nodes[n]);
         }
         assert_eq!(f.nodes[5].verdict, Verdict::Passed);
-        assert_eq!(f.nodes[5].warnings, ["round 1: tcp RetransSegs +3"]);
+        assert_eq!(f.nodes[5].warnings, ["round 1: eth0 link_downed +1"]);
         let drain = drain_script(&f, "p/pairs");
         assert!(drain.contains("eth0 carrier_changes +20"), "{drain}");
     }

@@ -36,9 +36,11 @@ pub enum ChangeKind {
 
 /// Counters that climb in normal operation on a healthy node (a veth drops IPv6 router
 /// solicitations, a busy socket retransmits now and then): recorded, never cited.
+/// `OutSegs` is recorded to judge `RetransSegs` by.
 const NOT_CITED: &[&str] = &[
     "rx_dropped",
     "tx_dropped",
+    "OutSegs",
     "InErrs",
     "AttemptFails",
     "EstabResets",
@@ -85,6 +87,7 @@ pub fn clock(unix_ms: u64) -> String {
 
 /// The TCP counters a lossy or flapping path moves.
 const TCP: &[&str] = &[
+    "OutSegs",
     "RetransSegs",
     "InErrs",
     "InCsumErrors",
