@@ -10,6 +10,7 @@ pub mod attribution;
 pub mod confirm;
 pub mod evidence;
 pub mod export;
+pub mod fleet;
 pub mod hostlist;
 pub mod isolate;
 pub mod schedule;

@@ -8,6 +8,7 @@
 
 pub mod command;
 pub mod delta;
+pub mod inventory;
 pub mod ib;
 pub mod kernel_log;
 pub mod kmsg;
