@@ -154,7 +154,7 @@ pub fn grade(input: &GradeInput<'_>) -> Grade {
     nodesets::explain_unrun(input.plan, &expansion.jobs, &mut jobs, input.results);
     cite::failing(&mut jobs);
     let node_sets = nodesets::attribute_tests(input.plan, &expansion.jobs, &jobs, input.results);
-    let nodes = nodesets::merged(&node_sets);
+    let nodes = nodesets::merged(&node_sets).map(|n| nodesets::with_preflight(n, input.results));
     let status = worst(jobs.iter().map(|j| j.status));
     Grade {
         plan: input.plan.name.clone(),
@@ -172,6 +172,11 @@ pub fn grade(input: &GradeInput<'_>) -> Grade {
         run: RunInfo::of(input.plan, input.results),
         node_sets,
         nodes,
+        inventory: input
+            .results
+            .iter()
+            .find_map(|r| r.1.preflight.as_ref())
+            .map_or_else(Vec::new, |p| p.inventory.clone()),
     }
 }
 

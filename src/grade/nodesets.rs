@@ -582,6 +582,26 @@ fn strength(tests: &[TestNodes], test: &str, e: &NodeEntry) -> u32 {
     ran.iter().filter(|s| s.status == Status::Fail).count() as u32
 }
 
+/// `nodes` with the nodes the preflight left out of the rounds: verdict `config-mismatch`,
+/// the reason naming each field, its value and the fleet's (or the plan's).
+pub fn with_preflight(mut nodes: NodesFile, results: &[(String, &Results)]) -> NodesFile {
+    let Some(pf) = results.iter().find_map(|r| r.1.preflight.as_ref()) else {
+        return nodes;
+    };
+    for (host, why) in pf.excluded() {
+        nodes.nodes.retain(|n| n.host != host);
+        nodes.nodes.push(NodeEntry {
+            host,
+            verdict: Verdict::ConfigMismatch,
+            reason: format!("config-mismatch: {why}; left out of every bandwidth round"),
+            failed_rounds: Vec::new(),
+            passed_rounds: Vec::new(),
+            warnings: Vec::new(),
+        });
+    }
+    nodes
+}
+
 /// One `nodes.json` for the run: a node failed in any test is failed, else suspect in any is
 /// suspect, else passed; its reasons name their tests.
 pub fn merged(tests: &[TestNodes]) -> Option<NodesFile> {

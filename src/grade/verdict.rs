@@ -218,6 +218,9 @@ pub struct Grade {
     pub node_sets: Vec<super::TestNodes>,
     /// Node verdicts over every such test (`nodes.json`).
     pub nodes: Option<crate::nodeset::export::NodesFile>,
+    /// The preflight's fields that differ anywhere (the report's inventory table).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub inventory: Vec<crate::nodeset::fleet::InventoryRow>,
 }
 
 impl Grade {

@@ -42,6 +42,10 @@ pub enum Verdict {
     Failed,
     /// In a failing set, but the evidence does not single it out; or never tested.
     Suspect,
+    /// Its configuration differs from the fleet's or the plan's (the preflight): left out of
+    /// every bandwidth round ([`super::fleet`]).
+    #[serde(rename = "config-mismatch")]
+    ConfigMismatch,
 }
 
 /// A node's verdict and the evidence for it (indices into the outcomes).

@@ -263,6 +263,8 @@ pub fn reason(
                 list(hosts, p)
             ))
         }
+        // Given by the preflight, never by attribution.
+        Verdict::ConfigMismatch => "config-mismatch".into(),
     }
 }
 
@@ -398,7 +400,7 @@ pub fn drain_script(file: &NodesFile, context: &str) -> String {
     let failed: Vec<&NodeEntry> = file
         .nodes
         .iter()
-        .filter(|n| n.verdict == Verdict::Failed)
+        .filter(|n| matches!(n.verdict, Verdict::Failed | Verdict::ConfigMismatch))
         .collect();
     if failed.is_empty() {
         out.push_str("# No node failed: nothing to drain.\n");

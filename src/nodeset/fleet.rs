@@ -26,7 +26,10 @@ pub struct Mismatch {
 impl Mismatch {
     /// `eth0 mtu 1400, fleet 1500`, `gpus 4, plan 8`.
     pub fn line(&self) -> String {
-        format!("{} {}, {} {}", self.field, self.value, self.by, self.expected)
+        format!(
+            "{} {}, {} {}",
+            self.field, self.value, self.by, self.expected
+        )
     }
 }
 
@@ -126,7 +129,13 @@ mod tests {
     #[test]
     fn a_node_apart_from_the_majority_is_named_with_both_values() {
         let nodes: Vec<_> = (1..=8)
-            .map(|i| node(&format!("node{i:02}"), if i == 5 { "1400" } else { "1500" }, "8"))
+            .map(|i| {
+                node(
+                    &format!("node{i:02}"),
+                    if i == 5 { "1400" } else { "1500" },
+                    "8",
+                )
+            })
             .collect();
         let m = compare(&nodes, &Declared::new());
         assert_eq!(m.len(), 1, "{m:?}");
@@ -136,7 +145,10 @@ mod tests {
         assert_eq!(t.len(), 1);
         assert_eq!(t[0].field, "eth0 mtu");
         assert_eq!(t[0].values[0].1.len(), 7);
-        assert_eq!(t[0].values[1], ("1400".to_string(), vec!["node05".to_string()]));
+        assert_eq!(
+            t[0].values[1],
+            ("1400".to_string(), vec!["node05".to_string()])
+        );
     }
 
     #[test]
@@ -150,7 +162,13 @@ mod tests {
         assert!(compare(&nodes, &Declared::new()).is_empty());
         let declared = vec![("mtu".to_string(), "9000".to_string())];
         let m = compare(&nodes, &declared);
-        let lines: Vec<String> = m.iter().map(|m| format!("{}: {}", m.host, m.line())).collect();
-        assert_eq!(lines, ["a: eth0 mtu 1500, plan 9000", "b: eth0 mtu 1500, plan 9000"]);
+        let lines: Vec<String> = m
+            .iter()
+            .map(|m| format!("{}: {}", m.host, m.line()))
+            .collect();
+        assert_eq!(
+            lines,
+            ["a: eth0 mtu 1500, plan 9000", "b: eth0 mtu 1500, plan 9000"]
+        );
     }
 }

@@ -462,6 +462,8 @@ pub struct Plan {
     pub profile: Option<String>,
     /// Node evidence around every job and the fleet preflight (`evidence:`, default true).
     pub evidence: bool,
+    /// What the plan's `fleet:` declares, in the inventory's words (field, value).
+    pub fleet: crate::nodeset::fleet::Declared,
 }
 
 /// Processes per node of an mpi-backend plan that leaves `launch.ranks_per_node` open: two is

@@ -20,7 +20,11 @@ pub fn inventory(s: &Snapshot) -> Inventory {
     let driver = s.gpus.get().and_then(|g| g.driver_version.clone());
     if let Some(d) = driver.or_else(|| sw.nvidia_driver.get().map(|d| driver_of(d))) {
         f.insert("driver".into(), d);
-        let peermem = if sw.peermem_loaded { "loaded" } else { "not loaded" };
+        let peermem = if sw.peermem_loaded {
+            "loaded"
+        } else {
+            "not loaded"
+        };
         f.insert("peermem".into(), peermem.into());
     }
     if let Some(n) = sw.nccl.get() {
@@ -32,7 +36,10 @@ pub fn inventory(s: &Snapshot) -> Inventory {
         }
     }
     if let Some(hcas) = s.hcas.get() {
-        let ports: Vec<_> = hcas.iter().flat_map(|h| h.ports.iter().map(move |p| (h, p))).collect();
+        let ports: Vec<_> = hcas
+            .iter()
+            .flat_map(|h| h.ports.iter().map(move |p| (h, p)))
+            .collect();
         f.insert("nics".into(), ports.len().to_string());
         for (h, p) in ports {
             let name = match p.port {

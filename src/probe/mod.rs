@@ -8,8 +8,8 @@
 
 pub mod command;
 pub mod delta;
-pub mod inventory;
 pub mod ib;
+pub mod inventory;
 pub mod kernel_log;
 pub mod kmsg;
 pub mod net;

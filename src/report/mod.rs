@@ -4,6 +4,7 @@
 pub(crate) mod chart;
 mod compare;
 mod escape;
+mod evidence;
 mod faults;
 pub mod gpu_pairs;
 mod html;

@@ -91,9 +91,10 @@ pub fn markdown(g: &Grade) -> String {
             "| {} | {} | {} |",
             cell(&n.host),
             verdict(n.verdict),
-            cell(&n.reason)
+            cell(&reason_with_warnings(n))
         );
     }
+    o.push_str(&super::evidence::markdown(g, cell));
     let faults = super::fault_lines(g);
     if !faults.is_empty() {
         o.push_str("\nFaults no single node explains:\n\n");
@@ -136,16 +137,17 @@ pub fn html(g: &Grade) -> String {
             o,
             "<tr class=\"{}\"><td>{}</td><td>{}</td><td>{}</td></tr>",
             match n.verdict {
-                crate::nodeset::Verdict::Failed => "fail",
+                crate::nodeset::Verdict::Failed | crate::nodeset::Verdict::ConfigMismatch => "fail",
                 crate::nodeset::Verdict::Suspect => "warn",
                 crate::nodeset::Verdict::Passed => "pass",
             },
             e(&n.host),
             verdict(n.verdict),
-            e(&n.reason)
+            e(&reason_with_warnings(n))
         );
     }
     o.push_str("</table>");
+    o.push_str(&super::evidence::html(g));
     let faults = super::fault_lines(g);
     if !faults.is_empty() {
         o.push_str("<p>Faults no single node explains:</p><ul>");
@@ -172,6 +174,15 @@ fn verdict(v: crate::nodeset::Verdict) -> &'static str {
         crate::nodeset::Verdict::Passed => "passed",
         crate::nodeset::Verdict::Failed => "failed",
         crate::nodeset::Verdict::Suspect => "suspect",
+        crate::nodeset::Verdict::ConfigMismatch => "config-mismatch",
+    }
+}
+
+/// A node's reason, then its warnings (evidence that moved where its verdict does not rest).
+fn reason_with_warnings(n: &crate::nodeset::export::NodeEntry) -> String {
+    match n.warnings.is_empty() {
+        true => n.reason.clone(),
+        false => format!("{}; warning: {}", n.reason, n.warnings.join("; ")),
     }
 }
 

@@ -5,6 +5,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::nodeset::fleet::{InventoryRow, Mismatch};
 use crate::probe::Snapshot;
 use crate::probe::delta::Delta;
 
@@ -36,5 +37,43 @@ pub fn merge(evidence: &mut Vec<NodeEvidence>, new: Vec<NodeEvidence>) {
             Some(x) => *x = e,
             None => evidence.push(e),
         }
+    }
+}
+
+/// The fleet consistency preflight: every node's snapshot before the bandwidth rounds, the
+/// nodes that differ from the fleet or the plan (left out of every round), and the fields
+/// that differ anywhere.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Preflight {
+    pub nodes: Vec<PreflightNode>,
+    pub mismatches: Vec<Mismatch>,
+    pub inventory: Vec<InventoryRow>,
+}
+
+/// One node's preflight snapshot, or why there is none (it did not answer in time).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PreflightNode {
+    pub host: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshot: Option<Snapshot>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unavailable: Option<String>,
+}
+
+impl Preflight {
+    /// The hosts left out of the rounds, each with its mismatches as one reason
+    /// (`eth0 mtu 1400, fleet 1500`).
+    pub fn excluded(&self) -> Vec<(String, String)> {
+        let mut out: Vec<(String, String)> = Vec::new();
+        for m in &self.mismatches {
+            match out.iter_mut().find(|(h, _)| *h == m.host) {
+                Some((_, why)) => {
+                    why.push_str("; ");
+                    why.push_str(&m.line());
+                }
+                None => out.push((m.host.clone(), m.line())),
+            }
+        }
+        out
     }
 }

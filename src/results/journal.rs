@@ -61,6 +61,10 @@ pub enum Record {
         job: String,
         nodes: Vec<super::evidence::NodeEvidence>,
     },
+    /// The fleet consistency preflight of a node-set run.
+    Preflight {
+        preflight: Box<super::evidence::Preflight>,
+    },
     /// A signal stopped the run.
     Interrupted { signal: String, at: String },
     /// The node list of a node-set run.
@@ -414,6 +418,7 @@ pub fn apply(results: &mut Results, record: Record) {
             results.interrupted = Some(format!("{signal} at {at}"));
         }
         Record::NodeList { hosts } => results.node_list = hosts,
+        Record::Preflight { preflight } => results.preflight = Some(*preflight),
         Record::SetStarted { set } => {
             results
                 .node_sets

@@ -36,6 +36,9 @@ pub struct Results {
     /// What a `--rerun-failed` run carries over from the run it reruns.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rerun: Option<Rerun>,
+    /// The fleet consistency preflight of a node-set run (`docs/evidence.md`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preflight: Option<super::evidence::Preflight>,
 }
 
 /// What a rerun takes from the earlier run: a rerun of a few nodes has no fleet of its own and
@@ -125,6 +128,7 @@ impl Results {
             node_list: Vec::new(),
             node_sets: Vec::new(),
             rerun: None,
+            preflight: None,
         }
     }
 
