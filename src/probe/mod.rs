@@ -89,6 +89,9 @@ pub struct Options {
     pub no_gpus: bool,
     /// Leave the journal alone when the log device cannot be read (a recorded tree).
     pub no_journal: bool,
+    /// Run no helper program (`mpirun --version`, `systemctl`): around every job, where what
+    /// they tell does not change and their start-up is most of a probe's time.
+    pub no_helpers: bool,
 }
 
 /// One node at one moment.
@@ -115,7 +118,7 @@ pub fn take(o: &Options) -> Snapshot {
     let since = o.since.map_or(0, unix_ms);
     Snapshot {
         taken_unix_ms: now,
-        software: software::software(&r.sys, &r.proc),
+        software: software::software(&r.sys, &r.proc, !o.no_helpers),
         gpus: if o.no_gpus {
             Sourced::Unavailable("not asked (--no-gpus)".into())
         } else {
@@ -182,6 +185,7 @@ pub(crate) mod tests {
             since: None,
             no_gpus: true,
             no_journal: true,
+            no_helpers: true,
         });
         assert!(s.hcas.get().is_none() && s.interfaces.get().is_none());
         assert!(s.tcp.get().is_none() && s.pci.get().is_none());

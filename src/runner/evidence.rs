@@ -44,6 +44,7 @@ impl Around {
             let s = probe::take(&probe::Options {
                 since: Some(since - LOG_SLACK),
                 no_gpus: !self.gpus,
+                no_helpers: true,
                 ..Default::default()
             });
             serde_json::to_string(&s).unwrap_or_default()
