@@ -50,7 +50,12 @@ pub fn software(sys: &Path, proc: &Path, helpers: bool) -> Software {
         mpi: if helpers { mpi() } else { not_asked() }.into(),
         baton: env!("CARGO_PKG_VERSION").to_string(),
         peermem_loaded: sys.join("module/nvidia_peermem").is_dir(),
-        fabric_manager: if helpers { fabric_manager() } else { not_asked() }.into(),
+        fabric_manager: if helpers {
+            fabric_manager()
+        } else {
+            not_asked()
+        }
+        .into(),
     }
 }
 
