@@ -1081,6 +1081,12 @@ fn a_fleet_section_is_checked_where_it_is_written() {
     let fields: Vec<String> = plan.fleet.iter().map(|(k, v)| format!("{k}={v}")).collect();
     assert_eq!(
         fields,
-        ["gpus=8", "mtu=4096", "peermem=loaded", "rate=400 Gb/s", "pcie=Gen5 x16"]
+        [
+            "gpus=8",
+            "mtu=4096",
+            "peermem=loaded",
+            "rate=400 Gb/s",
+            "pcie=Gen5 x16"
+        ]
     );
 }
