@@ -81,6 +81,7 @@ fn drain_file(a: &AcceptanceFile) -> NodesFile {
                 passed_rounds: Vec::new(),
                 tests: Vec::new(),
                 earlier: Vec::new(),
+                warnings: Vec::new(),
             })
             .collect(),
         faults: Vec::new(),

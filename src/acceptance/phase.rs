@@ -166,6 +166,8 @@ fn run_over(
         print_table: false,
         capture_transport: false,
         site: opened.site.clone(),
+        // The plan's `evidence: false` still turns it off (the runner asks both).
+        evidence: true,
     };
     let input = Input {
         plan,

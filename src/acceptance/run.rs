@@ -338,6 +338,8 @@ fn settle(nodes: &mut [NodeInPhase], again: &Ran) {
                 Verdict::Passed => NodeVerdict::Passed,
                 Verdict::Failed => NodeVerdict::Failed,
                 Verdict::Suspect => NodeVerdict::Suspect,
+                // Left out of the rounds for a configuration that differs: drained.
+                Verdict::ConfigMismatch => NodeVerdict::Failed,
             };
             n.reason = format!("rerun: {}", e.reason);
         }

@@ -34,6 +34,7 @@ pub fn of_phase(g: &Grade, hosts: &[String], failed: bool) -> Vec<NodeInPhase> {
                     Some(Verdict::Passed) => (NodeVerdict::Passed, reason),
                     Some(Verdict::Failed) => (NodeVerdict::Failed, reason),
                     Some(Verdict::Suspect) => (NodeVerdict::Suspect, reason),
+                    Some(Verdict::ConfigMismatch) => (NodeVerdict::Failed, reason),
                     None => (NodeVerdict::Suspect, "no set of the phase tested it".into()),
                 }
             };

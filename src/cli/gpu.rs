@@ -26,6 +26,7 @@ pub fn local_worker(w: &super::WorkerArgs) -> super::Outcome {
         watchdog: true,
         watchdog_grace: baton::runner::rank::nccl_grace(),
         telemetry: true,
+        evidence: plan.evidence && !w.no_evidence,
         progress: w.progress.clone(),
     };
     local::run_local(&jobs, w.gpus, base)

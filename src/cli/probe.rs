@@ -56,6 +56,7 @@ pub fn run(a: Args) -> super::Outcome {
         },
         since,
         no_gpus: a.no_gpus,
+        no_helpers: false,
     };
     let snapshot = probe::take(&options);
     let text = match a.format {

@@ -79,6 +79,7 @@ pub fn measure_worker(
         table: w.table,
         progress: w.progress.as_deref(),
         events,
+        evidence: !w.no_evidence,
     };
     rank::measure(world, m).map_err(CliError::runtime)?;
     Ok(Exit::Ok)

@@ -45,6 +45,10 @@ pub struct Args {
     /// a `transport` criterion).
     #[arg(long)]
     pub capture_transport: bool,
+    /// Take no node evidence (probe snapshots before and after every job, the fleet
+    /// consistency preflight), as the plan's `evidence: false` does.
+    #[arg(long)]
+    pub no_evidence: bool,
     /// Only the jobs of environment set K (numbered from 0 over the selected jobs, as
     /// `render` numbers its launcher steps). Writes results only: grade every set's results
     /// together (`baton grade PLAN OUT/set-*/results.json`), as rendered scripts do.
@@ -116,6 +120,7 @@ pub fn run(args: &Args, mpi: Option<MpiEntry>) -> Outcome {
         print_table: args.format == RunFormat::Table,
         capture_transport: args.capture_transport,
         site: opened.site.clone(),
+        evidence: !args.no_evidence,
     };
     if under_launcher {
         return match mpi {

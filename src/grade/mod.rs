@@ -5,6 +5,7 @@
 //!
 //! Data flows one way: results (+ baseline) → [`grade`] → [`Grade`] → report exporters.
 
+mod cite;
 mod compare;
 mod context;
 mod diagnosis;
@@ -173,8 +174,9 @@ fn grade_together(input: &GradeInput<'_>) -> Grade {
     nodesets::apply_outliers(&expansion.jobs, &mut jobs, fleet);
     nodesets::fail_lone_sets(input.plan, &expansion.jobs, &mut jobs);
     nodesets::explain_unrun(input.plan, &expansion.jobs, &mut jobs, input.results);
+    cite::failing(&mut jobs);
     let node_sets = nodesets::attribute_tests(input.plan, &expansion.jobs, &jobs, input.results);
-    let nodes = nodesets::merged(&node_sets);
+    let nodes = nodesets::merged(&node_sets).map(|n| nodesets::with_preflight(n, input.results));
     let status = worst(jobs.iter().map(|j| j.status));
     Grade {
         plan: input.plan.name.clone(),
@@ -193,6 +195,11 @@ fn grade_together(input: &GradeInput<'_>) -> Grade {
         node_sets,
         nodes,
         superseded: Vec::new(),
+        inventory: input
+            .results
+            .iter()
+            .find_map(|r| r.1.preflight.as_ref())
+            .map_or_else(Vec::new, |p| p.inventory.clone()),
     }
 }
 

@@ -293,6 +293,11 @@ pub fn attribute_tests(
                     ended: s.ended.clone(),
                     launcher: s.launcher.clone(),
                     skipped: s.journal.is_empty() && !s.dead.is_empty(),
+                    moved: mine
+                        .iter()
+                        .filter_map(|(_, v)| v.source.as_ref())
+                        .flat_map(|s| super::cite::moved(&s.result))
+                        .collect(),
                 };
                 let verdict = SetVerdict {
                     round: s.round,
@@ -353,6 +358,8 @@ pub fn attribute_tests(
         } else {
             generic()
         };
+        let mut a = a;
+        crate::nodeset::evidence::blame(&mut a, &outcomes, &implicated(hosts, &facts));
         let mut file = export::nodes_file(hosts, &a, &outcomes, &facts);
         explain_refused(&mut file, &runs);
         out.push(TestNodes {
@@ -379,6 +386,24 @@ fn cluster_finding(test: &str, jobs: &[Job], verdicts: &[JobVerdict]) -> Option<
         .flat_map(|(_, v)| v.criteria.iter())
         .find(|c| c.status == Status::Fail)
         .map(|c| format!("{}: {}", c.text, c.message))
+}
+
+/// Per set, the nodes whose own counters moved during it (not TCP's, which both ends count).
+fn implicated(hosts: &[String], facts: &[SetFacts]) -> Vec<Vec<usize>> {
+    facts
+        .iter()
+        .map(|f| {
+            let mut nodes: Vec<usize> = f
+                .moved
+                .iter()
+                .filter(|(_, c)| c.iter().any(|c| c.local()))
+                .filter_map(|(h, _)| hosts.iter().position(|x| x == h))
+                .collect();
+            nodes.sort_unstable();
+            nodes.dedup();
+            nodes
+        })
+        .collect()
 }
 
 /// The first criterion the set's jobs failed: its key and its text as the plan reads.
@@ -575,6 +600,28 @@ fn strength(tests: &[TestNodes], test: &str, e: &NodeEntry) -> u32 {
     ran.iter().filter(|s| s.status == Status::Fail).count() as u32
 }
 
+/// `nodes` with the nodes the preflight left out of the rounds: verdict `config-mismatch`,
+/// the reason naming each field, its value and the fleet's (or the plan's).
+pub fn with_preflight(mut nodes: NodesFile, results: &[(String, &Results)]) -> NodesFile {
+    let Some(pf) = results.iter().find_map(|r| r.1.preflight.as_ref()) else {
+        return nodes;
+    };
+    for (host, why) in pf.excluded() {
+        nodes.nodes.retain(|n| n.host != host);
+        nodes.nodes.push(NodeEntry {
+            host,
+            verdict: Verdict::ConfigMismatch,
+            reason: format!("config-mismatch: {why}; left out of every bandwidth round"),
+            failed_rounds: Vec::new(),
+            passed_rounds: Vec::new(),
+            warnings: Vec::new(),
+            tests: Vec::new(),
+            earlier: Vec::new(),
+        });
+    }
+    nodes
+}
+
 /// One `nodes.json` for the run: a node's verdict comes from the tests whose sets tested it —
 /// failed in any is failed, else suspect in any is suspect, else passed; its reasons name their
 /// tests. A test that never ran the node (it was dead before, or left out) and a test over the
@@ -640,6 +687,10 @@ pub fn merged(tests: &[TestNodes]) -> Option<NodesFile> {
             passed_rounds: rounds(|e| &e.passed_rounds),
             tests: per_test,
             earlier: Vec::new(),
+            warnings: entries
+                .iter()
+                .flat_map(|(t, e)| e.warnings.iter().map(move |w| format!("{t}: {w}")))
+                .collect(),
         });
     }
     let with = |v: Verdict| {
@@ -714,6 +765,8 @@ fn test_entry(t: &TestNodes, h: &String) -> Option<TestEntry> {
             Verdict::Passed => TestVerdict::Passed,
             Verdict::Failed => TestVerdict::Failed,
             Verdict::Suspect => TestVerdict::Suspect,
+            // Left out of every round before it started.
+            Verdict::ConfigMismatch => TestVerdict::NotTested,
         };
         (v, e.reason.clone())
     };
@@ -752,6 +805,7 @@ mod tests {
             passed_rounds: Vec::new(),
             tests: Vec::new(),
             earlier: Vec::new(),
+            warnings: Vec::new(),
         };
         TestNodes {
             test: test.into(),

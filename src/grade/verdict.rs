@@ -220,6 +220,9 @@ pub struct Grade {
     pub nodes: Option<crate::nodeset::export::NodesFile>,
     /// Verdicts a later run of the plan replaced by measuring their jobs again.
     pub superseded: Vec<super::Superseded>,
+    /// The preflight's fields that differ anywhere (the report's inventory table).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub inventory: Vec<crate::nodeset::fleet::InventoryRow>,
 }
 
 impl Grade {

@@ -294,6 +294,7 @@ fn job(
         match_by: MatchBy::Attributes,
         sources: vec![log.source.clone()],
         node_set: None,
+        evidence: Vec::new(),
     }
 }
 

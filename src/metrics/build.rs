@@ -175,6 +175,7 @@ fn node_verdicts(g: &Grade) -> Family {
                 Verdict::Passed => "passed",
                 Verdict::Failed => "failed",
                 Verdict::Suspect => "suspect",
+                Verdict::ConfigMismatch => "config-mismatch",
             };
             NODE_STATES.iter().map(move |s| {
                 let labels = vec![

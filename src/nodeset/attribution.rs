@@ -42,6 +42,10 @@ pub enum Verdict {
     Failed,
     /// In a failing set, but the evidence does not single it out; or never tested.
     Suspect,
+    /// Its configuration differs from the fleet's or the plan's (the preflight): left out of
+    /// every bandwidth round ([`super::fleet`]).
+    #[serde(rename = "config-mismatch")]
+    ConfigMismatch,
 }
 
 /// A node's verdict and the evidence for it (indices into the outcomes).
@@ -60,6 +64,9 @@ pub struct NodeReport {
     pub dead_in: Option<usize>,
     /// It passed in the earlier run a rerun confirms against: sound before this run's sets.
     pub known_good: bool,
+    /// Failing sets in which its own counters moved and its partners' did not
+    /// ([`super::evidence::blame`]).
+    pub evidence_in: Vec<usize>,
 }
 
 /// A fault that no single node explains.
@@ -143,6 +150,7 @@ pub fn attribute_known(n: usize, outcomes: &[SetOutcome], known_good: &[usize]) 
             isolated_by: Vec::new(),
             dead_in: None,
             known_good: known[node],
+            evidence_in: Vec::new(),
         })
         .collect();
     let mut faults = Vec::new();

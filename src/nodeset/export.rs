@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use super::attribution::{Attribution, Fault, NodeReport, SetOutcome, Verdict};
 use super::hostlist::compress;
+use crate::probe::delta::{Change, summed};
 use crate::shell::shell_quote;
 
 /// Longest drain reason: Slurm keeps the reason in its state files and shows it in `sinfo -R`,
@@ -45,6 +46,10 @@ pub struct NodeEntry {
     /// oldest first; the verdict above is the latest measurement's.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub earlier: Vec<EarlierVerdict>,
+    /// Node evidence that moved during a set that passed, or that others explain
+    /// (`round 2: eth0 carrier_changes +2`): worth a look, no reason to drain.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// A node's verdict in one test.
@@ -109,6 +114,43 @@ pub struct SetFacts {
     pub launcher: Option<String>,
     /// Not run: a node of it was proven dead before.
     pub skipped: bool,
+    /// Per host of the set, the node evidence that moved during its jobs (cited changes).
+    pub moved: Vec<(String, Vec<Change>)>,
+}
+
+/// What moved on `host` during the sets `sets`, added up, a line each; only the node's own
+/// changes when `local` (not TCP's, which a healthy node's sockets also count).
+fn moved_on(host: &str, sets: &[usize], facts: &[SetFacts], local: bool) -> Vec<String> {
+    let changes = sets
+        .iter()
+        .filter_map(|&k| facts.get(k))
+        .flat_map(|f| f.moved.iter())
+        .filter(|(h, _)| h == host)
+        .flat_map(|(_, c)| c.iter())
+        .filter(|c| !local || c.local());
+    summed(changes).iter().map(Change::line).collect()
+}
+
+/// Warnings of a node: its own evidence that moved in a set its verdict does not rest on (a
+/// passing set, or a failing one others explain), by round.
+fn warnings(
+    host: &str,
+    r: &NodeReport,
+    outcomes: &[SetOutcome],
+    facts: &[SetFacts],
+) -> Vec<String> {
+    let cited: &[usize] = match r.verdict {
+        Verdict::Passed => &[],
+        _ => &r.failed_in,
+    };
+    r.passed_in
+        .iter()
+        .chain(r.failed_in.iter().filter(|k| !cited.contains(k)))
+        .filter_map(|&k| {
+            let m = moved_on(host, &[k], facts, true);
+            (!m.is_empty()).then(|| format!("round {}: {}", outcomes[k].round, m.join(", ")))
+        })
+        .collect()
 }
 
 /// Criteria whose failure is a bandwidth figure: a reason quotes the number.
@@ -202,10 +244,34 @@ pub fn reason(
         p.dedup();
         p
     };
+    let moved = moved_on(&hosts[r.node], &r.failed_in, facts, false);
+    let cite = |s: String| match moved.is_empty() {
+        true => s,
+        false => format!("{s}; {}", moved.join(", ")),
+    };
     match r.verdict {
+        Verdict::Failed if r.isolated_by.is_empty() && !r.evidence_in.is_empty() => {
+            let sets = &r.evidence_in;
+            let figure = figure(sets, outcomes, facts).unwrap_or_else(|| "failed".into());
+            let all = r.failed_in.len() + r.passed_in.len();
+            format!(
+                "{figure}; {}; in {} of {all} {}, with {}, whose counters did not move",
+                moved.join(", "),
+                sets.len(),
+                noun(outcomes[sets[0]].nodes.len()).1,
+                list(hosts, partners(sets))
+            )
+        }
         Verdict::Failed => {
             let p = partners(&r.isolated_by);
-            let figure = figure(r, outcomes, facts).map_or("failed".into(), |f| f + ",");
+            let figure = match (figure(&r.isolated_by, outcomes, facts), moved.is_empty()) {
+                (Some(f), true) => f + ",",
+                (None, true) => "failed".into(),
+                (f, false) => {
+                    let f = f.unwrap_or_else(|| "failed".into());
+                    format!("{f}; {};", moved.join(", "))
+                }
+            };
             if p.is_empty() {
                 let rounds: Vec<String> = r
                     .isolated_by
@@ -244,27 +310,28 @@ pub fn reason(
         Verdict::Suspect if r.failed_in.is_empty() && r.passed_in.is_empty() => {
             "never tested".into()
         }
-        Verdict::Suspect if !r.passed_in.is_empty() => format!(
+        Verdict::Suspect if !r.passed_in.is_empty() => cite(format!(
             "failed with {} (which passed elsewhere) yet passed with {}",
-            list(hosts, partners(&r.isolated_by)),
+            list(hosts, partners(&r.failed_in)),
             list(hosts, partners(&r.passed_in))
-        ),
+        )),
         Verdict::Suspect => {
             let p = partners(&r.failed_in);
-            format!(
+            cite(format!(
                 "in {} failing set(s) with {}, never isolated",
                 r.failed_in.len(),
                 list(hosts, p)
-            )
+            ))
         }
+        // Given by the preflight, never by attribution.
+        Verdict::ConfigMismatch => "config-mismatch".into(),
     }
 }
 
 /// The evidence of a failed node's isolating sets as a figure: its busbw against the median
 /// set of the same shape when a bandwidth criterion failed, else the criterion, else how the
 /// step ended; `None` when nothing is known but that it failed.
-fn figure(r: &NodeReport, outcomes: &[SetOutcome], facts: &[SetFacts]) -> Option<String> {
-    let sets = &r.isolated_by;
+fn figure(sets: &[usize], outcomes: &[SetOutcome], facts: &[SetFacts]) -> Option<String> {
     let fact = |k: usize| facts.get(k).cloned().unwrap_or_default();
     let failed = sets.iter().find_map(|&k| fact(k).failed);
     let shape = outcomes[sets[0]].nodes.len();
@@ -329,6 +396,7 @@ pub fn nodes_file(
             passed_rounds: rounds(&r.passed_in),
             tests: Vec::new(),
             earlier: Vec::new(),
+            warnings: warnings(&hosts[r.node], r, outcomes, facts),
         })
         .collect();
     let faults = a
@@ -395,7 +463,7 @@ pub fn drain_script(file: &NodesFile, context: &str) -> String {
     let failed: Vec<&NodeEntry> = file
         .nodes
         .iter()
-        .filter(|n| n.verdict == Verdict::Failed)
+        .filter(|n| matches!(n.verdict, Verdict::Failed | Verdict::ConfigMismatch))
         .collect();
     if failed.is_empty() {
         out.push_str("# No node failed: nothing to drain.\n");
@@ -605,6 +673,79 @@ mod tests {
             f.nodes[2].reason,
             "dead before this test: none of its sets ran"
         );
+    }
+
+    /// #24: what moved on a node during its failing sets is cited in its reason and drain
+    /// line; its partners, whose counters did not move, are not blamed by it; what moved
+    /// during a passing set is a warning.
+    #[test]
+    fn reasons_cite_what_moved_on_the_node_and_only_there() {
+        use crate::nodeset::schedule::{Over, Pairing, rounds};
+        let h = hosts(6);
+        let out: Vec<SetOutcome> = rounds(&Over::Pairs(Pairing::All), 6)
+            .unwrap()
+            .iter()
+            .enumerate()
+            .flat_map(|(r, round)| round.sets.iter().map(move |s| (r as u32 + 1, s.clone())))
+            .map(|(r, s)| {
+                let bad = s.contains(&2);
+                o(
+                    r,
+                    &s,
+                    if bad {
+                        SetResult::Fail
+                    } else {
+                        SetResult::Pass
+                    },
+                )
+            })
+            .collect();
+        let facts: Vec<SetFacts> = out
+            .iter()
+            .map(|o| SetFacts {
+                failed: (o.result == SetResult::Fail).then(|| ("wrong", "wrong == 0".to_string())),
+                moved: if o.nodes.contains(&2) {
+                    vec![("node03".into(), vec![up("eth0", "carrier_changes", 4)])]
+                } else if o.nodes.contains(&5) && o.round == 1 {
+                    vec![(
+                        "node06".into(),
+                        vec![up("tcp", "RetransSegs", 3), up("eth0", "link_downed", 1)],
+                    )]
+                } else {
+                    vec![]
+                },
+                ..SetFacts::default()
+            })
+            .collect();
+        let f = nodes_file(&h, &attribute(6, &out), &out, &facts);
+        let bad = &f.nodes[2];
+        assert_eq!(bad.verdict, Verdict::Failed);
+        assert!(
+            bad.reason
+                .starts_with("failed `wrong == 0`; eth0 carrier_changes +20; in 5 of 5 pairs"),
+            "{}",
+            bad.reason
+        );
+        assert!(bad.warnings.is_empty());
+        for n in [0, 1, 3, 4] {
+            assert!(!f.nodes[n].reason.contains("carrier"), "{:?}", f.nodes[n]);
+            assert!(f.nodes[n].warnings.is_empty(), "{:?}", f.nodes[n]);
+        }
+        assert_eq!(f.nodes[5].verdict, Verdict::Passed);
+        assert_eq!(f.nodes[5].warnings, ["round 1: eth0 link_downed +1"]);
+        let drain = drain_script(&f, "p/pairs");
+        assert!(drain.contains("eth0 carrier_changes +20"), "{drain}");
+    }
+
+    fn up(subject: &str, what: &str, by: u64) -> Change {
+        Change {
+            subject: subject.into(),
+            what: what.into(),
+            kind: crate::probe::delta::ChangeKind::Increased {
+                before: 10,
+                after: 10 + by,
+            },
+        }
     }
 
     #[test]

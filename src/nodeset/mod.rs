@@ -3,12 +3,14 @@
 //!
 //! Data flows one way: a node list ([`hostlist`]) → rounds of disjoint node sets ([`schedule`],
 //! [`isolate`] round by round, or a rerun's [`confirm`] pairs) → per-set outcomes → per-node
-//! verdicts ([`attribution`]) → `nodes.json` and `drain.sh` ([`export`]). Everything here is pure: it runs nothing, so the
+//! verdicts ([`attribution`], settled by node evidence where timings cannot: [`evidence`]) → `nodes.json` and `drain.sh` ([`export`]). Everything here is pure: it runs nothing, so the
 //! runner, `check`/`expand` and the tests share it.
 
 pub mod attribution;
 pub mod confirm;
+pub mod evidence;
 pub mod export;
+pub mod fleet;
 pub mod hostlist;
 pub mod isolate;
 pub mod schedule;

@@ -469,6 +469,10 @@ pub struct Plan {
     /// Hardware profile `… of profile` criteria read (a name or a plan-relative file); `None`:
     /// picked at grade time from the recorded GPUs.
     pub profile: Option<String>,
+    /// Node evidence around every job and the fleet preflight (`evidence:`, default true).
+    pub evidence: bool,
+    /// What the plan's `fleet:` declares, in the inventory's words (field, value).
+    pub fleet: crate::nodeset::fleet::Declared,
 }
 
 /// Processes per node of an mpi-backend plan that leaves `launch.ranks_per_node` open: two is

@@ -89,6 +89,44 @@ pub struct RawPlan {
     /// (`h200-sxm-8`), a name in `profiles/` beside the plan, or a plan-relative `.yaml` path.
     /// Omitted: picked at grade time from the recorded GPU model and count.
     pub profile: Option<Loc<String>>,
+    /// Take node evidence (a probe snapshot before and after every job on every node, the
+    /// fleet consistency preflight of node-set runs). Default true; `baton run --no-evidence`
+    /// turns it off for one run.
+    pub evidence: Option<bool>,
+    /// What every node of the node list must have, checked by the fleet consistency preflight
+    /// before the bandwidth rounds (beside the fleet's majority, which is always compared).
+    pub fleet: Option<RawFleet>,
+}
+
+/// The configuration the plan declares for every node (`docs/evidence.md`).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawFleet {
+    /// GPUs per node.
+    pub gpus: Option<u64>,
+    /// GPU model as NVML names it (`NVIDIA H200`).
+    pub gpu_model: Option<String>,
+    /// InfiniBand/RoCE ports per node and their rate.
+    pub nics: Option<RawNics>,
+    /// MTU of every interface.
+    pub mtu: Option<u64>,
+    /// PCIe link of every GPU: `Gen5 x16`.
+    pub pcie: Option<Loc<String>>,
+    /// nvidia_peermem loaded (GPUDirect RDMA).
+    pub peermem: Option<bool>,
+    /// NVIDIA driver version (`580.95.05`).
+    pub driver: Option<String>,
+    /// NCCL version (`2.28.3`).
+    pub nccl: Option<String>,
+}
+
+/// NICs a node must have.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawNics {
+    pub count: Option<u64>,
+    /// Rate of every port: `400 Gb/s`.
+    pub rate: Option<Loc<String>>,
 }
 
 /// Where and how many ranks run.

@@ -13,20 +13,20 @@ use serde::{Deserialize, Serialize};
 use super::{Snapshot, Sourced};
 
 /// Everything that moved, in the order of the snapshot's sources.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 pub struct Delta {
     pub changes: Vec<Change>,
 }
 
 /// One thing that moved: on what (`eth0`, `mlx5_4`, `GPU3`, `tcp`), which fact, and how.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Change {
     pub subject: String,
     pub what: String,
     pub kind: ChangeKind,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case", tag = "type")]
 pub enum ChangeKind {
     Increased { before: u64, after: u64 },
@@ -34,7 +34,35 @@ pub enum ChangeKind {
     Event { at_unix_ms: u64, line: String },
 }
 
+/// Counters that climb in normal operation on a healthy node (a veth drops IPv6 router
+/// solicitations, a busy socket retransmits now and then): recorded, never cited.
+/// `OutSegs` is recorded to judge `RetransSegs` by.
+const NOT_CITED: &[&str] = &[
+    "rx_dropped",
+    "tx_dropped",
+    "OutSegs",
+    "InErrs",
+    "AttemptFails",
+    "EstabResets",
+];
+
 impl Change {
+    /// Whether a verdict cites this change as evidence against its node: a kernel event (Xid,
+    /// link, AER), a state that changed, or a counter of faults (ECC, remapped rows, NVLink, IB
+    /// and PCIe errors, link_downed, carrier_changes, retransmits, throttle reasons).
+    pub fn cited(&self) -> bool {
+        match self.kind {
+            ChangeKind::Increased { .. } => !NOT_CITED.contains(&self.what.as_str()),
+            ChangeKind::Changed { .. } | ChangeKind::Event { .. } => true,
+        }
+    }
+
+    /// Whether the change is the node's own: everything but the TCP counters, which both ends
+    /// of a bad path count (a node retransmits to a partner whose link flaps).
+    pub fn local(&self) -> bool {
+        self.subject != "tcp"
+    }
+
     /// `eth0 carrier_changes +2`, `mlx5_4 state ACTIVE → DOWN`, `Xid 79 at 12:03:11`.
     pub fn line(&self) -> String {
         match &self.kind {
@@ -59,6 +87,7 @@ pub fn clock(unix_ms: u64) -> String {
 
 /// The TCP counters a lossy or flapping path moves.
 const TCP: &[&str] = &[
+    "OutSegs",
     "RetransSegs",
     "InErrs",
     "InCsumErrors",
@@ -224,6 +253,44 @@ impl Delta {
     pub fn lines(&self) -> Vec<String> {
         self.changes.iter().map(Change::line).collect()
     }
+
+    /// The changes a verdict cites ([`Change::cited`]).
+    pub fn cited(&self) -> Vec<Change> {
+        self.changes.iter().filter(|c| c.cited()).cloned().collect()
+    }
+}
+
+/// The changes of several deltas of one node as one: a counter's climbs added up (its first
+/// before to the sum), a state from its first before to its last after (left out when it came
+/// back), each kernel event once.
+pub fn summed<'a>(changes: impl IntoIterator<Item = &'a Change>) -> Vec<Change> {
+    let mut out: Vec<Change> = Vec::new();
+    for c in changes {
+        if matches!(c.kind, ChangeKind::Event { .. }) {
+            if !out.contains(c) {
+                out.push(c.clone());
+            }
+            continue;
+        }
+        let same = out
+            .iter_mut()
+            .find(|o| o.subject == c.subject && o.what == c.what);
+        match (same.map(|o| &mut o.kind), &c.kind) {
+            (
+                Some(ChangeKind::Increased { after, .. }),
+                ChangeKind::Increased {
+                    before: b,
+                    after: a,
+                },
+            ) => *after += a - b,
+            (Some(ChangeKind::Changed { after, .. }), ChangeKind::Changed { after: a, .. }) => {
+                *after = a.clone()
+            }
+            _ => out.push(c.clone()),
+        }
+    }
+    out.retain(|c| !matches!(&c.kind, ChangeKind::Changed { before, after } if before == after));
+    out
 }
 
 /// Runs `f` when both snapshots have the source.

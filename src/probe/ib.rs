@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::read;
 
 /// One HCA (`mlx5_0`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Hca {
     pub name: String,
     pub fw_ver: Option<String>,
@@ -24,7 +24,7 @@ pub struct Hca {
 }
 
 /// One port of an HCA.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Port {
     pub port: u32,
     /// The name of `state` (`ACTIVE`, `DOWN`, `INIT`).
@@ -38,7 +38,7 @@ pub struct Port {
 }
 
 /// A port's `rate` file: `400 Gb/sec (4X NDR)`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Rate {
     pub gbps: f64,
     pub text: String,

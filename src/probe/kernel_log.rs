@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 pub const LINE_LIMIT: usize = 512;
 
 /// One line that matters, with when it was logged.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct KernelEvent {
     /// Wall-clock time, milliseconds since the Unix epoch (from the boot-relative stamp).
     pub at_unix_ms: u64,
@@ -20,7 +20,7 @@ pub struct KernelEvent {
 }
 
 /// What a line says.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case", tag = "type")]
 pub enum EventKind {
     /// A GPU's Xid: the device as the driver names it (`0000:3b:00`) and the code.

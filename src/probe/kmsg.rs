@@ -20,7 +20,7 @@ pub const EVENT_LIMIT: usize = 1000;
 const JOURNAL_TIME: Duration = Duration::from_secs(3);
 
 /// The kept lines of the kernel log since a time.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct KernelLog {
     /// `/dev/kmsg` or `journalctl -k`.
     pub source: String,

@@ -9,9 +9,11 @@
 pub mod command;
 pub mod delta;
 pub mod ib;
+pub mod inventory;
 pub mod kernel_log;
 pub mod kmsg;
 pub mod net;
+pub mod netlink;
 pub mod nvml;
 pub mod pci;
 pub mod read;
@@ -19,13 +21,13 @@ pub mod show;
 pub mod software;
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
 /// A fact, or why it could not be had.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Sourced<T> {
     Available(T),
@@ -60,6 +62,13 @@ pub struct Roots {
     pub kmsg: PathBuf,
 }
 
+impl Roots {
+    /// The node's own trees, not a recorded one: live sources (rtnetlink) may be asked.
+    pub fn is_live(&self) -> bool {
+        self.sys == Path::new("/sys") && self.proc == Path::new("/proc")
+    }
+}
+
 impl Default for Roots {
     fn default() -> Self {
         Roots {
@@ -80,10 +89,13 @@ pub struct Options {
     pub no_gpus: bool,
     /// Leave the journal alone when the log device cannot be read (a recorded tree).
     pub no_journal: bool,
+    /// Run no helper program (`mpirun --version`, `systemctl`): around every job, where what
+    /// they tell does not change and their start-up is most of a probe's time.
+    pub no_helpers: bool,
 }
 
 /// One node at one moment.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Snapshot {
     pub taken_unix_ms: u64,
     /// How long taking it took.
@@ -106,14 +118,14 @@ pub fn take(o: &Options) -> Snapshot {
     let since = o.since.map_or(0, unix_ms);
     Snapshot {
         taken_unix_ms: now,
-        software: software::software(&r.sys, &r.proc),
+        software: software::software(&r.sys, &r.proc, !o.no_helpers),
         gpus: if o.no_gpus {
             Sourced::Unavailable("not asked (--no-gpus)".into())
         } else {
             nvml::gpus().into()
         },
         hcas: ib::hcas(&r.sys).into(),
-        interfaces: net::interfaces(&r.sys).into(),
+        interfaces: net::interfaces(&r.sys, r.is_live()).into(),
         tcp: net::tcp(&r.proc).into(),
         pci: pci::devices(&r.sys).into(),
         kernel_log: kmsg::read(&r.kmsg, boot_unix_us(), since, !o.no_journal).into(),
@@ -173,6 +185,7 @@ pub(crate) mod tests {
             since: None,
             no_gpus: true,
             no_journal: true,
+            no_helpers: true,
         });
         assert!(s.hcas.get().is_none() && s.interfaces.get().is_none());
         assert!(s.tcp.get().is_none() && s.pci.get().is_none());

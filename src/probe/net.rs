@@ -1,6 +1,8 @@
-//! Network interfaces from `/sys/class/net/*` and TCP counters from `/proc/net/snmp`. Both
-//! are per network namespace: `/proc/net` follows the reader's, `/sys/class/net` the one
-//! sysfs was mounted in (run the probe through `ip netns exec`, which mounts a fresh /sys).
+//! Network interfaces and TCP counters from `/proc/net/snmp`. Both are per network namespace:
+//! `/proc/net` and rtnetlink follow the reader's, `/sys/class/net` the one sysfs was mounted
+//! in. On a live node the interfaces come from rtnetlink ([`super::netlink`]) and only the
+//! speed, which it lacks, from sysfs, where sysfs shows the same interface (same `ifindex`);
+//! a recorded tree is read from its files.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -10,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use super::read;
 
 /// One interface (`eth0`, `ib0`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Interface {
     pub name: String,
     /// Mb/s; none when the kernel has none (a virtual or down link reads `-1` or `EINVAL`).
@@ -31,8 +33,35 @@ const COUNTERS: &[(&str, &str)] = &[
     ("tx_dropped", "statistics/tx_dropped"),
 ];
 
+/// Every interface but loopback of this process's network namespace (`live`), else under
+/// `sys/class/net`.
+pub fn interfaces(sys: &Path, live: bool) -> Result<Vec<Interface>, String> {
+    if !live {
+        return from_sysfs(sys);
+    }
+    let dir = sys.join("class/net");
+    Ok(super::netlink::links()?
+        .into_iter()
+        .filter(|l| l.name != "lo")
+        .map(|l| {
+            let d = dir.join(&l.name);
+            let same = read::number(&d.join("ifindex")) == Some(l.index as u64);
+            Interface {
+                speed_mbps: same
+                    .then(|| read::opt(&d.join("speed"))?.parse().ok())
+                    .flatten(),
+                mtu: l.mtu,
+                carrier: l.carrier,
+                operstate: l.operstate,
+                counters: l.counters,
+                name: l.name,
+            }
+        })
+        .collect())
+}
+
 /// Every interface but loopback under `sys/class/net`.
-pub fn interfaces(sys: &Path) -> Result<Vec<Interface>, String> {
+fn from_sysfs(sys: &Path) -> Result<Vec<Interface>, String> {
     let dir = sys.join("class/net");
     Ok(read::names(&dir)?
         .into_iter()
@@ -133,7 +162,7 @@ Udp: 19643 41 0 19845 0 0 0 0 0
         write(&eth.join("carrier_changes"), "4\n");
         write(&eth.join("statistics/rx_dropped"), "7\n");
         write(&root.join("class/net/lo/mtu"), "65536\n");
-        let got = interfaces(&root).unwrap();
+        let got = interfaces(&root, false).unwrap();
         assert_eq!(got.len(), 1, "loopback is left out");
         let e = &got[0];
         assert_eq!(

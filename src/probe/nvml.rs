@@ -10,7 +10,7 @@ use std::ffi::{CStr, c_char, c_int, c_uint, c_ulonglong, c_void};
 use serde::{Deserialize, Serialize};
 
 /// The driver-wide facts and every GPU.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Gpus {
     pub driver_version: Option<String>,
     /// `12080` for CUDA 12.8, as `nvmlSystemGetCudaDriverVersion` gives it.
@@ -19,7 +19,7 @@ pub struct Gpus {
 }
 
 /// One GPU.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 pub struct Gpu {
     pub index: u32,
     pub name: Option<String>,
@@ -48,7 +48,7 @@ pub struct Gpu {
 }
 
 /// One NVLink of a GPU.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct NvLink {
     pub link: u32,
     pub active: bool,

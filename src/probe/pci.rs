@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::read;
 
 /// One PCI function.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PciDevice {
     /// `0000:3b:00.0`.
     pub address: String,

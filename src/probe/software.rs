@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::{Sourced, read};
 
 /// Identity and software of a node.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Software {
     pub hostname: String,
     pub kernel: Sourced<String>,
@@ -27,7 +27,7 @@ pub struct Software {
 }
 
 /// The NCCL library `dlopen` finds, as a run would.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Nccl {
     pub path: String,
     /// `2.28.3`.
@@ -36,8 +36,10 @@ pub struct Nccl {
 
 const HELPER_TIME: Duration = Duration::from_secs(2);
 
-/// The node's identity and software, reading `proc` and `sys` below their roots.
-pub fn software(sys: &Path, proc: &Path) -> Software {
+/// The node's identity and software, reading `proc` and `sys` below their roots; the helper
+/// programs (`mpirun --version`, `systemctl`) only when `helpers`.
+pub fn software(sys: &Path, proc: &Path, helpers: bool) -> Software {
+    let not_asked = || Err::<String, _>("not asked (around a job: asked by the preflight)".into());
     Software {
         hostname: crate::host::hostname(),
         kernel: read::text(&proc.join("sys/kernel/osrelease")).into(),
@@ -45,10 +47,15 @@ pub fn software(sys: &Path, proc: &Path) -> Software {
             .map(|v| v.lines().next().unwrap_or_default().to_string())
             .into(),
         nccl: nccl().into(),
-        mpi: mpi().into(),
+        mpi: if helpers { mpi() } else { not_asked() }.into(),
         baton: env!("CARGO_PKG_VERSION").to_string(),
         peermem_loaded: sys.join("module/nvidia_peermem").is_dir(),
-        fabric_manager: fabric_manager().into(),
+        fabric_manager: if helpers {
+            fabric_manager()
+        } else {
+            not_asked()
+        }
+        .into(),
     }
 }
 

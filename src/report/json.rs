@@ -393,6 +393,7 @@ mod tests {
             passed_rounds: vec![],
             tests: vec![],
             earlier: vec![],
+            warnings: Vec::new(),
         }
     }
 

@@ -5,6 +5,7 @@ pub mod acceptance;
 pub(crate) mod chart;
 mod compare;
 mod escape;
+mod evidence;
 mod faults;
 pub mod gpu_pairs;
 mod html;

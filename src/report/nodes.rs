@@ -94,6 +94,7 @@ pub fn markdown(g: &Grade) -> String {
             cell(&why(n))
         );
     }
+    o.push_str(&super::evidence::markdown(g, cell));
     let faults = super::fault_lines(g);
     if !faults.is_empty() {
         o.push_str("\nFaults no single node explains:\n\n");
@@ -148,7 +149,7 @@ pub fn html(g: &Grade) -> String {
             o,
             "<tr class=\"{}\" id=\"{}\"><td>{}</td><td>{}</td><td>{}</td></tr>",
             match n.verdict {
-                crate::nodeset::Verdict::Failed => "fail",
+                crate::nodeset::Verdict::Failed | crate::nodeset::Verdict::ConfigMismatch => "fail",
                 crate::nodeset::Verdict::Suspect => "warn",
                 crate::nodeset::Verdict::Passed => "pass",
             },
@@ -159,6 +160,7 @@ pub fn html(g: &Grade) -> String {
         );
     }
     o.push_str("</table>");
+    o.push_str(&super::evidence::html(g));
     let faults = super::fault_lines(g);
     if !faults.is_empty() {
         o.push_str("<p>Faults no single node explains:</p><ul>");
@@ -213,7 +215,7 @@ pub fn anchor(host: &str) -> String {
 /// A node's reason, and what an earlier run said of it when a later one measured it again and
 /// its verdict changed (nodes.json keeps every earlier verdict).
 fn why(n: &crate::nodeset::export::NodeEntry) -> String {
-    let mut s = n.reason.clone();
+    let mut s = reason_with_warnings(n);
     for e in n.earlier.iter().filter(|e| e.verdict != n.verdict) {
         s.push_str(&format!(
             " (earlier, in {}: {} — {})",
@@ -230,6 +232,15 @@ fn verdict(v: crate::nodeset::Verdict) -> &'static str {
         crate::nodeset::Verdict::Passed => "passed",
         crate::nodeset::Verdict::Failed => "failed",
         crate::nodeset::Verdict::Suspect => "suspect",
+        crate::nodeset::Verdict::ConfigMismatch => "config-mismatch",
+    }
+}
+
+/// A node's reason, then its warnings (evidence that moved where its verdict does not rest).
+fn reason_with_warnings(n: &crate::nodeset::export::NodeEntry) -> String {
+    match n.warnings.is_empty() {
+        true => n.reason.clone(),
+        false => format!("{}; warning: {}", n.reason, n.warnings.join("; ")),
     }
 }
 

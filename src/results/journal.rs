@@ -55,6 +55,16 @@ pub enum Record {
         job: String,
         links: Vec<TransportLink>,
     },
+    /// Node evidence of `job`: snapshots at its start, then with the after and delta at its end
+    /// (each node's newer entry replaces its older).
+    Evidence {
+        job: String,
+        nodes: Vec<super::evidence::NodeEvidence>,
+    },
+    /// The fleet consistency preflight of a node-set run.
+    Preflight {
+        preflight: Box<super::evidence::Preflight>,
+    },
     /// A signal stopped the run.
     Interrupted { signal: String, at: String },
     /// The node list of a node-set run.
@@ -399,10 +409,16 @@ pub fn apply(results: &mut Results, record: Record) {
                 results.jobs[i].transports = links;
             }
         }
+        Record::Evidence { job: id, nodes } => {
+            if let Some(i) = job(results, &id) {
+                super::evidence::merge(&mut results.jobs[i].evidence, nodes);
+            }
+        }
         Record::Interrupted { signal, at } => {
             results.interrupted = Some(format!("{signal} at {at}"));
         }
         Record::NodeList { hosts } => results.node_list = hosts,
+        Record::Preflight { preflight } => results.preflight = Some(*preflight),
         Record::SetStarted { set } => {
             results
                 .node_sets

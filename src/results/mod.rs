@@ -6,6 +6,7 @@
 //! when the committed schema drifts from them.
 
 pub mod env;
+pub mod evidence;
 mod io;
 pub mod journal;
 pub mod measure;

@@ -36,6 +36,9 @@ pub struct Results {
     /// What a `--rerun-failed` run carries over from the run it reruns.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rerun: Option<Rerun>,
+    /// The fleet consistency preflight of a node-set run (`docs/evidence.md`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preflight: Option<super::evidence::Preflight>,
 }
 
 /// What a rerun takes from the earlier run: a rerun of a few nodes has no fleet of its own and
@@ -133,6 +136,7 @@ impl Results {
             node_list: Vec::new(),
             node_sets: Vec::new(),
             rerun: None,
+            preflight: None,
         }
     }
 
@@ -281,6 +285,10 @@ pub struct JobResult {
     /// The node set it ran on, in a node-set run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node_set: Option<NodeSetRef>,
+    /// Per node the job ran on: snapshots before and after it and what moved (node evidence,
+    /// `docs/evidence.md`); absent when the run took none (`evidence: false`, ingested logs).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub evidence: Vec<super::evidence::NodeEvidence>,
 }
 
 /// How a job's results find their plan job. A log nobody labelled cannot know the plan's job ID,

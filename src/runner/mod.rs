@@ -19,6 +19,7 @@ pub mod table;
 
 pub mod environment;
 pub mod events;
+pub mod evidence;
 pub mod fault;
 pub mod hang;
 pub mod interrupt;
@@ -58,6 +59,9 @@ pub struct RunOptions {
     pub capture_transport: bool,
     /// The site file laid over the plan, which the results record.
     pub site: Option<crate::site::SiteRef>,
+    /// Take node evidence around every job, unless the plan says `evidence: false`
+    /// (`--no-evidence` turns it off).
+    pub evidence: bool,
 }
 
 pub struct RunOutcome {

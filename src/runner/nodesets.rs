@@ -17,6 +17,7 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+mod preflight;
 mod round;
 
 use super::events::{Events, RunEvent};
@@ -177,6 +178,38 @@ pub fn run(
         hosts: nodes.hosts.clone(),
     })?;
     let done: HashSet<String> = life.done().into_iter().collect();
+    let snapshot = life.snapshot(&opts.plan_text)?;
+    let kept;
+    let nodes = if plan.evidence && opts.evidence {
+        let pf = preflight::run(
+            &Ctx {
+                plan,
+                opts,
+                out: life.out(),
+                snapshot: snapshot.clone(),
+                worker: worker.clone(),
+                step: step.clone(),
+                nodes,
+                per_node,
+                base: base.clone(),
+                judge,
+                events,
+            },
+            &nodes.hosts,
+        );
+        let excluded: Vec<String> = pf.excluded().into_iter().map(|(h, _)| h).collect();
+        life.journal().append(&Record::Preflight {
+            preflight: Box::new(pf),
+        })?;
+        kept = preflight::without(nodes, &excluded);
+        // The rounds run over the nodes that match the fleet: the node list is theirs.
+        life.journal().append(&Record::NodeList {
+            hosts: kept.hosts.clone(),
+        })?;
+        &kept
+    } else {
+        nodes
+    };
     let mut dead = vec![false; nodes.hosts.len()];
     for s in &life.started().node_sets {
         for h in &s.dead {
@@ -185,7 +218,6 @@ pub fn run(
             }
         }
     }
-    let snapshot = life.snapshot(&opts.plan_text)?;
     let (out, journal) = life.parts();
     let ctx = Ctx {
         plan,
@@ -453,6 +485,7 @@ fn run_step(ctx: &Ctx<'_>, run: &SetRun, sjobs: &[Job]) -> StepEnd {
             gpus: 0,
             progress: None,
             node_set: Some(set_file.clone()),
+            no_evidence: !ctx.opts.evidence,
         }
         .to_args();
         let cmd = step_command(ctx, &run.hosts, &es.env, &args);

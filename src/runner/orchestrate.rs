@@ -318,6 +318,7 @@ fn run_worker(
         gpus: 0,
         progress: Some(feed.clone()),
         node_set: None,
+        no_evidence: !opts.evidence,
     };
     let (cmd, what) = match ctx.launcher {
         Launcher::Mpirun {

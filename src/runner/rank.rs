@@ -149,6 +149,8 @@ pub struct Measure<'a> {
     pub table: bool,
     pub progress: Option<&'a Path>,
     pub events: Arc<dyn Events>,
+    /// Node evidence around every job, unless the plan turns it off.
+    pub evidence: bool,
 }
 
 /// The jobs of `m` on this rank of `world`: rank 0's results.
@@ -170,6 +172,7 @@ pub fn measure(world: &dyn RankWorld, m: Measure<'_>) -> Result<Results, RankErr
         watchdog: true,
         watchdog_grace: rank_lag(world),
         telemetry: false,
+        evidence: m.evidence && m.plan.evidence,
         progress: m.progress.map(Path::to_path_buf),
     };
     match m.plan.backend {
@@ -466,6 +469,7 @@ pub fn run(
         table: opts.print_table,
         progress: None,
         events: events.clone(),
+        evidence: opts.evidence,
     };
     let ran = measure(world, m);
     let links = rank

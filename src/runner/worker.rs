@@ -53,6 +53,8 @@ pub struct WorkerConfig {
     pub watchdog_grace: std::time::Duration,
     /// Sample GPU clocks, temperatures and throttle reasons around each job (rank 0).
     pub telemetry: bool,
+    /// Take node evidence around every job (`docs/evidence.md`): the same on every rank.
+    pub evidence: bool,
     /// A feed for `baton run`'s progress bar: rank 0 appends the job ID for every finished row.
     pub progress: Option<PathBuf>,
 }
@@ -149,6 +151,7 @@ pub fn job_result(job: &Job, backend: Backend, layout: Layout) -> JobResult {
         reported_avg_busbw: None,
         errors: Vec::new(),
         node_set: job.node_set.clone(),
+        evidence: Vec::new(),
     }
 }
 
@@ -253,6 +256,7 @@ pub fn run_jobs<W: World, E: Engine>(
         }))
     });
 
+    let around = super::evidence::Around::new(cfg.evidence, me, &hosts, cfg.gpu.is_some());
     let mut check_seed = 1000u64;
     for job in jobs {
         let groups = groups_for(job, n);
@@ -310,6 +314,17 @@ pub fn run_jobs<W: World, E: Engine>(
                 });
             }
             continue;
+        }
+        let since = std::time::SystemTime::now();
+        let start_evidence = match &around {
+            Some(a) => super::evidence::started(a.gather(world, &hosts, since)),
+            None => Vec::new(),
+        };
+        if !start_evidence.is_empty() {
+            shared.record(Record::Evidence {
+                job: job.id.clone(),
+                nodes: start_evidence.clone(),
+            })?;
         }
         if me == 0 && cfg.print_table {
             let header = table_header(job, &hosts, &pids, &labels, &groups, cfg.backend);
@@ -402,6 +417,18 @@ pub fn run_jobs<W: World, E: Engine>(
             let more = world.all_gather_u64(more as u64)[0] == 1;
             if !more {
                 break;
+            }
+        }
+        // After a hung collective or a fatal error the ranks may not meet again.
+        if let Some(a) = around.as_ref().filter(|_| fatal.is_none())
+            && status != JobStatus::Timeout
+        {
+            let end = super::evidence::ended(&start_evidence, a.gather(world, &hosts, since));
+            if !end.is_empty() {
+                shared.record(Record::Evidence {
+                    job: job.id.clone(),
+                    nodes: end,
+                })?;
             }
         }
         // A write that failed is fatal: nothing more can be recorded, so the job ends here.

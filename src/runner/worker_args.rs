@@ -37,6 +37,9 @@ pub struct WorkerArgs {
     /// on: each job is recorded as that set's job (`baton run` of a plan with `over:`).
     #[arg(long)]
     pub node_set: Option<PathBuf>,
+    /// Take no node evidence around the jobs (`baton run --no-evidence`).
+    #[arg(long)]
+    pub no_evidence: bool,
 }
 
 /// Why a worker refuses what it was handed.
@@ -95,6 +98,9 @@ impl WorkerArgs {
         }
         if self.gpus > 0 {
             a.extend(["--gpus".into(), self.gpus.to_string().into()]);
+        }
+        if self.no_evidence {
+            a.push("--no-evidence".into());
         }
         a
     }
@@ -186,6 +192,7 @@ mod tests {
             gpus: 8,
             progress: Some("out/parts/set-0.progress".into()),
             node_set: Some("out/sets/x.set.json".into()),
+            no_evidence: true,
         };
         let mut argv: Vec<OsString> = vec!["baton".into()];
         argv.extend(w.to_args());

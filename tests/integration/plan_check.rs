@@ -1058,3 +1058,35 @@ fn launch_step_binding_and_forward_keys_are_checked() {
     assert_eq!(ok.launch.mpirun.forward, ["MY_FLAG", "FI_*"]);
     assert_eq!(ok.launch.baton, baton::plan::BatonFrom::Path);
 }
+
+/// #24: the plan's `fleet:` section: a rate or PCIe link not in its form is an error at its
+/// line; a sound one becomes the fields the preflight compares.
+#[test]
+fn a_fleet_section_is_checked_where_it_is_written() {
+    let tests = "tests:\n  - name: a\n    collective: all_reduce\n    sizes: [1M]\n";
+    one_error(
+        &format!("{HEAD}fleet:\n  nics: {{ count: 8, rate: fast }}\n{tests}"),
+        4,
+        "`fleet.nics.rate` `fast` is not a rate",
+    );
+    one_error(
+        &format!("{HEAD}fleet:\n  gpus: 8\n  pcie: Gen5\n{tests}"),
+        5,
+        "`fleet.pcie` `Gen5` is not a PCIe link",
+    );
+    let plan = parsed(&format!(
+        "{HEAD}evidence: false\nfleet: {{ gpus: 8, mtu: 4096, pcie: Gen5 x16, peermem: true, nics: {{ rate: 400 Gb/s }} }}\n{tests}"
+    ));
+    assert!(!plan.evidence);
+    let fields: Vec<String> = plan.fleet.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    assert_eq!(
+        fields,
+        [
+            "gpus=8",
+            "mtu=4096",
+            "peermem=loaded",
+            "rate=400 Gb/s",
+            "pcie=Gen5 x16"
+        ]
+    );
+}

@@ -7,6 +7,7 @@ mod common;
 
 mod cluster;
 mod cluster_accept;
+mod cluster_evidence;
 mod cluster_nodesets;
 mod probe;
 mod slurm;

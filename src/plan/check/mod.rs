@@ -213,7 +213,69 @@ impl Checker<'_> {
                 self.no_control(&p, "profile");
                 p.value
             }),
+            evidence: raw.evidence.unwrap_or(true),
+            fleet: raw.fleet.map_or_else(Vec::new, |f| self.fleet(f)),
         }
+    }
+
+    /// The `fleet:` section as inventory fields; a rate or PCIe link not in its form is an
+    /// error at its place.
+    fn fleet(&mut self, f: super::raw::RawFleet) -> crate::nodeset::fleet::Declared {
+        let mut d: Vec<(String, String)> = Vec::new();
+        let mut put = |k: &str, v: Option<String>| {
+            if let Some(v) = v {
+                d.push((k.into(), v));
+            }
+        };
+        put("gpus", f.gpus.map(|g| g.to_string()));
+        put("gpu model", f.gpu_model);
+        put("mtu", f.mtu.map(|m| m.to_string()));
+        put(
+            "peermem",
+            f.peermem
+                .map(|p| if p { "loaded" } else { "not loaded" }.into()),
+        );
+        put("driver", f.driver);
+        put("nccl", f.nccl);
+        if let Some(n) = f.nics {
+            put("nics", n.count.map(|c| c.to_string()));
+            if let Some(r) = n.rate {
+                let gbps = r
+                    .value
+                    .trim()
+                    .strip_suffix("Gb/s")
+                    .and_then(|n| n.trim().parse::<f64>().ok());
+                match gbps {
+                    Some(g) => put("rate", Some(format!("{g} Gb/s"))),
+                    None => self.err(
+                        Diagnostic::error(
+                            format!("`fleet.nics.rate` `{}` is not a rate", r.value),
+                            Some(r.pos),
+                        )
+                        .help("write it as the port's rate in Gb/s, e.g. `400 Gb/s`"),
+                    ),
+                }
+            }
+        }
+        if let Some(p) = f.pcie {
+            let ok = p
+                .value
+                .strip_prefix("Gen")
+                .and_then(|s| s.split_once(" x"))
+                .is_some_and(|(g, w)| g.parse::<u32>().is_ok() && w.parse::<u32>().is_ok());
+            if ok {
+                put("pcie", Some(p.value.clone()));
+            } else {
+                self.err(
+                    Diagnostic::error(
+                        format!("`fleet.pcie` `{}` is not a PCIe link", p.value),
+                        Some(p.pos),
+                    )
+                    .help("write it as generation and width, e.g. `Gen5 x16`"),
+                );
+            }
+        }
+        d
     }
 
     fn unknown_name(&mut self, what: &str, got: &str, pos: Pos, valid: &[&str]) {

@@ -111,3 +111,46 @@ fn nothing_moved_is_an_empty_delta_and_a_reset_counter_is_not_a_change() {
     after.interfaces = Sourced::Unavailable("gone".into());
     assert!(delta(&before, &after).changes.is_empty());
 }
+
+fn up(subject: &str, what: &str, before: u64, after: u64) -> Change {
+    Change {
+        subject: subject.into(),
+        what: what.into(),
+        kind: ChangeKind::Increased { before, after },
+    }
+}
+
+/// #24: the deltas of a node's sets as one line each: climbs added up, a state that came back
+/// left out, an event once; drops a healthy veth shows are not cited, carrier changes are.
+#[test]
+fn deltas_of_several_jobs_add_up_and_only_faults_are_cited() {
+    let flip = |b: &str, a: &str| Change {
+        subject: "eth0".into(),
+        what: "carrier".into(),
+        kind: ChangeKind::Changed {
+            before: b.into(),
+            after: a.into(),
+        },
+    };
+    let xid = Change {
+        subject: "0000:3b:00".into(),
+        what: "Xid 79".into(),
+        kind: ChangeKind::Event {
+            at_unix_ms: 0,
+            line: "NVRM: Xid (PCI:0000:3b:00): 79".into(),
+        },
+    };
+    let all = [
+        up("eth0", "carrier_changes", 2, 6),
+        flip("true", "false"),
+        xid.clone(),
+        up("eth0", "carrier_changes", 6, 8),
+        flip("false", "true"),
+        xid,
+    ];
+    let lines: Vec<String> = summed(&all).iter().map(Change::line).collect();
+    assert_eq!(lines, ["eth0 carrier_changes +6", "Xid 79 at 00:00:00"]);
+    assert!(up("eth0", "carrier_changes", 1, 2).cited());
+    assert!(up("tcp", "RetransSegs", 1, 2).cited() && !up("tcp", "RetransSegs", 1, 2).local());
+    assert!(!up("eth0", "rx_dropped", 1, 2).cited());
+}
