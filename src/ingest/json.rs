@@ -1,4 +1,4 @@
-//! nccl-tests' JSON output (`-J file.json`, format version 3). A run that died mid-sweep leaves
+//! nccl-tests' JSON output (`-J file.json`, format version 3, with 2.19's per-iteration records). A run that died mid-sweep leaves
 //! a document nccl-tests closed early (no `end_time`) or, after a hard crash, one cut mid-value;
 //! both yield the rows they hold.
 
@@ -11,7 +11,9 @@ use super::log::{
 };
 use super::sweep::{Step, Sweep};
 use crate::collective::{Dtype, RedOp};
-use crate::results::{Cell, ErrorKind, JobError};
+use crate::results::{
+    Cell, ErrorKind, IterationStats, Iterations, JobError, RankIterations, iterations,
+};
 
 /// The JSON format version this reader was written against.
 const FORMAT_VERSION: u64 = 3;
@@ -249,9 +251,91 @@ fn row(r: &Value, index: usize) -> Result<LogRow, String> {
         dtype,
         op,
         root,
-        out_of_place: o.get("out_of_place").map(cell).transpose()?.flatten(),
-        in_place: o.get("in_place").map(cell).transpose()?.flatten(),
+        out_of_place: timed(o, "out_of_place")?,
+        in_place: timed(o, "in_place")?,
     })
+}
+
+/// A row's `out_of_place` or `in_place` cell, with the iterations nccl-tests 2.19's `-I 1`
+/// recorded beside it (`out_of_place_per_iter`).
+fn timed(o: &serde_json::Map<String, Value>, key: &str) -> Result<Option<Cell>, String> {
+    let Some(mut c) = o.get(key).map(cell).transpose()?.flatten() else {
+        return Ok(None);
+    };
+    if let Some(v) = o.get(&format!("{key}_per_iter")) {
+        c.iterations = Some(iterations(v).map_err(|e| format!("`{key}_per_iter`: {e}"))?);
+    }
+    Ok(Some(c))
+}
+
+/// nccl-tests' per-iteration record: its summary as it printed it (over each iteration's
+/// slowest process), the times, and — with several processes — each process's own times
+/// (`per_process_max_times_us`, the max over that process's GPUs), summarised with nccl-tests'
+/// formulas. `ranks` are processes here: a process driving several GPUs is one entry.
+fn iterations(v: &Value) -> Result<Iterations, String> {
+    let o = v.as_object().ok_or("not an object")?;
+    let times_us = series(o.get("times_us")).ok_or("`times_us` missing or not a list of times")?;
+    let f = |k: &str| o.get(k).and_then(Value::as_f64).filter(|x| x.is_finite());
+    let summary = match (
+        f("min_us"),
+        f("max_us"),
+        f("avg_us"),
+        f("p50_us"),
+        f("p95_us"),
+        f("p99_us"),
+        f("stdev_us"),
+        f("cv_pct"),
+    ) {
+        (
+            Some(min_us),
+            Some(max_us),
+            Some(avg_us),
+            Some(p50_us),
+            Some(p95_us),
+            Some(p99_us),
+            Some(stdev_us),
+            Some(cv_pct),
+        ) => IterationStats {
+            min_us,
+            max_us,
+            avg_us,
+            p50_us,
+            p95_us,
+            p99_us,
+            stdev_us,
+            cv_pct,
+        },
+        _ => iterations::stats(&times_us),
+    };
+    let per_process = match o.get("per_process_max_times_us") {
+        None | Some(Value::Null) => vec![times_us.clone()],
+        Some(Value::Array(rows)) => rows
+            .iter()
+            .map(|r| series(Some(r)).filter(|t| t.len() == times_us.len()))
+            .collect::<Option<Vec<_>>>()
+            .ok_or("`per_process_max_times_us` is not one list of times per process")?,
+        Some(_) => return Err("`per_process_max_times_us` is not a list".into()),
+    };
+    Ok(Iterations {
+        summary,
+        ranks: per_process
+            .iter()
+            .enumerate()
+            .map(|(p, t)| RankIterations {
+                rank: p as u64,
+                stats: iterations::stats(t),
+            })
+            .collect(),
+        times_us,
+    })
+}
+
+/// A list of finite, non-negative times.
+fn series(v: Option<&Value>) -> Option<Vec<f64>> {
+    v?.as_array()?
+        .iter()
+        .map(|x| x.as_f64().filter(|t| t.is_finite() && *t >= 0.0))
+        .collect()
 }
 
 fn cell(v: &Value) -> Result<Option<Cell>, String> {
@@ -343,6 +427,87 @@ mod tests {
       "results":[{"size":0,"count":0,"type":"float","redop":"none","root":"    -1","out_of_place":{"time":1.17,"alg_bw":0.0,"bus_bw":0.0,"nwrong":0.0},"in_place":{"time":0.57,"alg_bw":0.0,"bus_bw":0.0,"nwrong":null}},
                  {"size":32,"count":4,"type":"float","redop":"none","root":"    -1","out_of_place":{"time":17.6,"alg_bw":0.0018,"bus_bw":0.0009,"nwrong":0.0},"in_place":{"time":17.3,"alg_bw":0.0018,"bus_bw":0.0009,"nwrong":0.0}}],
       "errors":[""],"end_time":"x"}"#;
+
+    /// nccl-tests 2.19.6 `-I 1 -J` on one H200: every cell carries its iterations, and
+    /// baton's formulas give the figures nccl-tests printed from the same times.
+    #[test]
+    fn reads_the_per_iteration_records_of_nccl_tests_2_19() {
+        const REAL: &str = include_str!("../../tests/data/nccl-tests/h200x1/all_reduce-I1.json");
+        let (log, _) = parse("all_reduce-I1.json", REAL).unwrap();
+        assert_eq!(log.rows.len(), 8);
+        for r in &log.rows {
+            for c in [&r.out_of_place, &r.in_place] {
+                let it = c.as_ref().unwrap().iterations.as_ref().expect("iterations");
+                assert_eq!(it.times_us.len(), 50);
+                assert_eq!(it.ranks.len(), 1);
+                let ours = iterations::stats(&it.times_us);
+                let theirs = it.summary;
+                for (a, b) in [
+                    (ours.min_us, theirs.min_us),
+                    (ours.max_us, theirs.max_us),
+                    (ours.avg_us, theirs.avg_us),
+                    (ours.p50_us, theirs.p50_us),
+                    (ours.p95_us, theirs.p95_us),
+                    (ours.p99_us, theirs.p99_us),
+                    (ours.stdev_us, theirs.stdev_us),
+                    (ours.cv_pct, theirs.cv_pct),
+                ] {
+                    assert!(
+                        (a - b).abs() <= 1e-3 * b.abs().max(1.0),
+                        "{ours:?} vs {theirs:?}"
+                    );
+                }
+            }
+        }
+        let first = log.rows[0].out_of_place.as_ref().unwrap();
+        let it = first.iterations.as_ref().unwrap();
+        assert_eq!((it.summary.min_us, it.summary.p99_us), (6.496, 18.528));
+    }
+
+    #[test]
+    fn per_process_times_become_ranks_and_bad_records_are_named() {
+        let with = |per_iter: &str| {
+            DOC.replacen(
+                r#""in_place":{"time":17.3"#,
+                &format!(r#""in_place_per_iter":{per_iter},"in_place":{{"time":17.3"#),
+                1,
+            )
+        };
+        let two =
+            with(r#"{"times_us":[2.0,4.0],"per_process_max_times_us":[[1.0,4.0],[2.0,3.0]]}"#);
+        let (log, _) = parse("a.json", &two).unwrap();
+        let it = log.rows[1]
+            .in_place
+            .as_ref()
+            .unwrap()
+            .iterations
+            .clone()
+            .unwrap();
+        assert_eq!(it.ranks.len(), 2);
+        assert_eq!(
+            (it.ranks[0].stats.max_us, it.ranks[1].stats.max_us),
+            (4.0, 3.0)
+        );
+        // No printed summary: computed from the times, as nccl-tests would have.
+        assert_eq!(
+            (it.summary.min_us, it.summary.max_us, it.summary.avg_us),
+            (2.0, 4.0, 3.0)
+        );
+        for bad in [
+            r#"{"times_us":"x"}"#,
+            r#"{"times_us":[1.0,-2.0]}"#,
+            r#"{"times_us":[1.0,2.0],"per_process_max_times_us":[[1.0]]}"#,
+        ] {
+            let (log, w) = parse("a.json", &with(bad)).unwrap();
+            assert_eq!(log.rows.len(), 1, "{bad}: the row is skipped");
+            assert!(
+                w.iter().any(|w| w
+                    .message
+                    .contains("results[1] skipped: `in_place_per_iter`")),
+                "{bad}: {w:?}"
+            );
+        }
+    }
 
     #[test]
     fn reads_v3() {

@@ -8,6 +8,7 @@
 pub mod env;
 pub mod evidence;
 mod io;
+pub mod iterations;
 pub mod journal;
 pub mod measure;
 mod model;

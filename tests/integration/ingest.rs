@@ -615,3 +615,34 @@ fn the_collective_comes_from_the_start_line_a_named_program_or_the_flag() {
             .is_some()
     );
 }
+
+/// nccl-tests 2.19.6 with `-I 1` on one H200: the text table's `i_*` columns do not shift the
+/// in-place cells, and the `-J` document's per-iteration records reach the results.
+#[test]
+fn a_per_iteration_run_of_nccl_tests_2_19_ingests_from_text_and_json() {
+    let d = tmp("ingest-per-iteration");
+    let h200x1 = |f: &str| fixture("../h200x1").join(f);
+    let text = results(&ingest(
+        &d,
+        "text.json",
+        &[&h200x1("all_reduce-I1.txt")],
+        None,
+    ));
+    let json = results(&ingest(
+        &d,
+        "json.json",
+        &[&h200x1("all_reduce-I1.json")],
+        None,
+    ));
+    // The JSON holds the times unrounded (9.20884 µs where the table prints 9.21).
+    for (r, oop, ip) in [(&text, 9.21, 2.41), (&json, 9.20884, 2.41308)] {
+        let row = &r.jobs[0].repeats[0].rows[0];
+        assert_eq!(row.out_of_place.as_ref().unwrap().time_us, Some(oop));
+        assert_eq!(row.in_place.as_ref().unwrap().time_us, Some(ip));
+    }
+    let last = &json.jobs[0].repeats[0].rows[7];
+    let it = last.in_place.as_ref().unwrap().iterations.as_ref().unwrap();
+    assert_eq!(it.summary.min_us, 1.248);
+    assert!((it.summary.p99_us - 21.6).abs() < 1e-5);
+    assert_eq!(it.times_us.len(), 50);
+}
