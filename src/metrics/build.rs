@@ -8,7 +8,11 @@ use super::text::{Family, Sample};
 use crate::exit::Exit;
 use crate::grade::{Grade, JobVerdict, Status};
 use crate::nodeset::attribution::Verdict;
-use crate::results::measure::{followed_placement, measured_sizes, median_busbw, median_time_us};
+use crate::probe::delta::ChangeKind;
+use crate::results::CellStatus;
+use crate::results::measure::{
+    followed_placement, measured_sizes, median_busbw, median_time_us, samples,
+};
 
 /// The node verdict states, as `baton_node_verdict`'s `verdict` label spells them; a node's
 /// sample is 1 for its state and 0 for the others, so a query needs no absent series.
@@ -61,7 +65,9 @@ pub fn families(g: &Grade, exit: Exit, now: f64) -> Vec<Family> {
         },
         per_size(g, Measure::Busbw),
         per_size(g, Measure::Time),
+        iteration_p99(g),
         node_verdicts(g),
+        evidence_increases(g),
     ]
 }
 
@@ -163,6 +169,83 @@ fn job_sizes(g: &Grade, j: &JobVerdict, m: Measure) -> Vec<Sample> {
             v.is_finite().then(|| Sample::new(labels, v))
         })
         .collect()
+}
+
+/// The iteration p99 of each job and requested size where the run timed iterations
+/// (`iterations: true`, or an nccl-tests `-J` log of `-I 1`): over each iteration's slowest
+/// rank, median over repeats.
+fn iteration_p99(g: &Grade) -> Family {
+    let samples = g
+        .jobs
+        .iter()
+        .filter_map(|j| Some((j, &j.source.as_ref()?.result)))
+        .flat_map(|(j, r)| {
+            let p = followed_placement(r);
+            measured_sizes(r).into_iter().filter_map(move |s| {
+                let mut v: Vec<f64> = samples(r, s, p)
+                    .iter()
+                    .filter(|x| x.cell.status == CellStatus::Ok)
+                    .filter_map(|x| x.cell.iterations.as_ref())
+                    .map(|i| i.summary.p99_us * 1e-6)
+                    .filter(|t| t.is_finite())
+                    .collect();
+                let p99 = crate::stats::median(&mut v)?;
+                let labels = vec![
+                    ("plan", g.plan.clone()),
+                    ("job_id", j.id.clone()),
+                    ("size_bytes", s.to_string()),
+                ];
+                Some(Sample::new(labels, p99))
+            })
+        })
+        .collect();
+    Family {
+        name: "baton_iteration_p99_seconds",
+        help: "Iteration time p99 per job and requested size (over each iteration's slowest rank), median over repeats; only where iterations were timed.",
+        samples,
+    }
+}
+
+/// How much each node's counters climbed during the graded jobs (node evidence: the probe's
+/// snapshots before and after each job), summed per host, device and counter. Labels are the
+/// kernel's own device and counter names, a bounded set per node; state changes and kernel
+/// lines stay in the results and the report.
+fn evidence_increases(g: &Grade) -> Family {
+    let mut sums: std::collections::BTreeMap<(String, String, String), f64> = Default::default();
+    let changes = g
+        .jobs
+        .iter()
+        .filter_map(|j| j.source.as_ref())
+        .flat_map(|s| &s.result.evidence)
+        .flat_map(|e| {
+            e.delta
+                .iter()
+                .flat_map(|d| &d.changes)
+                .map(move |c| (&e.host, c))
+        });
+    for (host, c) in changes {
+        if let ChangeKind::Increased { before, after } = c.kind {
+            let key = (host.clone(), c.subject.clone(), c.what.clone());
+            *sums.entry(key).or_default() += after.saturating_sub(before) as f64;
+        }
+    }
+    let samples = sums
+        .into_iter()
+        .map(|((host, device, counter), v)| {
+            let labels = vec![
+                ("plan", g.plan.clone()),
+                ("host", host),
+                ("device", device),
+                ("counter", counter),
+            ];
+            Sample::new(labels, v)
+        })
+        .collect();
+    Family {
+        name: "baton_node_evidence_increase",
+        help: "How much a node's counter climbed during the graded jobs (node evidence), summed over jobs, per host, device and counter.",
+        samples,
+    }
 }
 
 fn node_verdicts(g: &Grade) -> Family {

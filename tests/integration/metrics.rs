@@ -186,3 +186,37 @@ fn run_refuses_metrics_over_its_plan_before_running() {
     assert!(!out.join("results.json").exists(), "nothing ran");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// Iteration p99 where iterations were timed, and what node evidence says moved, per host,
+/// device and counter (issue #28's "iteration p99 where recorded, per node evidence deltas").
+#[test]
+fn iteration_p99_and_evidence_increases_are_metrics() {
+    let (dir, plan, out) = plan_dir(
+        "metrics-iterations",
+        "version: 1\nname: it\nbackend: mpi\nlaunch: { nodes: 1, ranks_per_node: 2 }\ndefaults: { iters: 5, warmup: 1 }\ntests:\n  - name: t\n    collective: all_reduce\n    sizes: [1K, 64K]\n    iterations: true\n",
+    );
+    let m = dir.join("m.prom");
+    let o = baton(&["run", p(&plan), "-o", p(&out), "--metrics", p(&m)]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    let text = read(&m);
+    for size in ["1024", "65536"] {
+        let line = format!(
+            "baton_iteration_p99_seconds{{plan=\"it\",job_id=\"t\",size_bytes=\"{size}\"}} "
+        );
+        assert!(text.contains(&line), "{line}: {text}");
+    }
+    // The family is there exactly when the results say a counter climbed.
+    let r = results(&out.join("results.json"));
+    let climbed = r.jobs.iter().flat_map(|j| &j.evidence).any(|e| {
+        e.delta
+            .iter()
+            .flat_map(|d| &d.changes)
+            .any(|c| matches!(c.kind, baton::probe::delta::ChangeKind::Increased { .. }))
+    });
+    assert_eq!(
+        text.contains("baton_node_evidence_increase{plan=\"it\",host=\""),
+        climbed,
+        "{text}"
+    );
+    promtool(&m);
+}
