@@ -171,3 +171,89 @@ tests:
     );
     assert!(err.contains("a factor above 1"), "{err}");
 }
+
+/// Four named hosts over this machine (`common::localsets`), one of them slowed by 100 ms before
+/// every launch (a 1K all_reduce between two orteds here takes 5–20 ms on its slowest rank, measured): no criterion but the fleet-relative straggler notices, and that names it a
+/// suspect — from `each-node` sets (its own) and from `pairs` (every pair of its is slow, each
+/// partner's only once) — with the figure, while the run passes. p50: four orteds on a loaded
+/// 2-core machine put scheduler stalls into p99.
+#[test]
+fn a_slow_but_passing_node_is_a_suspect_of_the_fleet_straggler() {
+    let d = common::tmp("iter-fleet-straggler");
+    let agent = common::localsets::agent_slowing(&d, "n3", 100_000);
+    let plan = common::write(
+        &d,
+        "p.yaml",
+        "version: 1
+name: fleet-straggler
+backend: mpi
+launch: { ranks_per_node: 1 }
+nodes: { hostlist: \"n[1-4]\" }
+defaults: { iters: 20, warmup: 1, timeout: 30s, iterations: true }
+tests:
+  - name: each
+    over: each-node
+    collective: all_reduce
+    sizes: [1K]
+    expect:
+      - wrong: 0
+      - straggler: \"p50 <= 2x fleet median\"
+  - name: pairs
+    over: pairs
+    collective: all_reduce
+    sizes: [1K]
+    expect:
+      - straggler: \"p50 <= 2x fleet median\"
+",
+    );
+    let out = d.join("out");
+    let o =
+        common::localsets::baton_over(&agent, &["run", common::p(&plan), "-o", common::p(&out)]);
+    assert_eq!(
+        common::code(&o),
+        0,
+        "slow but passing: {}",
+        common::show(&o)
+    );
+    let n = common::localsets::nodes_json(&out);
+    assert_eq!(n["suspect"], "n3", "{n:#}");
+    assert_eq!(n["failed"], "", "{n:#}");
+    let e = common::localsets::node(&n, "n3");
+    let why = e["reason"].as_str().unwrap();
+    assert!(
+        why.contains("slow but passing")
+            && why.contains("iteration p50")
+            && why.contains("fleet median"),
+        "{why}"
+    );
+    for t in e["tests"].as_array().unwrap() {
+        assert_eq!(t["verdict"], "suspect", "{t:#}");
+    }
+    assert_eq!(
+        common::localsets::node(&n, "n1")["verdict"],
+        "passed",
+        "{n:#}"
+    );
+}
+
+#[test]
+fn a_fleet_straggler_over_one_set_is_a_located_error() {
+    let (_d, plan, _) = common::plan_dir(
+        "iter-fleet-check",
+        "version: 1
+name: bad
+tests:
+  - name: a
+    collective: all_reduce
+    sizes: [1K]
+    iterations: true
+    expect:
+      - straggler: \"p99 <= 2x fleet median\"
+",
+    );
+    let o = common::baton(&["check", plan.to_str().unwrap()]);
+    let err = common::stderr(&o) + &common::stdout(&o);
+    assert_eq!(common::code(&o), 2, "{err}");
+    assert!(err.contains("compares nodes across node sets"), "{err}");
+    assert!(err.contains("plan.yaml:9:"), "{err}");
+}
