@@ -12,10 +12,10 @@ use crate::grade::Grade;
 use crate::nodeset::compress;
 use crate::plan::Trust;
 use crate::results::Results;
+use crate::site::Layers;
 use crate::runner::events::Events;
 use crate::runner::{self, Input, Mode, RunOptions};
 use crate::session::{self, Against, Grading, NodeRequest, OpenedPlan};
-use crate::site::Layers;
 
 /// Why a phase could not run (its plan, its node list, its run or its outputs).
 #[derive(Debug, thiserror::Error)]

@@ -18,8 +18,8 @@ use crate::grade::Grade;
 use crate::nodeset::compress;
 use crate::plan::Trust;
 use crate::results::Results;
-use crate::runner::events::Events;
 use crate::site::Layers;
+use crate::runner::events::Events;
 
 /// What the phase runner tells its caller as it goes (the CLI prints it).
 pub enum Told<'a> {

@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use baton::acceptance::{self, Acceptance, PhaseRecord, Request, Told};
 use baton::plan::Trust;
-use baton::runner::events::{Events, RunEvent};
 use baton::site::Layers;
+use baton::runner::events::{Events, RunEvent};
 use baton::stdout::visible;
 
 use super::Outcome;
@@ -45,7 +45,11 @@ fn load(path: &Path, format: DiagFormat) -> Result<Acceptance, CliError> {
 
 /// Every phase's plan opened, before anything runs: a mistake in the last phase is found
 /// before the first one measures.
-fn open_phases(doc: &Acceptance, trust: Trust, layers: &Layers) -> Result<Vec<String>, CliError> {
+fn open_phases(
+    doc: &Acceptance,
+    trust: Trust,
+    layers: &Layers,
+) -> Result<Vec<String>, CliError> {
     let mut lines = Vec::new();
     let mut problems = Vec::new();
     for p in &doc.phases {

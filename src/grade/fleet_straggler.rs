@@ -34,7 +34,7 @@ pub struct NodeStanding {
 /// communicator the slow node's ranks are the ones that wait least.
 pub fn host_values(job: &Job, c: &Criterion, s: &Straggler, r: &JobResult) -> Vec<(String, f64)> {
     let (Some(set), Some(&size), Some(&place)) = (
-        job.node_set.as_ref(),
+        r.node_set.as_ref(),
         sizes(job, c.at.as_ref()).last(),
         placements(job, Some(c)).first(),
     ) else {

@@ -234,6 +234,30 @@ tests:
         "passed",
         "{n:#}"
     );
+
+    // Confirmed like any suspect: `--rerun-failed` runs it again, alone and with nodes that
+    // passed, judged against the earlier run's fleet, and there it fails.
+    let again = d.join("again");
+    let o = common::localsets::baton_over(
+        &agent,
+        &[
+            "run",
+            common::p(&plan),
+            "--rerun-failed",
+            common::p(&out),
+            "-o",
+            common::p(&again),
+        ],
+    );
+    assert_eq!(common::code(&o), 1, "{}", common::show(&o));
+    let n = common::localsets::nodes_json(&again);
+    assert_eq!(n["failed"], "n3", "{n:#}");
+    let junit = common::read(&again.join("junit.xml"));
+    assert!(
+        junit.contains("the earlier run&apos;s fleet median")
+            || junit.contains("the earlier run's fleet median"),
+        "{junit}"
+    );
 }
 
 #[test]

@@ -67,11 +67,7 @@ fn a_plan_that_sets_a_secret_grades_its_own_run() {
         &[],
     );
     assert_eq!(code(&ran.output), 0, "{}", show(&ran.output));
-    assert!(
-        !show(&ran.output).contains("other parameters"),
-        "{}",
-        show(&ran.output)
-    );
+    assert!(!show(&ran.output).contains("other parameters"), "{}", show(&ran.output));
     let r = results(&ran.out.join("results.json"));
     assert_eq!(r.jobs[0].env["UCX_PASSWORD"], "<redacted>");
     let regrade = baton(&["grade", p(&ran.plan), p(&ran.out.join("results.json"))]);
