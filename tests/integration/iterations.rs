@@ -66,6 +66,16 @@ fn every_rank_iterations_are_recorded_and_the_table_shows_nccl_tests_i_columns()
         1,
         "off is not written"
     );
+    // The report shows them where recorded: the -I figures per size and the slowest rank.
+    let md = common::read(&out.join("report/report.md"));
+    assert_eq!(md.matches("Per-iteration times").count(), 1, "{md}");
+    let row = md
+        .lines()
+        .find(|l| l.starts_with("| 64K | out-of-place | 0 |"))
+        .unwrap_or_else(|| panic!("a 64K row: {md}"));
+    assert!(row.contains("rank ") && row.contains(": p99 "), "{row}");
+    let html = common::read(&out.join("report/report.html"));
+    assert!(html.contains("<th>slowest rank</th>"), "the HTML too");
 }
 
 /// `mpirun -np 2 baton-mpi run … : -np 2 -x BATON_FAULT=slow:us=3000 baton-mpi run …`.
