@@ -78,12 +78,15 @@ pub fn rerun_values(job: &Job, r: &JobResult) -> Vec<FleetValue> {
         .collect()
 }
 
+/// A set job of one criterion: its verdict's index and its hosts' values.
+type Member = (usize, Vec<(String, f64)>);
+
 /// Judges every fleet-straggler criterion: sets its verdict in each set job (pass, warn past the
 /// factor, fail past it in a rerun judged against `fleet`, skipped without a fleet) and returns
 /// each node's standing.
 pub fn apply(jobs: &[Job], verdicts: &mut [JobVerdict], fleet: &[FleetValue]) -> Vec<NodeStanding> {
     // (plan job, criterion index) → the set jobs (verdict index) and their host values.
-    let mut groups: BTreeMap<(String, usize), Vec<(usize, Vec<(String, f64)>)>> = BTreeMap::new();
+    let mut groups: BTreeMap<(String, usize), Vec<Member>> = BTreeMap::new();
     for (vi, (job, v)) in jobs.iter().zip(verdicts.iter()).enumerate() {
         let Some(set) = &job.node_set else { continue };
         for (ci, c, s) in fleet_criteria(job) {

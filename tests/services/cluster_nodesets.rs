@@ -640,7 +640,9 @@ tests:
     let (v, why) = verdict_of(&n, &slow);
     assert_eq!(v, "suspect");
     assert!(
-        why.contains("slow but passing") && why.contains("iteration p50") && why.contains("fleet median"),
+        why.contains("slow but passing")
+            && why.contains("iteration p50")
+            && why.contains("fleet median"),
         "{why}"
     );
     assert!(drains(&out).is_empty(), "a suspect is not drained");
