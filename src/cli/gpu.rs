@@ -28,6 +28,8 @@ pub fn local_worker(w: &super::WorkerArgs) -> super::Outcome {
         telemetry: true,
         evidence: plan.evidence && !w.no_evidence,
         progress: w.progress.clone(),
+        // A worker of `baton run`: its parent folds the journal.
+        on_timeout: None,
     };
     local::run_local(&jobs, w.gpus, base)
         .map_err(anyhow::Error::msg)

@@ -80,6 +80,8 @@ pub fn measure_worker(
         progress: w.progress.as_deref(),
         events,
         evidence: !w.no_evidence,
+        // A worker of `baton run`: its parent folds the journal.
+        on_timeout: None,
     };
     rank::measure(world, m).map_err(CliError::runtime)?;
     Ok(Exit::Ok)

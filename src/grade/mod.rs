@@ -10,6 +10,7 @@ mod compare;
 mod context;
 mod diagnosis;
 mod evidence;
+mod fleet_straggler;
 mod group_spread;
 mod hints;
 mod integrity;
@@ -172,10 +173,17 @@ fn grade_together(input: &GradeInput<'_>) -> Grade {
         .find_map(|r| r.1.rerun.as_ref())
         .map_or(&[][..], |r| &r.fleet[..]);
     nodesets::apply_outliers(&expansion.jobs, &mut jobs, fleet);
+    let stragglers = fleet_straggler::apply(&expansion.jobs, &mut jobs, fleet);
     nodesets::fail_lone_sets(input.plan, &expansion.jobs, &mut jobs);
     nodesets::explain_unrun(input.plan, &expansion.jobs, &mut jobs, input.results);
     cite::failing(&mut jobs);
-    let node_sets = nodesets::attribute_tests(input.plan, &expansion.jobs, &jobs, input.results);
+    let node_sets = nodesets::attribute_tests(
+        input.plan,
+        &expansion.jobs,
+        &jobs,
+        input.results,
+        &stragglers,
+    );
     let nodes = nodesets::merged(&node_sets).map(|n| nodesets::with_preflight(n, input.results));
     let status = worst(jobs.iter().map(|j| j.status));
     Grade {

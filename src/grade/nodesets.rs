@@ -74,6 +74,7 @@ pub fn rerun_fleet(plan: &Plan, earlier: &Results) -> Vec<FleetValue> {
         let Some(job) = jobs.iter().find(|j| j.id == set.job) else {
             continue;
         };
+        out.extend(super::fleet_straggler::rerun_values(job, r));
         for c in job.expect.iter() {
             if !matches!(c.check, Check::Outlier(_)) {
                 continue;
@@ -243,6 +244,7 @@ pub fn attribute_tests(
     jobs: &[Job],
     verdicts: &[JobVerdict],
     results: &[(String, &Results)],
+    stragglers: &[super::fleet_straggler::NodeStanding],
 ) -> Vec<TestNodes> {
     let Some(run) = results
         .iter()
@@ -362,6 +364,7 @@ pub fn attribute_tests(
         crate::nodeset::evidence::blame(&mut a, &outcomes, &implicated(hosts, &facts));
         let mut file = export::nodes_file(hosts, &a, &outcomes, &facts);
         explain_refused(&mut file, &runs);
+        super::fleet_straggler::mark_suspects(&mut file, &test.name, stragglers);
         out.push(TestNodes {
             test: test.name.clone(),
             over: test.over.name(),

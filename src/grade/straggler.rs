@@ -14,7 +14,7 @@ use crate::plan::Criterion;
 use crate::plan::straggler::{IterStat, Straggler};
 use crate::results::{IterationStats, Iterations};
 
-fn value(stat: IterStat, s: &IterationStats) -> f64 {
+pub(super) fn value(stat: IterStat, s: &IterationStats) -> f64 {
     match stat {
         IterStat::P50 => s.p50_us,
         IterStat::P95 => s.p95_us,
@@ -84,6 +84,11 @@ fn stragglers(units: &[(String, f64)], s: &Straggler) -> Vec<(String, f64, f64)>
 }
 
 pub fn evaluate(ctx: &Ctx<'_>, c: &Criterion, s: &Straggler, text: String) -> CriterionVerdict {
+    if s.fleet {
+        // Judged across the test's node sets once all are graded (`super::fleet_straggler`).
+        let why = format!("{}: judged per node across the test's node sets", ctx.what);
+        return CriterionVerdict::whole(c, text, Status::Skipped, why);
+    }
     let places = placements(ctx.job, Some(c));
     let stat = s.stat.name();
     let mut cases = Vec::new();

@@ -88,6 +88,9 @@ pub struct Isolator {
     boundaries: Vec<Fault>,
     /// Node sets already run as the final check, so none runs twice.
     wholes: Vec<Vec<usize>>,
+    /// Nodes the failing sets of the round being resolved named themselves (NCCL's RAS at a
+    /// hang: a missing or behind rank's host): confirmed at once, not bisected for.
+    named: Vec<usize>,
     round: u32,
 }
 
@@ -154,6 +157,7 @@ impl Isolator {
             candidates: Vec::new(),
             boundaries: Vec::new(),
             wholes,
+            named: Vec::new(),
             round: 0,
         })
     }
@@ -227,6 +231,28 @@ impl Isolator {
 
     /// Outcomes of the round [`next_round`](Self::next_round) proposed, one per set, in order.
     pub fn record(&mut self, results: &[SetResult]) -> Result<(), IsolateError> {
+        self.record_named(results, &[])
+    }
+
+    /// [`record`](Self::record), with the nodes each failing set's record named (NCCL's RAS
+    /// at a hang names the hosts of missing and behind ranks): those go straight to
+    /// confirmation against known-good nodes, and the rest of their set is tested again
+    /// without them, instead of bisecting the set to find them.
+    pub fn record_named(
+        &mut self,
+        results: &[SetResult],
+        named: &[usize],
+    ) -> Result<(), IsolateError> {
+        if let Some(&node) = named.iter().find(|&&i| i >= self.n) {
+            return Err(IsolateError::OutOfRange { node, n: self.n });
+        }
+        self.named = named.to_vec();
+        let r = self.record_outcomes(results);
+        self.named.clear();
+        r
+    }
+
+    fn record_outcomes(&mut self, results: &[SetResult]) -> Result<(), IsolateError> {
         let cur = self.current.as_ref().ok_or(IsolateError::NoRound)?;
         let want: usize = cur.iter().map(|(_, s)| s.len()).sum();
         if results.len() != want {
@@ -546,6 +572,24 @@ impl Isolator {
             .filter(|&i| !self.good[i] && !self.dead[i])
             .collect();
         let good = self.good.iter().filter(|g| **g).count();
+        let named: Vec<usize> = unknown
+            .iter()
+            .copied()
+            .filter(|i| self.named.contains(i))
+            .collect();
+        if !named.is_empty() {
+            for &node in &named {
+                self.queue.push_front(Item::Confirm {
+                    node,
+                    tried: vec![],
+                });
+            }
+            let rest: Vec<usize> = s.iter().copied().filter(|i| !named.contains(i)).collect();
+            if rest.iter().any(|i| !self.good[*i]) {
+                self.queue.push_back(Item::Test(rest));
+            }
+            return;
+        }
         if unknown.is_empty() {
             // Every node passed elsewhere: the fault is between them. Bisect to find the cut.
             if s.len() >= 4 {

@@ -14,6 +14,7 @@ pub mod fleet;
 pub mod hostlist;
 pub mod isolate;
 pub mod schedule;
+pub mod straggler;
 
 pub use attribution::{Attribution, Fault, Outlier, SetOutcome, SetResult, Verdict, attribute};
 pub use hostlist::{HostlistError, compress, expand, parse_hostfile};

@@ -1,5 +1,7 @@
 //! What a `straggler` criterion asks: `p99 <= 2x median` — no rank (or split group) whose
-//! per-iteration statistic exceeds that many times the median of the others'.
+//! per-iteration statistic exceeds that many times the median of the others'; or
+//! `p99 <= 2x fleet median` — no node whose statistic, over the node sets it ran in, exceeds that
+//! many times the median of the fleet's nodes (a slow node that passes every other criterion).
 
 use serde::Serialize;
 
@@ -30,17 +32,21 @@ pub struct Straggler {
     pub stat: IterStat,
     /// Largest allowed multiple of the others' median.
     pub factor: f64,
+    /// Nodes against the fleet's median across the test's node sets, not ranks within a job.
+    pub fleet: bool,
 }
 
 impl std::fmt::Display for Straggler {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} <= {}x median", self.stat.name(), self.factor)
+        let fleet = if self.fleet { "fleet " } else { "" };
+        write!(f, "{} <= {}x {fleet}median", self.stat.name(), self.factor)
     }
 }
 
-/// Parses `p99 <= 2x median` (also `p95`, `p50`, `max`; `x` or `×`); the error says what was expected.
+/// Parses `p99 <= 2x median` or `p99 <= 2x fleet median` (also `p95`, `p50`, `max`; `x` or
+/// `×`); the error says what was expected.
 pub fn parse(text: &str) -> Result<Straggler, String> {
-    const EXPECTED: &str = "expected `p99 <= 2x median` (p50, p95, p99 or max; a factor above 1)";
+    const EXPECTED: &str = "expected `p99 <= 2x median` or `p99 <= 2x fleet median` (p50, p95, p99 or max; a factor above 1)";
     let t = text.trim().to_ascii_lowercase();
     let (stat, rest) = t.split_once("<=").ok_or(EXPECTED)?;
     let stat = match stat.trim() {
@@ -55,6 +61,10 @@ pub fn parse(text: &str) -> Result<Straggler, String> {
         .strip_suffix("median")
         .ok_or(EXPECTED)?
         .trim_end();
+    let (rest, fleet) = match rest.strip_suffix("fleet") {
+        Some(r) => (r.trim_end(), true),
+        None => (rest, false),
+    };
     let factor = rest
         .strip_suffix('x')
         .or_else(|| rest.strip_suffix('×'))
@@ -67,7 +77,11 @@ pub fn parse(text: &str) -> Result<Straggler, String> {
             "factor {factor} would flag ranks as fast as the rest; {EXPECTED}"
         ));
     }
-    Ok(Straggler { stat, factor })
+    Ok(Straggler {
+        stat,
+        factor,
+        fleet,
+    })
 }
 
 #[cfg(test)]
@@ -80,12 +94,17 @@ mod tests {
         assert_eq!((s.stat, s.factor), (IterStat::P99, 2.0));
         assert_eq!(s.to_string(), "p99 <= 2x median");
         assert_eq!(parse(" MAX <= 1.5 × median").unwrap().stat, IterStat::Max);
+        let f = parse("p50 <= 3x fleet median").unwrap();
+        assert!(f.fleet && !s.fleet);
+        assert_eq!(f.to_string(), "p50 <= 3x fleet median");
         for bad in [
             "p99 >= 2x median",
             "p98 <= 2x median",
             "p99 <= 2 median",
             "p99 <= 1x median",
             "p99 <= 2x mean",
+            "p99 <= 2x fleet",
+            "p99 <= fleet median",
         ] {
             assert!(parse(bad).is_err(), "{bad}");
         }

@@ -88,6 +88,25 @@ impl Report {
         out
     }
 
+    /// The hosts of the ranks RAS named — missing, dead, with an async error, or behind — in
+    /// the order it names them, each once; `host` as in [`Report::describe`]. Where isolation
+    /// looks first: the hung set's named nodes go straight to confirmation.
+    pub fn named_hosts(&self, host: &dyn Fn(&Rank) -> String) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        let ranks = self.communicators.iter().flat_map(|c| {
+            c.missing
+                .iter()
+                .chain(c.ranks.iter().filter(|r| r.async_error != 0))
+        });
+        for r in ranks.chain(self.behind().into_iter().map(|(_, r, _)| r)) {
+            let h = host(r);
+            if !out.contains(&h) {
+                out.push(h);
+            }
+        }
+        out
+    }
+
     /// Whether RAS named anything wrong at all.
     pub fn all_well(&self) -> bool {
         self.behind().is_empty()

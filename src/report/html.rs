@@ -267,6 +267,7 @@ fn job(o: &mut String, i: usize, j: &JobVerdict) -> Result<(), ReportError> {
         let _ = write!(o, "<div class=\"chart\">{svg}</div>");
     }
     sizes(o, j);
+    iterations(o, j);
     groups(o, j);
     transports(o, j);
     o.push_str("</section>");
@@ -386,6 +387,30 @@ fn transports(o: &mut String, j: &JobVerdict) {
             esc(&t.channels),
             esc(&t.host)
         );
+    }
+    o.push_str("</table>");
+}
+
+/// Per-iteration figures (nccl-tests `-I`), where the job recorded them.
+fn iterations(o: &mut String, j: &JobVerdict) {
+    let rows = super::iterations::rows(j);
+    if rows.is_empty() {
+        return;
+    }
+    o.push_str("<h4>Per-iteration times (us, over each iteration's slowest rank)</h4><table><tr><th class=\"num\">requested</th><th>placement</th><th class=\"num\">repeat</th>\
+        <th class=\"num\">i_min</th><th class=\"num\">i_p50</th><th class=\"num\">i_p99</th><th class=\"num\">i_max</th><th class=\"num\">i_cv%</th><th>slowest rank</th></tr>");
+    for r in rows {
+        let _ = write!(
+            o,
+            "<tr><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td>",
+            esc(&r.requested),
+            esc(r.placement),
+            r.repeat
+        );
+        for v in [&r.min, &r.p50, &r.p99, &r.max, &r.cv] {
+            let _ = write!(o, "<td class=\"num\">{}</td>", esc(v));
+        }
+        let _ = write!(o, "<td>{}</td></tr>", esc(&r.slowest));
     }
     o.push_str("</table>");
 }

@@ -223,6 +223,7 @@ fn job(o: &mut String, i: usize, j: &JobVerdict) {
             }
         );
     }
+    iterations(o, j);
     let (groups, note) = tables::groups(j);
     if !groups.is_empty() {
         let has_in = groups.iter().any(|g| !g.busbw_in.is_empty());
@@ -290,6 +291,33 @@ fn job_env(o: &mut String, j: &JobVerdict) {
             "
 Set for this job: {}",
             shown.join(", ")
+        );
+    }
+}
+
+/// Per-iteration figures (nccl-tests `-I`), where the job recorded them.
+fn iterations(o: &mut String, j: &JobVerdict) {
+    let rows = super::iterations::rows(j);
+    if rows.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        o,
+        "\nPer-iteration times (us, over each iteration's slowest rank):\n\n| requested | placement | repeat | i_min | i_p50 | i_p99 | i_max | i_cv% | slowest rank |\n|---:|---|---:|---:|---:|---:|---:|---:|---|"
+    );
+    for r in rows {
+        let _ = writeln!(
+            o,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            r.requested,
+            r.placement,
+            r.repeat,
+            r.min,
+            r.p50,
+            r.p99,
+            r.max,
+            r.cv,
+            cell(&r.slowest)
         );
     }
 }

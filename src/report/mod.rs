@@ -9,6 +9,7 @@ mod evidence;
 mod faults;
 pub mod gpu_pairs;
 mod html;
+mod iterations;
 mod json;
 mod junit;
 mod markdown;

@@ -197,6 +197,9 @@ pub enum Cut<'a> {
     Signal(&'a str),
     /// The ranks' world broke: a rank died, or missed a collective's deadline.
     Broken(String),
+    /// A collective hung past its timeout: the watchdog recorded it on its job and ends the
+    /// process (exit 4).
+    Timeout(String),
 }
 
 impl Cut<'_> {
@@ -213,6 +216,7 @@ impl Cut<'_> {
                 ErrorKind::Other,
                 format!("the ranks could not go on: {why}"),
             ),
+            Cut::Timeout(what) => error(ErrorKind::Timeout, format!("hung collective: {what}")),
         }
     }
 
@@ -221,6 +225,7 @@ impl Cut<'_> {
         match self {
             Cut::Signal(_) => Exit::Interrupted,
             Cut::Broken(_) => Exit::Runtime,
+            Cut::Timeout(_) => Exit::Timeout,
         }
     }
 
@@ -229,6 +234,7 @@ impl Cut<'_> {
         match self {
             Cut::Signal(sig) => format!("stopped by {sig}"),
             Cut::Broken(_) => "the ranks could not go on".to_string(),
+            Cut::Timeout(_) => "a collective hung".to_string(),
         }
     }
 

@@ -151,6 +151,8 @@ pub struct Measure<'a> {
     pub events: Arc<dyn Events>,
     /// Node evidence around every job, unless the plan turns it off.
     pub evidence: bool,
+    /// Rank 0 at a hung collective's timeout, before the process exits 4 ([`worker::OnTimeout`]).
+    pub on_timeout: Option<worker::OnTimeout>,
 }
 
 /// The jobs of `m` on this rank of `world`: rank 0's results.
@@ -174,6 +176,7 @@ pub fn measure(world: &dyn RankWorld, m: Measure<'_>) -> Result<Results, RankErr
         telemetry: false,
         evidence: m.evidence && m.plan.evidence,
         progress: m.progress.map(Path::to_path_buf),
+        on_timeout: m.on_timeout,
     };
     match m.plan.backend {
         Backend::Mpi => world.run_host_mpi(m.jobs, cfg),
@@ -377,6 +380,18 @@ impl Ending {
     }
 }
 
+/// Rank 0's watchdog fired: the process is about to exit 4 while its main thread sits in the
+/// hung collective, so nothing else folds the journal. Every measured row goes into
+/// `results.json` (with the timed-out job's record), and the caller's end writes JUnit and the
+/// report, as at a signal.
+fn timed_out(ending: Ending) -> worker::OnTimeout {
+    Arc::new(move |what: &str| {
+        if let Err(e) = ending.end(&Cut::Timeout(what.to_string())) {
+            ending.events.event(&RunEvent::Note(&e.to_string()));
+        }
+    })
+}
+
 /// Signals and a broken world, on every rank: rank 0 ends the run, the others give it time.
 fn watch(world: &dyn RankWorld, ending: Ending) -> Result<(), RunError> {
     let me = world.rank();
@@ -455,7 +470,7 @@ pub fn run(
         finish: rank.finish,
         events: events.clone(),
     };
-    watch(world, ending)?;
+    watch(world, ending.clone())?;
     let journal = opts.out_dir.join(crate::results::journal::FILE);
     let base = life.as_ref().map_or_else(
         || lifecycle::results(input.plan, &opts.plan_path, &opts.plan_hash, Maker::Worker),
@@ -470,6 +485,7 @@ pub fn run(
         progress: None,
         events: events.clone(),
         evidence: opts.evidence,
+        on_timeout: (world.rank() == 0).then(|| timed_out(ending)),
     };
     let ran = measure(world, m);
     let links = rank

@@ -57,7 +57,13 @@ pub struct WorkerConfig {
     pub evidence: bool,
     /// A feed for `baton run`'s progress bar: rank 0 appends the job ID for every finished row.
     pub progress: Option<PathBuf>,
+    /// Rank 0, after its watchdog recorded a timeout and before the process exits 4: where no
+    /// parent folds the journal (one rank of many under a launcher), this writes the results.
+    pub on_timeout: Option<OnTimeout>,
 }
+
+/// See [`WorkerConfig::on_timeout`].
+pub type OnTimeout = Arc<dyn Fn(&str) + Send + Sync>;
 
 #[derive(Debug, thiserror::Error)]
 pub enum WorkerError {
@@ -216,6 +222,7 @@ pub fn run_jobs<W: World, E: Engine>(
         let current = current.clone();
         let (hosts, pids) = (hosts.clone(), pids.clone());
         let events = cfg.events.clone();
+        let on_timeout = cfg.on_timeout.clone();
         Watchdog::start(Box::new(move |what: &str| {
             // Which ranks of this host cannot take part: what the record can say of whom the
             // collective waits for.
@@ -252,6 +259,11 @@ pub fn run_jobs<W: World, E: Engine>(
                     }],
                     telemetry: Vec::new(),
                 });
+            }
+            if me == 0
+                && let Some(f) = &on_timeout
+            {
+                f(&what);
             }
         }))
     });

@@ -172,14 +172,17 @@ fn hosts<'a>(
     Ok(out)
 }
 
+/// Whether a test judges its sets against the fleet: `outlier`, or a fleet-relative `straggler`.
 fn has_outlier(t: &Test) -> bool {
-    t.expect
-        .iter()
-        .any(|c| matches!(c.check, Check::Outlier(_)))
+    t.expect.iter().any(|c| match &c.check {
+        Check::Outlier(_) => true,
+        Check::Straggler(s) => s.fleet,
+        _ => false,
+    })
 }
 
-/// The earlier run's results, beside its `nodes.json`: `outlier` judges the rerun's sets
-/// against them.
+/// The earlier run's results, beside its `nodes.json`: `outlier` and the fleet `straggler`
+/// judge the rerun's sets against them.
 fn earlier_results(nodes_json: &Path) -> Result<crate::results::Results, RerunError> {
     let path: PathBuf = nodes_json
         .parent()

@@ -3,7 +3,8 @@
 //! workers, real journals — over named hosts. A host in `dead` refuses the connection as an
 //! unreachable node does (its set fails, the probe finds it dead); the set whose mpirun has
 //! `-H hung` gets a rank that stops joining collectives, as a frozen process does (its set
-//! times out).
+//! times out); [`agent_slowing`] slows every rank of one host (`BATON_FAULT=slow`), as a node
+//! with a thermal or clock straggler would be.
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -12,6 +13,16 @@ use super::{baton_env, p, write};
 
 /// The agent, written into `dir`.
 pub fn agent(dir: &Path, dead: &[&str], hung: Option<&str>) -> PathBuf {
+    agent_with(dir, dead, hung, "")
+}
+
+/// The agent, every rank started on `host` sleeping `us` microseconds before each launch.
+pub fn agent_slowing(dir: &Path, host: &str, us: u64) -> PathBuf {
+    let slow = format!("if [ \"$host\" = '{host}' ]; then export BATON_FAULT=slow:us={us}; fi\n");
+    agent_with(dir, &[], None, &slow)
+}
+
+fn agent_with(dir: &Path, dead: &[&str], hung: Option<&str>, extra: &str) -> PathBuf {
     let script = format!(
         r#"#!/bin/bash
 for a in "$@"; do case "$a" in -*) shift;; *) break;; esac; done
@@ -25,7 +36,7 @@ fi
 # mpirun race to create the same one ("mkdir … File exists") and the set fails for nothing.
 export TMPDIR=/tmp/baton-fakessh/$host
 mkdir -p "$TMPDIR"
-exec bash -c "$*"
+{extra}exec bash -c "$*"
 "#,
         dead = dead.join(" "),
         hung = hung.unwrap_or("")

@@ -66,6 +66,16 @@ fn every_rank_iterations_are_recorded_and_the_table_shows_nccl_tests_i_columns()
         1,
         "off is not written"
     );
+    // The report shows them where recorded: the -I figures per size and the slowest rank.
+    let md = common::read(&out.join("report/report.md"));
+    assert_eq!(md.matches("Per-iteration times").count(), 1, "{md}");
+    let row = md
+        .lines()
+        .find(|l| l.starts_with("| 64K | out-of-place | 0 |"))
+        .unwrap_or_else(|| panic!("a 64K row: {md}"));
+    assert!(row.contains("rank ") && row.contains(": p99 "), "{row}");
+    let html = common::read(&out.join("report/report.html"));
+    assert!(html.contains("<th>slowest rank</th>"), "the HTML too");
 }
 
 /// `mpirun -np 2 baton-mpi run … : -np 2 -x BATON_FAULT=slow:us=3000 baton-mpi run …`.
@@ -170,4 +180,114 @@ tests:
         "located at the iterations key: {err}"
     );
     assert!(err.contains("a factor above 1"), "{err}");
+}
+
+/// Four named hosts over this machine (`common::localsets`), one of them slowed by 100 ms before
+/// every launch (a 1K all_reduce between two orteds here takes 5–20 ms on its slowest rank, measured): no criterion but the fleet-relative straggler notices, and that names it a
+/// suspect — from `each-node` sets (its own) and from `pairs` (every pair of its is slow, each
+/// partner's only once) — with the figure, while the run passes. p50: four orteds on a loaded
+/// 2-core machine put scheduler stalls into p99.
+#[test]
+fn a_slow_but_passing_node_is_a_suspect_of_the_fleet_straggler() {
+    let d = common::tmp("iter-fleet-straggler");
+    let agent = common::localsets::agent_slowing(&d, "n3", 100_000);
+    let plan = common::write(
+        &d,
+        "p.yaml",
+        "version: 1
+name: fleet-straggler
+backend: mpi
+launch: { ranks_per_node: 1 }
+nodes: { hostlist: \"n[1-4]\" }
+defaults: { iters: 20, warmup: 1, timeout: 30s, iterations: true }
+tests:
+  - name: each
+    over: each-node
+    collective: all_reduce
+    sizes: [1K]
+    expect:
+      - wrong: 0
+      - straggler: \"p50 <= 2x fleet median\"
+  - name: pairs
+    over: pairs
+    collective: all_reduce
+    sizes: [1K]
+    expect:
+      - straggler: \"p50 <= 2x fleet median\"
+",
+    );
+    let out = d.join("out");
+    let o =
+        common::localsets::baton_over(&agent, &["run", common::p(&plan), "-o", common::p(&out)]);
+    assert_eq!(
+        common::code(&o),
+        0,
+        "slow but passing: {}",
+        common::show(&o)
+    );
+    let n = common::localsets::nodes_json(&out);
+    assert_eq!(n["suspect"], "n3", "{n:#}");
+    assert_eq!(n["failed"], "", "{n:#}");
+    let e = common::localsets::node(&n, "n3");
+    let why = e["reason"].as_str().unwrap();
+    assert!(
+        why.contains("slow but passing")
+            && why.contains("iteration p50")
+            && why.contains("fleet median"),
+        "{why}"
+    );
+    for t in e["tests"].as_array().unwrap() {
+        assert_eq!(t["verdict"], "suspect", "{t:#}");
+    }
+    assert_eq!(
+        common::localsets::node(&n, "n1")["verdict"],
+        "passed",
+        "{n:#}"
+    );
+
+    // Confirmed like any suspect: `--rerun-failed` runs it again, alone and with nodes that
+    // passed, judged against the earlier run's fleet, and there it fails.
+    let again = d.join("again");
+    let o = common::localsets::baton_over(
+        &agent,
+        &[
+            "run",
+            common::p(&plan),
+            "--rerun-failed",
+            common::p(&out),
+            "-o",
+            common::p(&again),
+        ],
+    );
+    assert_eq!(common::code(&o), 1, "{}", common::show(&o));
+    let n = common::localsets::nodes_json(&again);
+    assert_eq!(n["failed"], "n3", "{n:#}");
+    let junit = common::read(&again.join("junit.xml"));
+    assert!(
+        junit.contains("the earlier run&apos;s fleet median")
+            || junit.contains("the earlier run's fleet median"),
+        "{junit}"
+    );
+}
+
+#[test]
+fn a_fleet_straggler_over_one_set_is_a_located_error() {
+    let (_d, plan, _) = common::plan_dir(
+        "iter-fleet-check",
+        "version: 1
+name: bad
+tests:
+  - name: a
+    collective: all_reduce
+    sizes: [1K]
+    iterations: true
+    expect:
+      - straggler: \"p99 <= 2x fleet median\"
+",
+    );
+    let o = common::baton(&["check", plan.to_str().unwrap()]);
+    let err = common::stderr(&o) + &common::stdout(&o);
+    assert_eq!(common::code(&o), 2, "{err}");
+    assert!(err.contains("compares nodes across node sets"), "{err}");
+    assert!(err.contains("plan.yaml:9:"), "{err}");
 }

@@ -489,3 +489,38 @@ fn a_stopped_rank_is_named_in_the_timeout_record() {
     // mpirun ends the stopped rank with the rest.
     none_survive(&out);
 }
+
+/// One rank per process under mpirun (`mpirun -np 2 baton-mpi run …`), a rank stalled in the
+/// second job: rank 0's watchdog ends the run with 4, and `results.json` holds every measured
+/// row — the first job's, the timeout's record — not the empty results the claim started with.
+#[test]
+fn a_rank_mode_timeout_keeps_every_measured_row_in_results() {
+    let (_d, plan, out) = common::plan_dir(
+        "mpi-rank-timeout",
+        "version: 1\nname: s\nbackend: mpi\nlaunch: { nodes: 1, ranks_per_node: 2 }\ndefaults: { timeout: 3s }\ntests:\n  - name: first\n    collective: all_reduce\n    sizes: [1K]\n  - name: second\n    collective: all_gather\n    sizes: [1K, 2K]\n  - name: third\n    collective: broadcast\n    sizes: [1K]\n",
+    );
+    let o = Command::new("mpirun")
+        .args(["--oversubscribe", "--allow-run-as-root", "-np", "2"])
+        .args(["-x", "BATON_FAULT=stall:rank=1:job=second"])
+        .arg(env!("CARGO_BIN_EXE_baton-mpi"))
+        .args(["run", common::p(&plan), "-o", common::p(&out)])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&o);
+    assert_eq!(o.status.code(), Some(4), "{stdout}{stderr}");
+    let r = results::read(&out.join("results.json")).unwrap();
+    let ids: Vec<&str> = r.jobs.iter().map(|j| j.id.as_str()).collect();
+    assert_eq!(ids[..2], ["first", "second"], "{ids:?}");
+    assert_eq!(r.jobs[0].status, JobStatus::Completed);
+    assert_eq!(r.jobs[0].repeats[0].rows.len(), 1, "the first job's row");
+    assert_eq!(r.jobs[1].status, JobStatus::Timeout);
+    assert!(
+        r.jobs[1].errors[0]
+            .message
+            .contains("did not finish within 3s"),
+        "{:?}",
+        r.jobs[1].errors
+    );
+    assert!(out.join("junit.xml").is_file(), "the run's JUnit");
+    assert!(!out.join("journal.jsonl").exists(), "folded");
+}

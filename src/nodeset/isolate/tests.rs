@@ -346,3 +346,49 @@ fn round_counts() {
         );
     }
 }
+
+/// #25: a hung set whose record names a node (NCCL's RAS, recorded from the shared NCCL 2.30.7
+/// with one rank stopped): that node is confirmed against a node that passed at once and the
+/// rest of its set runs again without it; without the name the set is bisected.
+#[test]
+fn nodes_ras_named_in_a_hung_set_go_straight_to_confirmation() {
+    let j = include_str!("../../../tests/data/ras/nccl-2.30.7-rank-stopped.json");
+    let report = crate::ras::json::parse(j).unwrap();
+    let hosts: Vec<String> = (0..16).map(|i| format!("n{i:02}")).collect();
+    // The hung set's ranks 0–3 as the run knows them: pid → its host.
+    let pids = [687u64, 688, 690, 691];
+    let host = |r: &crate::ras::Rank| {
+        r.pid
+            .and_then(|p| pids.iter().position(|q| *q == p))
+            .map_or_else(|| r.host.clone(), |i| hosts[10 + i].clone())
+    };
+    let named = report.named_hosts(&host);
+    assert_eq!(named, ["n12"], "the stopped rank's host");
+    let idx: Vec<usize> = named
+        .iter()
+        .filter_map(|h| hosts.iter().position(|x| x == h))
+        .collect();
+    let domains: Vec<Vec<usize>> = vec![(0..8).collect(), (8..16).collect()];
+    let outcomes = [SetResult::Pass, SetResult::Fail];
+
+    let mut iso = Isolator::new(16, &domains).unwrap();
+    assert_eq!(iso.next_round().unwrap().len(), 2);
+    iso.record_named(&outcomes, &idx).unwrap();
+    let r2 = iso.next_round().unwrap();
+    assert!(
+        r2.iter()
+            .any(|s| s.len() == 2 && s.contains(&12) && s.iter().any(|&i| i < 8)),
+        "n12 with a node that passed: {r2:?}"
+    );
+    assert!(r2.contains(&vec![8, 9, 10, 11, 13, 14, 15]), "{r2:?}");
+
+    let mut plain = Isolator::new(16, &domains).unwrap();
+    plain.next_round();
+    plain.record(&outcomes).unwrap();
+    let halves: Vec<Vec<usize>> = vec![(8..12).collect(), (12..16).collect()];
+    assert_eq!(plain.next_round().unwrap(), halves, "bisected");
+    assert!(
+        iso.record_named(&[], &[99]).is_err(),
+        "a name outside the list"
+    );
+}

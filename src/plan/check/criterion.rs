@@ -353,6 +353,16 @@ impl Checker<'_> {
             );
             return None;
         }
+        if s.fleet && ctx.over == Some(Over::All) {
+            self.err(
+                Diagnostic::error(
+                    "`straggler: … fleet median` compares nodes across node sets, but this test runs as one set (`over: all`)",
+                    Some(v.pos),
+                )
+                .help("set `over:` to each-node, pairs or isolate, or compare ranks within the job: `p99 <= 2x median`"),
+            );
+            return None;
+        }
         Some(Check::Straggler(s))
     }
 }
