@@ -14,7 +14,9 @@ fn ingested(log: &str, label: &str) -> Results {
         name: "log.txt",
         bytes: log.as_bytes(),
     };
-    crate::ingest::ingest(&[input], Some(label)).unwrap().results
+    crate::ingest::ingest(&[input], Some(label))
+        .unwrap()
+        .results
 }
 
 /// A repeat with every busbw times `f` (its time divided by `f`).
@@ -22,7 +24,10 @@ fn scaled(rep: &Repeat, f: f64, index: u32) -> Repeat {
     let mut r = rep.clone();
     r.index = index;
     for row in &mut r.rows {
-        for c in [&mut row.out_of_place, &mut row.in_place].into_iter().flatten() {
+        for c in [&mut row.out_of_place, &mut row.in_place]
+            .into_iter()
+            .flatten()
+        {
             c.time_us = c.time_us.map(|t| t / f);
             c.busbw = c.busbw.map(|b| b * f);
             c.algbw = c.algbw.map(|b| b * f);
@@ -58,7 +63,9 @@ fn pct(text: &str) -> crate::units::Threshold {
 }
 
 fn judge_against(c: &Criterion, this: &Results, earlier: &Results) -> CriterionResult {
-    judge(c, this, &|k| (k == 0).then(|| ("B".to_string(), earlier.clone())))
+    judge(c, this, &|k| {
+        (k == 0).then(|| ("B".to_string(), earlier.clone()))
+    })
 }
 
 fn relative(to: usize, busbw: &str) -> Criterion {
@@ -79,7 +86,9 @@ fn relative_meets_the_median_set_of_the_earlier_phase_size_by_size() {
     assert!(r.passed, "{r:?}");
     assert_eq!(r.text, "busbw >= 90% of phase B's, size by size");
     assert!(
-        r.details.iter().any(|d| d.contains("is 93.0% of") && d.ends_with("(ok)")),
+        r.details
+            .iter()
+            .any(|d| d.contains("is 93.0% of") && d.ends_with("(ok)")),
         "{r:?}"
     );
     let sizes = measured_sizes(&b.jobs[0]).len();
@@ -87,7 +96,11 @@ fn relative_meets_the_median_set_of_the_earlier_phase_size_by_size() {
     let c_slow = phase(ALL_REDUCE, &[&[0.85]]);
     let r = judge_against(&relative(0, ">= 90%"), &c_slow, &b);
     assert!(!r.passed, "{r:?}");
-    assert!(r.details.iter().any(|d| d.contains("85.0%") && d.ends_with("(FAIL)")));
+    assert!(
+        r.details
+            .iter()
+            .any(|d| d.contains("85.0%") && d.ends_with("(FAIL)"))
+    );
 }
 
 #[test]
@@ -121,13 +134,18 @@ fn steady_holds_every_repeat_within_its_share_of_the_median() {
     let calm = phase(ALL_REDUCE, &[&[1.0, 1.02, 0.98, 1.01]]);
     let r = judge(&steady("<= 5%"), &calm, &|_| None);
     assert!(r.passed, "{r:?}");
-    assert!(r.details.iter().all(|d| d.contains("of 4 repeats")), "{r:?}");
+    assert!(
+        r.details.iter().all(|d| d.contains("of 4 repeats")),
+        "{r:?}"
+    );
     // One repeat 10% under the median of the others fails its sizes.
     let dip = phase(ALL_REDUCE, &[&[1.0, 1.0, 0.9, 1.0, 1.0]]);
     let r = judge(&steady("<= 5%"), &dip, &|_| None);
     assert!(!r.passed, "{r:?}");
     assert!(
-        r.details.iter().any(|d| d.contains("10.0% from the median (FAIL)")),
+        r.details
+            .iter()
+            .any(|d| d.contains("10.0% from the median (FAIL)")),
         "{r:?}"
     );
     assert!(judge(&steady("<= 15%"), &dip, &|_| None).passed);

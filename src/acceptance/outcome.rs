@@ -277,7 +277,11 @@ mod tests {
         );
         let n = across(
             "node03",
-            &[record("B", NodeVerdict::Failed, "allreduce: failed: busbw low")],
+            &[record(
+                "B",
+                NodeVerdict::Failed,
+                "allreduce: failed: busbw low",
+            )],
         );
         assert_eq!(n.reason, "phase B: failed: allreduce: busbw low");
     }
