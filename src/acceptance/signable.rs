@@ -319,3 +319,114 @@ fn cell(n: &super::record::NodeInPhase) -> Option<Cell> {
         reason: n.reason.clone(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::acceptance::outcome::{Cell as Across, NodeAcross, RanBy};
+    use crate::acceptance::record::NodeInPhase;
+
+    fn record(name: &str, status: PhaseStatus, nodes: &[(&str, NodeVerdict)]) -> PhaseRecord {
+        let json = serde_json::json!({
+            "index": 0, "name": name, "dir": format!("phases/01-{name}"), "plan_file": "a.yaml",
+            "plan": "a", "status": status, "nodes_in": "n[1-2]", "nodes_out": "",
+            "nodes": nodes.iter().map(|(h, v)| NodeInPhase {
+                host: (*h).into(), verdict: *v, reason: "why".into()
+            }).collect::<Vec<_>>(),
+            "exit": 0,
+        });
+        serde_json::from_value(json).unwrap()
+    }
+
+    fn outcome(phases: Vec<PhaseRecord>, verdicts: &[(&str, Overall)]) -> AcceptanceFile {
+        AcceptanceFile {
+            acceptance: "acc".into(),
+            description: None,
+            file: "acc.yaml".into(),
+            revision: None,
+            ran_by: RanBy {
+                user: Some("alice".into()),
+                host: "login1".into(),
+                baton: "0.1.0".into(),
+                directory: "/".into(),
+            },
+            started: None,
+            finished: None,
+            seconds: Some(61.4),
+            status: "failed",
+            exit: 1,
+            nodes: "n[1-2]".into(),
+            passed: String::new(),
+            failed: String::new(),
+            suspect: String::new(),
+            stopped: None,
+            node_verdicts: verdicts
+                .iter()
+                .map(|(h, v)| NodeAcross {
+                    host: (*h).into(),
+                    verdict: *v,
+                    reason: format!("phase A: {h}"),
+                    phases: vec![Across {
+                        phase: "A".into(),
+                        verdict: phases[0].verdict_of(h).unwrap().verdict,
+                        reason: String::new(),
+                        evidence: None,
+                    }],
+                })
+                .collect(),
+            phases,
+            findings: Vec::new(),
+        }
+    }
+
+    fn ctx() -> Context {
+        Context {
+            cluster: "sim".into(),
+            command: "baton accept acc.yaml -o out".into(),
+        }
+    }
+
+    #[test]
+    fn the_view_takes_every_verdict_from_the_outcome() {
+        let a = record(
+            "A",
+            PhaseStatus::Failed,
+            &[("n1", NodeVerdict::Passed), ("n2", NodeVerdict::Dead)],
+        );
+        let b = record("B", PhaseStatus::Stopped, &[("n1", NodeVerdict::NotRun)]);
+        let o = outcome(
+            vec![a.clone()],
+            &[("n1", Overall::Passed), ("n2", Overall::Failed)],
+        );
+        let v = view(&o, &[None], &ctx());
+        assert_eq!(v.verdict, ClusterVerdict::AcceptedWithExclusions);
+        assert_eq!(
+            (v.accepted, v.failed),
+            (vec!["n1".into()], vec!["n2".into()])
+        );
+        assert_eq!(v.drain[0].reason, "phase A: n2");
+        assert_eq!(
+            v.summary,
+            "1 of 2 nodes passed every phase that tested them; n2 (dead in A) left out"
+        );
+        assert_eq!(
+            v.phases[0].report.as_deref(),
+            Some("phases/01-A/report/report.html")
+        );
+        assert_eq!(v.phases[0].cell("n2").unwrap().verdict, CellVerdict::Dead);
+        assert_eq!(v.run.duration_s, Some(61));
+        assert_eq!(v.run.revisions, ["not in a git repository"]);
+        // A phase a stop rule kept from running: incomplete, its nodes never seen.
+        let o = outcome(
+            vec![a.clone(), b],
+            &[("n1", Overall::Passed), ("n2", Overall::Failed)],
+        );
+        let v = view(&o, &[None, None], &ctx());
+        assert_eq!(v.verdict, ClusterVerdict::Incomplete);
+        assert!(v.phases[1].cells.is_empty() && v.phases[1].report.is_none());
+        // A cluster finding rejects, whatever the nodes.
+        let mut o = outcome(vec![a], &[("n1", Overall::Passed), ("n2", Overall::Passed)]);
+        o.findings.push("phase A: criterion failed".into());
+        assert_eq!(view(&o, &[None], &ctx()).verdict, ClusterVerdict::Rejected);
+    }
+}
