@@ -22,4 +22,20 @@ impl Exit {
     pub fn code(self) -> i32 {
         self as i32
     }
+
+    /// The exit a recorded code stands for (`phase.json` keeps a phase's as a number); an
+    /// unknown code is a runtime failure.
+    pub fn from_code(code: i32) -> Exit {
+        [
+            Exit::Ok,
+            Exit::Failed,
+            Exit::Invalid,
+            Exit::Runtime,
+            Exit::Timeout,
+            Exit::Interrupted,
+        ]
+        .into_iter()
+        .find(|e| e.code() == code)
+        .unwrap_or(Exit::Runtime)
+    }
 }

@@ -1,6 +1,7 @@
 //! The combined files in the acceptance's directory, all from its outcome (and each phase's
 //! grade for JUnit and the verdict JSON): `acceptance.json`, `nodes.json`, `drain.sh`,
-//! `junit.xml`, `verdict.json`, `report.md` — each atomic, never through a link.
+//! `junit.xml`, `verdict.json` — each atomic, never through a link (the signable report,
+//! `acceptance.html` and `.md`, is `signable`'s).
 
 use std::path::{Path, PathBuf};
 
@@ -38,7 +39,6 @@ pub fn write_all(
     )?;
     put("junit.xml", &junit(a, grades), None)?;
     put("verdict.json", &pretty(&verdict(a, grades)), None)?;
-    put("report.md", markdown(a).as_bytes(), None)?;
     Ok(written)
 }
 
@@ -211,99 +211,6 @@ pub fn summary(a: &AcceptanceFile) -> String {
     }
     for f in &a.findings {
         s.push_str(&format!("    cluster: {f}\n"));
-    }
-    s
-}
-
-/// `report.md`: the run complete on its own, from `acceptance.json`.
-pub fn markdown(a: &AcceptanceFile) -> String {
-    use crate::report::md_escape as e;
-    let mut s = format!("# Acceptance {}: {}\n\n", e(&a.acceptance), a.status);
-    s.push_str("| | |\n|---|---|\n");
-    let rows = [
-        ("Nodes", a.nodes.clone()),
-        (
-            "Accepted",
-            format!("{} ({})", or_none(&a.passed), count(a, Overall::Passed)),
-        ),
-        (
-            "Failed",
-            format!("{} ({})", or_none(&a.failed), count(a, Overall::Failed)),
-        ),
-        (
-            "Suspect",
-            format!("{} ({})", or_none(&a.suspect), count(a, Overall::Suspect)),
-        ),
-        ("File", a.file.clone()),
-        (
-            "Revision",
-            a.revision.as_ref().map_or("not tracked".into(), |r| {
-                format!("{}{}", r.commit, if r.dirty { " (dirty)" } else { "" })
-            }),
-        ),
-        ("Started", a.started.clone().unwrap_or_default()),
-        ("Finished", a.finished.clone().unwrap_or_default()),
-        (
-            "Ran by",
-            format!(
-                "{} on {} (baton {})",
-                a.ran_by.user.as_deref().unwrap_or("?"),
-                a.ran_by.host,
-                a.ran_by.baton
-            ),
-        ),
-    ];
-    for (k, v) in rows {
-        s.push_str(&format!("| {k} | {} |\n", e(&v)));
-    }
-    s.push_str("\n## Phases\n\n| Phase | Status | Nodes in | Left out | Seconds | Criteria |\n|---|---|---|---|---|---|\n");
-    for r in &a.phases {
-        let crit: Vec<String> = r
-            .criteria
-            .iter()
-            .map(|c| format!("{} {}", if c.passed { "✓" } else { "✗" }, c.text))
-            .collect();
-        s.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} |\n",
-            e(&r.name),
-            phase_word(r.status),
-            e(&r.nodes_in),
-            e(&r.nodes_out),
-            r.seconds.map_or(String::new(), |t| format!("{t:.0}")),
-            e(&crit.join("; "))
-        ));
-    }
-    s.push_str("\n## Nodes × phases\n\n| Node | Verdict |");
-    for r in &a.phases {
-        s.push_str(&format!(" {} |", e(&r.name)));
-    }
-    s.push_str("\n|---|---|");
-    s.push_str(&"---|".repeat(a.phases.len()));
-    s.push('\n');
-    for n in &a.node_verdicts {
-        s.push_str(&format!("| {} | {:?} |", e(&n.host), n.verdict));
-        for r in &a.phases {
-            let cell = n.phases.iter().find(|c| c.phase == r.name);
-            let word = cell.map_or(String::new(), |c| {
-                let v = format!("{:?}", c.verdict).to_lowercase();
-                match &c.evidence {
-                    Some(p) => format!("[{v}]({p})"),
-                    None => v,
-                }
-            });
-            s.push_str(&format!(" {word} |"));
-        }
-        s.push('\n');
-    }
-    if !a.findings.is_empty() {
-        s.push_str("\n## Cluster findings\n\n");
-        for f in &a.findings {
-            s.push_str(&format!("- {}\n", e(f)));
-        }
-    }
-    s.push_str("\n## Why each node has its verdict\n\n");
-    for n in &a.node_verdicts {
-        s.push_str(&format!("- **{}**: {}\n", e(&n.host), e(&n.reason)));
     }
     s
 }

@@ -192,3 +192,7 @@ fn steady(this: &Results, within: &Threshold) -> CriterionResult {
         details,
     }
 }
+
+#[cfg(test)]
+#[path = "criteria_tests.rs"]
+mod tests;

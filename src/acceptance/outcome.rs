@@ -1,8 +1,8 @@
 //! The acceptance's one outcome, `acceptance.json` (`schemas/acceptance-outcome.schema.json`):
 //! phases with dates, durations and nodes in and out, each node's verdict per phase with its
 //! evidence, cluster findings, cross-phase criteria, the revision and who ran it where. Every
-//! combined output (`nodes.json`, `drain.sh`, `junit.xml`, `verdict.json`, `report.md`, the
-//! summary) is made from it.
+//! combined output (`nodes.json`, `drain.sh`, `junit.xml`, `verdict.json`, the signable
+//! `acceptance.html`/`.md`, the summary) is made from it.
 
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -159,7 +159,7 @@ fn across(host: &str, records: &[PhaseRecord]) -> NodeAcross {
         } else {
             "failed"
         };
-        let why = c.reason.strip_prefix("dead: ").unwrap_or(&c.reason);
+        let why = said_once(what, &c.reason);
         (Overall::Failed, format!("phase {}: {what}: {why}", c.phase))
     } else if let Some(c) = first(&|v| v == NodeVerdict::Suspect) {
         (
@@ -186,6 +186,28 @@ fn across(host: &str, records: &[PhaseRecord]) -> NodeAcross {
     }
 }
 
+/// `reason` without the `WHAT: ` that the drain line already says, at the start of each of its
+/// tests' parts (`allreduce-intra-node: dead: did not answer` → `allreduce-intra-node: did not
+/// answer`).
+fn said_once(what: &str, reason: &str) -> String {
+    let word = format!("{what}: ");
+    reason
+        .split("; ")
+        .map(|part| {
+            if let Some(rest) = part.strip_prefix(&word) {
+                return rest.to_string();
+            }
+            match part.split_once(": ") {
+                Some((test, rest)) if rest.starts_with(&word) => {
+                    format!("{test}: {}", &rest[word.len()..])
+                }
+                _ => part.to_string(),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
 /// Whether a phase's record counts as having run (for the report's words).
 pub fn phase_word(s: PhaseStatus) -> &'static str {
     match s {
@@ -195,5 +217,72 @@ pub fn phase_word(s: PhaseStatus) -> &'static str {
         PhaseStatus::Skipped => "skipped",
         PhaseStatus::Blocked => "blocked",
         PhaseStatus::Stopped => "stopped",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::acceptance::record::NodeInPhase;
+
+    fn record(name: &str, verdict: NodeVerdict, reason: &str) -> PhaseRecord {
+        PhaseRecord {
+            index: 0,
+            name: name.into(),
+            dir: format!("phases/01-{name}"),
+            plan_file: "a.yaml".into(),
+            plan: "a".into(),
+            status: PhaseStatus::Failed,
+            why: None,
+            started: None,
+            finished: None,
+            seconds: None,
+            run_began: None,
+            run_ended: None,
+            overhead_s: None,
+            nodes_in: "node03".into(),
+            nodes_out: String::new(),
+            nodes: vec![NodeInPhase {
+                host: "node03".into(),
+                verdict,
+                reason: reason.into(),
+            }],
+            findings: Vec::new(),
+            criteria: Vec::new(),
+            exit: 3,
+        }
+    }
+
+    /// A drain reason names phase and cause once, whatever the phase's own reason repeats.
+    #[test]
+    fn a_drain_reason_says_dead_once() {
+        let why = "allreduce-intra-node: dead: did not answer after its set's step in round 1 \
+                   (set node03); no later set ran on it";
+        let n = across("node03", &[record("A", NodeVerdict::Dead, why)]);
+        assert_eq!(
+            n.reason,
+            "phase A: dead: allreduce-intra-node: did not answer after its set's step in \
+             round 1 (set node03); no later set ran on it"
+        );
+        let n = across(
+            "node03",
+            &[record("A", NodeVerdict::Dead, "dead: did not answer")],
+        );
+        assert_eq!(n.reason, "phase A: dead: did not answer");
+        let two = "soak: dead: did not answer; pairs: dead before this test: none of its sets ran";
+        let n = across("node03", &[record("A", NodeVerdict::Dead, two)]);
+        assert_eq!(
+            n.reason,
+            "phase A: dead: soak: did not answer; pairs: dead before this test: none of its sets ran"
+        );
+        let n = across(
+            "node03",
+            &[record(
+                "B",
+                NodeVerdict::Failed,
+                "allreduce: failed: busbw low",
+            )],
+        );
+        assert_eq!(n.reason, "phase B: failed: allreduce: busbw low");
     }
 }

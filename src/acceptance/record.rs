@@ -128,4 +128,15 @@ impl PhaseRecord {
     pub fn verdict_of(&self, host: &str) -> Option<&NodeInPhase> {
         self.nodes.iter().find(|n| n.host == host)
     }
+
+    /// The nodes it found failed or dead, as a hostlist (empty when none).
+    pub fn faulty(&self) -> String {
+        let hosts: Vec<&str> = self
+            .nodes
+            .iter()
+            .filter(|n| n.verdict.is_fault())
+            .map(|n| n.host.as_str())
+            .collect();
+        crate::nodeset::compress(&hosts)
+    }
 }

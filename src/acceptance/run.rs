@@ -50,6 +50,8 @@ pub struct Request<'a> {
 pub struct Outcome {
     pub records: Vec<PhaseRecord>,
     pub grades: Vec<Option<Grade>>,
+    /// Each phase's results, `None` where it did not run (what `--notify` keys each phase by).
+    pub results: Vec<Option<Results>>,
     pub exit: Exit,
     /// The signal that stopped it: rerunning the same command resumes.
     pub interrupted: Option<&'static str>,
@@ -114,11 +116,11 @@ pub fn run(req: &Request<'_>) -> Result<Outcome, AcceptError> {
     let mut o = Outcome {
         records: Vec::new(),
         grades: Vec::new(),
+        results: Vec::new(),
         exit: Exit::Ok,
         interrupted: None,
         stopped: None,
     };
-    let mut results: Vec<Option<Results>> = Vec::new();
     let mut last_end: Option<String> = None;
     for (i, phase) in req.doc.phases.iter().enumerate() {
         let rel = phase_dir(i, &phase.name);
@@ -143,7 +145,8 @@ pub fn run(req: &Request<'_>) -> Result<Outcome, AcceptError> {
                         hosts: &hosts,
                         out: &out,
                     });
-                    let Some((r, g, res)) = run_phase(req, i, &rel, &hosts, &out, &results)? else {
+                    let Some((r, g, res)) = run_phase(req, i, &rel, &hosts, &out, &o.results)?
+                    else {
                         o.interrupted = Some("a signal");
                         o.exit = Exit::Interrupted;
                         return Ok(o);
@@ -165,7 +168,7 @@ pub fn run(req: &Request<'_>) -> Result<Outcome, AcceptError> {
         o.exit = worse(o.exit, &record);
         o.records.push(record);
         o.grades.push(grade);
-        results.push(res);
+        o.results.push(res);
     }
     Ok(o)
 }

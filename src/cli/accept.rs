@@ -31,6 +31,10 @@ pub struct Args {
     /// The nodes to accept, one per line, instead of the allocation's.
     #[arg(long, value_name = "FILE", conflicts_with = "nodes")]
     pub hostfile: Option<PathBuf>,
+    /// Each phase's metrics (`--metrics DIR`: `baton-PLAN.prom` per phase plan) and verdict
+    /// (`--notify`: one POST per phase that ran), as `baton run` gives its one.
+    #[command(flatten)]
+    pub fleet: super::fleet::FleetArgs,
     /// `--trust-plan`, a global option: set from it after parsing.
     #[arg(skip)]
     pub trust: Trust,
@@ -116,6 +120,7 @@ pub fn run(args: &Args) -> Outcome {
     let layers = super::load::layers(DiagFormat::Human)?;
     open_phases(&doc, args.trust, &layers)?;
     let hosts = hosts(args)?;
+    metrics_dir(args)?;
     baton::output::ensure_dir(&args.out)?;
     ui::say(&format!(
         "baton: acceptance {} over {} node(s): {} ({} phases) into {}",
@@ -149,9 +154,20 @@ pub fn run(args: &Args) -> Outcome {
     };
     let a = acceptance::outcome(&doc, &hosts, &o, by);
     acceptance::write_all(&args.out, &a, &o.grades)?;
+    let ctx = acceptance::Context {
+        cluster: layers
+            .site
+            .as_ref()
+            .and_then(|s| s.name())
+            .unwrap_or_else(|| doc.name.clone()),
+        command: command(args, &layers),
+    };
+    acceptance::write_report(&args.out, &a, &o.grades, &ctx)?;
     ui::out(&acceptance::summary(&a))?;
+    publish(args, &o)?;
     ui::say(&format!(
-        "baton: acceptance.json, nodes.json, drain.sh, junit.xml, verdict.json and report.md in {}",
+        "baton: acceptance.html and .md (the signable report), acceptance.json, nodes.json, drain.sh, \
+         junit.xml and verdict.json in {}",
         args.out.display()
     ));
     if !a.failed.is_empty() {
@@ -169,6 +185,47 @@ pub fn run(args: &Args) -> Outcome {
         ));
     }
     Ok(o.exit)
+}
+
+/// `--metrics` of an acceptance names a directory: a file would keep only the last phase's.
+fn metrics_dir(args: &Args) -> Result<(), CliError> {
+    match &args.fleet.metrics {
+        Some(m) if !m.is_dir() => Err(CliError::invalid(format!(
+            "--metrics {}: an acceptance writes one file per phase plan; name an existing \
+             directory (node_exporter's textfile directory)",
+            m.display()
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// Each phase that ran, to the fleet: its grade with the exit `baton run` of it would have.
+fn publish(args: &Args, o: &acceptance::Outcome) -> Result<(), CliError> {
+    let verdict = ui::Verdict { on_stderr: false };
+    for ((r, g), res) in o.records.iter().zip(&o.grades).zip(&o.results) {
+        if let (Some(g), Some(res)) = (g, res) {
+            let exit = baton::exit::Exit::from_code(r.exit);
+            super::fleet::publish(&args.fleet, g, &[res], exit, verdict)?;
+        }
+    }
+    Ok(())
+}
+
+/// The command that reproduces the run, for the report: the file, the site and the output,
+/// never `--set` values (one may carry a secret).
+fn command(args: &Args, layers: &Layers) -> String {
+    let mut c = format!("baton accept {}", args.file.display());
+    if let Some(s) = &layers.site {
+        c.push_str(&format!(" --site {}", s.path.display()));
+    }
+    if let Some(n) = &args.nodes {
+        c.push_str(&format!(" --nodes {n}"));
+    }
+    if let Some(h) = &args.hostfile {
+        c.push_str(&format!(" --hostfile {}", h.display()));
+    }
+    c.push_str(&format!(" -o {}", args.out.display()));
+    c
 }
 
 fn told(t: &Told<'_>) -> String {
@@ -202,12 +259,7 @@ fn told(t: &Told<'_>) -> String {
 }
 
 fn word(r: &PhaseRecord) -> String {
-    let faulty: Vec<&str> = r
-        .nodes
-        .iter()
-        .filter(|n| n.verdict.is_fault())
-        .map(|n| n.host.as_str())
-        .collect();
+    let faulty = r.faulty();
     let s = serde_json::to_value(r.status).ok();
     let s = s
         .as_ref()
@@ -217,7 +269,7 @@ fn word(r: &PhaseRecord) -> String {
     if faulty.is_empty() {
         s
     } else {
-        format!("{s}; failed or dead: {}", baton::nodeset::compress(&faulty))
+        format!("{s}; failed or dead: {faulty}")
     }
 }
 

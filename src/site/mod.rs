@@ -136,6 +136,12 @@ impl Site {
         Err(SiteError::Invalid(report))
     }
 
+    /// The site's `name` (what a report calls the cluster), when it gives one.
+    pub fn name(&self) -> Option<String> {
+        let v: serde_json::Value = serde_saphyr::from_str(&self.text).ok()?;
+        Some(v.get("name")?.as_str()?.to_string())
+    }
+
     pub fn reference(&self) -> SiteRef {
         SiteRef {
             path: self.path.display().to_string(),

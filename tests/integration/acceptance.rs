@@ -48,11 +48,7 @@ fn the_shipped_acceptances_check_clean_with_every_phase_plan() {
 #[test]
 fn a_mistake_in_the_acceptance_file_is_located_exit_2() {
     let d = tmp("accept-bad");
-    write(
-        &d,
-        "a.yaml",
-        "version: 1\nname: a\ntests: [ { name: t, collective: all_reduce, sizes: [8] } ]\n",
-    );
+    write(&d, "a.yaml", PLAN_A);
     let f = write(
         &d,
         "acc.yaml",
@@ -67,14 +63,21 @@ fn a_mistake_in_the_acceptance_file_is_located_exit_2() {
     );
 }
 
+const PLAN_A: &str =
+    "version: 1\nname: a\ntests: [ { name: t, collective: all_reduce, sizes: [8] } ]\n";
+
+/// `baton accept FILE --nodes n[1-2] -o OUT EXTRA…` in `d`.
+fn accept_over_two(d: &Path, f: &Path, out: &Path, extra: &[&str]) -> Output {
+    let mut args = vec!["accept", f.to_str().unwrap(), "--nodes", "n[1-2]"];
+    args.extend_from_slice(extra);
+    args.extend(["-o", out.to_str().unwrap()]);
+    baton(d, &args)
+}
+
 #[test]
 fn a_phase_plan_that_does_not_check_stops_accept_before_any_phase() {
     let d = tmp("accept-bad-plan");
-    write(
-        &d,
-        "a.yaml",
-        "version: 1\nname: a\ntests: [ { name: t, collective: all_reduce, sizes: [8] } ]\n",
-    );
+    write(&d, "a.yaml", PLAN_A);
     write(
         &d,
         "e.yaml",
@@ -86,21 +89,37 @@ fn a_phase_plan_that_does_not_check_stops_accept_before_any_phase() {
         "acceptance: 1\nname: x\nphases:\n  - name: A\n    plan: a.yaml\n  - name: E\n    plan: e.yaml\n",
     );
     let out = d.join("out");
-    let o = baton(
-        &d,
-        &[
-            "accept",
-            f.to_str().unwrap(),
-            "--nodes",
-            "n[1-2]",
-            "-o",
-            out.to_str().unwrap(),
-        ],
-    );
+    let o = accept_over_two(&d, &f, &out, &[]);
     assert_eq!(code(&o), 2, "{}", show(&o));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("phase E") && err.contains("e.yaml:3"), "{err}");
     assert!(!out.exists(), "nothing ran, nothing was written");
     let o = baton(&d, &["accept", f.to_str().unwrap()]);
     assert_eq!(code(&o), 2, "{}", show(&o));
+}
+
+/// `--metrics` of an acceptance is a directory (a file per phase plan): a file is refused
+/// before any phase runs.
+#[test]
+fn accept_metrics_names_a_directory_or_stops_before_any_phase() {
+    let d = tmp("accept-metrics-file");
+    write(&d, "a.yaml", PLAN_A);
+    let f = write(
+        &d,
+        "acc.yaml",
+        "acceptance: 1\nname: x\nphases:\n  - name: A\n    plan: a.yaml\n",
+    );
+    let out = d.join("out");
+    let m = d.join("m.prom");
+    let o = accept_over_two(&d, &f, &out, &["--metrics", m.to_str().unwrap()]);
+    assert_eq!(code(&o), 2, "{}", show(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("--metrics") && err.contains("directory"),
+        "{err}"
+    );
+    assert!(
+        !out.exists() && !m.exists(),
+        "nothing ran, nothing was written"
+    );
 }

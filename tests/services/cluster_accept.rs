@@ -16,6 +16,8 @@ use common::cluster::{Cluster, Fault, drains, nodes_json};
 use common::{code, p, read, show, tmp};
 
 const SIM_CPU: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/acceptance/sim-cpu.yaml");
+/// The simulated cluster's site file: the issue asks for the CPU acceptance with one.
+const SIM_SITE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/sites/sim.yaml");
 
 /// Whether every set of phase A has journaled a row.
 fn phase_a_measuring(out: &Path) -> bool {
@@ -174,17 +176,49 @@ fn assert_the_acceptance(out: &Path, o: &std::process::Output, resumed: bool) {
             None => assert!(resumed && p == "B", "no overhead before {p}"),
         }
     }
+    assert_the_signable_report(out);
     assert_eq!(a["status"], "failed");
     // As `baton run` of phase A would: a node that died is a runtime failure (3), which
     // outranks phase B's failed criterion (1).
     assert_eq!(code(o), 3, "{}", show(o));
 }
 
+/// The one report, named for the site: node03 dead in A and node05 failed in B, each cell
+/// linked to its node's row in that phase's own report (which is there), 6 accepted.
+fn assert_the_signable_report(out: &Path) {
+    let html = read(&out.join("acceptance.html"));
+    for want in [
+        "<h1>Cluster acceptance: cluster-sim</h1>",
+        "ACCEPTED WITH EXCLUSIONS",
+        "<td class=\"num\">6</td><td><code>node[01-02,04,06-08]</code>",
+        "<td class=\"num\">2</td><td><code>node[03,05]</code>",
+        "<a href=\"phases/01-A/report/report.html#node-node03\">dead</a>",
+        "<a href=\"phases/02-B/report/report.html#node-node05\">failed</a>",
+        "<a href=\"phases/03-C/report/report.html#node-node05\">excluded</a>",
+        "--site ",
+    ] {
+        assert!(html.contains(want), "no `{want}` in acceptance.html");
+    }
+    for p in ["01-A", "02-B", "03-C", "04-D", "05-E"] {
+        let phase_report = out.join(format!("phases/{p}/report/report.html"));
+        assert!(phase_report.is_file(), "{p}: no report of its own");
+    }
+    assert!(
+        read(&out.join("acceptance.md"))
+            .contains("[dead](phases/01-A/report/report.html#node-node03)")
+    );
+    assert!(
+        !out.join("report.md").exists(),
+        "one report: acceptance.html and .md"
+    );
+}
+
 fn accept_line(out: &Path) -> String {
     format!(
-        "{} accept {SIM_CPU} -o {}",
+        "{} --site {SIM_SITE} accept {SIM_CPU} -o {} --metrics {}",
         env!("CARGO_BIN_EXE_baton"),
-        p(out)
+        p(out),
+        p(out.parent().unwrap())
     )
 }
 
@@ -201,6 +235,11 @@ fn the_cpu_acceptance_gates_each_phase_and_resumes_after_sigterm() {
         let _slow = Fault::apply(&["slow", "node05", "20mbit"]);
         let (o, _killed) = with_node03_killed(&c, &d, &whole, accept_line(&whole));
         assert_the_acceptance(&whole, &o, false);
+        // `--metrics DIR`: each phase's plan its own textfile.
+        for plan in ["a", "b", "c", "d", "e"] {
+            let prom = read(&d.join(format!("baton-phase-{plan}-cpu.prom")));
+            assert!(prom.contains("baton_"), "{plan}: {prom}");
+        }
         verdicts(&nodes_json(&whole))
     };
     let cut = d.join("cut");
