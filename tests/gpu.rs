@@ -576,9 +576,9 @@ fn a_stopped_rank_is_named_by_ras_in_the_timeout_record() {
         .args(["-CONT", &pid.to_string()])
         .status();
     expect_exit(&o, 4);
-    // Under mpirun rank 0's watchdog ends the process after journaling the timeout: the
-    // journal is the record (`baton grade` folds it).
-    let r = common::procs::journaled(&out).expect("the journal");
+    // Under mpirun rank 0's watchdog folds the journal into results.json before it ends the
+    // process: every measured row and the timeout's record are there.
+    let r = common::results(&out.join("results.json"));
     assert_eq!(r.jobs[0].status, JobStatus::Completed);
     let long = r.job("long").unwrap();
     assert_eq!(long.status, JobStatus::Timeout);
