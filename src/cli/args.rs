@@ -70,6 +70,7 @@ pub enum Command {
     /// Show the plan's effective values with the site file and --set laid over it, each with
     /// where it was written (`plan.yaml:12`, `site:/etc/baton/site.yaml:4`, `--set …`).
     Config {
+        /// The plan file whose effective values to show.
         plan: PathBuf,
         /// text: `ORIGIN<TAB>key=value` lines; json: a list of {key, value, origin}.
         #[arg(long, value_enum, default_value_t = ConfigFormat::Text)]
