@@ -96,7 +96,7 @@ fn mpirun_slowed(plan: &Path, out: &Path) -> Output {
     args.extend(app("2"));
     args.push(":".into());
     let mut second = app("2");
-    second.splice(2..2, ["-x".to_string(), "BATON_FAULT=slow:us=3000".into()]);
+    second.splice(2..2, ["-x".to_string(), "BATON_FAULT=slow:us=30000".into()]);
     args.extend(second);
     std::process::Command::new("mpirun")
         .args(&args)
@@ -125,7 +125,8 @@ tests:
 ",
     );
     // p50, not p99: four ranks on a loaded 2-core machine put scheduler stalls of
-    // ~25 ms into every rank's p99 (measured), while the slowed pair's median iteration is 3x.
+    // ~25 ms into every rank's p99 (measured). 30 ms per op: under a build beside it the
+    // unslowed pair's p50 was ~10 ms (a 3 ms delay went unseen).
     let o = mpirun_slowed(&plan, &out);
     let (stdout, stderr) = (common::stdout(&o), common::stderr(&o));
     assert_eq!(o.status.code(), Some(1), "{stdout}{stderr}");
