@@ -78,7 +78,7 @@ fn every_rank_iterations_are_recorded_and_the_table_shows_nccl_tests_i_columns()
     assert!(html.contains("<th>slowest rank</th>"), "the HTML too");
 }
 
-/// `mpirun -np 2 baton-mpi run … : -np 2 -x BATON_FAULT=slow:us=3000 baton-mpi run …`.
+/// `mpirun -np 2 baton-mpi run … : -np 2 -x BATON_FAULT=slow:us=30000 baton-mpi run …`.
 fn mpirun_slowed(plan: &Path, out: &Path) -> Output {
     let worker = env!("CARGO_BIN_EXE_baton-mpi");
     let app = |n: &str| {
