@@ -66,27 +66,12 @@ fn drain_file(a: &AcceptanceFile) -> NodesFile {
         Overall::Failed => Verdict::Failed,
         Overall::Suspect => Verdict::Suspect,
     };
-    NodesFile {
-        passed: a.passed.clone(),
-        failed: a.failed.clone(),
-        suspect: a.suspect.clone(),
-        nodes: a
-            .node_verdicts
-            .iter()
-            .map(|n| NodeEntry {
-                host: n.host.clone(),
-                verdict: verdict(n.verdict),
-                reason: n.reason.clone(),
-                failed_rounds: Vec::new(),
-                passed_rounds: Vec::new(),
-                tests: Vec::new(),
-                earlier: Vec::new(),
-                warnings: Vec::new(),
-            })
-            .collect(),
-        faults: Vec::new(),
-        cluster: Vec::new(),
-    }
+    let nodes = a
+        .node_verdicts
+        .iter()
+        .map(|n| NodeEntry::new(&n.host, verdict(n.verdict), &n.reason))
+        .collect();
+    NodesFile::of(nodes, Vec::new(), Vec::new())
 }
 
 /// A suite per phase (gating and criteria between phases) and, for a phase that ran, a suite

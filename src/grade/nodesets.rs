@@ -611,16 +611,11 @@ pub fn with_preflight(mut nodes: NodesFile, results: &[(String, &Results)]) -> N
     };
     for (host, why) in pf.excluded() {
         nodes.nodes.retain(|n| n.host != host);
-        nodes.nodes.push(NodeEntry {
+        nodes.nodes.push(NodeEntry::new(
             host,
-            verdict: Verdict::ConfigMismatch,
-            reason: format!("config-mismatch: {why}; left out of every bandwidth round"),
-            failed_rounds: Vec::new(),
-            passed_rounds: Vec::new(),
-            warnings: Vec::new(),
-            tests: Vec::new(),
-            earlier: Vec::new(),
-        });
+            Verdict::ConfigMismatch,
+            format!("config-mismatch: {why}; left out of every bandwidth round"),
+        ));
     }
     nodes
 }
@@ -696,32 +691,18 @@ pub fn merged(tests: &[TestNodes]) -> Option<NodesFile> {
                 .collect(),
         });
     }
-    let with = |v: Verdict| {
-        crate::nodeset::compress(
-            &nodes
-                .iter()
-                .filter(|n| n.verdict == v)
-                .map(|n| n.host.as_str())
-                .collect::<Vec<_>>(),
-        )
-    };
-    Some(NodesFile {
-        passed: with(Verdict::Passed),
-        failed: with(Verdict::Failed),
-        suspect: with(Verdict::Suspect),
-        faults: tests
-            .iter()
-            .filter(|t| t.finding.is_none())
-            .flat_map(|t| {
-                t.nodes.faults.iter().map(move |f| export::FaultEntry {
-                    reason: format!("{}: {}", t.test, f.reason),
-                    ..f.clone()
-                })
+    let faults = tests
+        .iter()
+        .filter(|t| t.finding.is_none())
+        .flat_map(|t| {
+            t.nodes.faults.iter().map(move |f| export::FaultEntry {
+                reason: format!("{}: {}", t.test, f.reason),
+                ..f.clone()
             })
-            .collect(),
-        cluster: tests.iter().filter_map(cluster_entry).collect(),
-        nodes,
-    })
+        })
+        .collect();
+    let cluster = tests.iter().filter_map(cluster_entry).collect();
+    Some(NodesFile::of(nodes, faults, cluster))
 }
 
 /// A failed test over the whole node list, as a cluster finding.
@@ -801,14 +782,8 @@ mod tests {
 
     fn test_nodes(test: &str, sets: Vec<SetVerdict>, reason: &str) -> TestNodes {
         let entry = |host: &str, verdict, reason: &str| NodeEntry {
-            host: host.into(),
-            verdict,
-            reason: reason.into(),
             failed_rounds: vec![1],
-            passed_rounds: Vec::new(),
-            tests: Vec::new(),
-            earlier: Vec::new(),
-            warnings: Vec::new(),
+            ..NodeEntry::new(host, verdict, reason)
         };
         TestNodes {
             test: test.into(),

@@ -137,23 +137,11 @@ fn latest_nodes(per_run: &[Grade]) -> Option<NodesFile> {
         }
     }
     let nodes: Vec<NodeEntry> = nodes.into_iter().map(|(_, n)| n).collect();
-    let with = |v| {
-        let hosts: Vec<&str> = nodes
-            .iter()
-            .filter(|n| n.verdict == v)
-            .map(|n| n.host.as_str())
-            .collect();
-        crate::nodeset::compress(&hosts)
-    };
-    use crate::nodeset::Verdict;
-    Some(NodesFile {
-        passed: with(Verdict::Passed),
-        failed: with(Verdict::Failed),
-        suspect: with(Verdict::Suspect),
-        faults: newest.faults.clone(),
-        cluster: newest.cluster.clone(),
+    Some(NodesFile::of(
         nodes,
-    })
+        newest.faults.clone(),
+        newest.cluster.clone(),
+    ))
 }
 
 /// Whether a run's sets measured the node (rather than leaving it out, or finding it dead

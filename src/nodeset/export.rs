@@ -52,6 +52,45 @@ pub struct NodeEntry {
     pub warnings: Vec<String>,
 }
 
+impl NodeEntry {
+    /// A verdict with its reason and nothing else known yet (rounds, tests, history).
+    pub fn new(host: impl Into<String>, verdict: Verdict, reason: impl Into<String>) -> Self {
+        NodeEntry {
+            host: host.into(),
+            verdict,
+            reason: reason.into(),
+            failed_rounds: Vec::new(),
+            passed_rounds: Vec::new(),
+            tests: Vec::new(),
+            earlier: Vec::new(),
+            warnings: Vec::new(),
+        }
+    }
+}
+
+impl NodesFile {
+    /// The file for these verdicts: its hostlists are always the nodes' own verdicts.
+    pub fn of(nodes: Vec<NodeEntry>, faults: Vec<FaultEntry>, cluster: Vec<ClusterEntry>) -> Self {
+        let with = |v: Verdict| {
+            compress(
+                &nodes
+                    .iter()
+                    .filter(|n| n.verdict == v)
+                    .map(|n| n.host.as_str())
+                    .collect::<Vec<_>>(),
+            )
+        };
+        NodesFile {
+            passed: with(Verdict::Passed),
+            failed: with(Verdict::Failed),
+            suspect: with(Verdict::Suspect),
+            nodes,
+            faults,
+            cluster,
+        }
+    }
+}
+
 /// A node's verdict in one test.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct TestEntry {
@@ -389,14 +428,10 @@ pub fn nodes_file(
         .nodes
         .iter()
         .map(|r| NodeEntry {
-            host: hosts[r.node].clone(),
-            verdict: r.verdict,
-            reason: reason(hosts, r, outcomes, facts),
             failed_rounds: rounds(&[&r.failed_in[..], r.dead_in.as_slice()].concat()),
             passed_rounds: rounds(&r.passed_in),
-            tests: Vec::new(),
-            earlier: Vec::new(),
             warnings: warnings(&hosts[r.node], r, outcomes, facts),
+            ..NodeEntry::new(&hosts[r.node], r.verdict, reason(hosts, r, outcomes, facts))
         })
         .collect();
     let faults = a
@@ -444,14 +479,7 @@ pub fn nodes_file(
             },
         })
         .collect();
-    NodesFile {
-        passed: list(hosts, a.with(Verdict::Passed)),
-        failed: list(hosts, a.with(Verdict::Failed)),
-        suspect: list(hosts, a.with(Verdict::Suspect)),
-        nodes,
-        faults,
-        cluster: Vec::new(),
-    }
+    NodesFile::of(nodes, faults, Vec::new())
 }
 
 /// `drain.sh`: one `scontrol update` per failed node, every value shell-quoted. `context`
