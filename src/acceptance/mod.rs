@@ -9,6 +9,7 @@ mod combined;
 mod criteria;
 mod doc;
 mod gate;
+mod identity;
 mod outcome;
 mod phase;
 mod raw;

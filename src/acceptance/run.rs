@@ -64,6 +64,8 @@ pub enum AcceptError {
     Phase(#[from] PhaseError),
     #[error("{path}: {why}")]
     Record { path: String, why: String },
+    #[error(transparent)]
+    Identity(#[from] super::identity::IdentityError),
 }
 
 impl AcceptError {
@@ -71,6 +73,10 @@ impl AcceptError {
         match self {
             AcceptError::Phase(e) => e.exit(),
             AcceptError::Record { .. } => Exit::Runtime,
+            AcceptError::Identity(super::identity::IdentityError::Unreadable { .. }) => {
+                Exit::Runtime
+            }
+            AcceptError::Identity(_) => Exit::Invalid,
         }
     }
 }
@@ -113,6 +119,7 @@ fn write_record(dir: &Path, r: &PhaseRecord) -> Result<(), AcceptError> {
 
 /// Runs (or resumes) the acceptance.
 pub fn run(req: &Request<'_>) -> Result<Outcome, AcceptError> {
+    super::identity::check_or_record(req.out, req.doc, &req.hosts)?;
     let mut o = Outcome {
         records: Vec::new(),
         grades: Vec::new(),

@@ -145,9 +145,7 @@ pub fn run(args: &Args) -> Outcome {
     Events::event(&*ui_events, &RunEvent::End);
     let o = ran.map_err(|e| CliError::Ended(e.exit(), format!("baton: {e}")))?;
     let by = acceptance::RanBy {
-        user: std::env::var("USER")
-            .or_else(|_| std::env::var("LOGNAME"))
-            .ok(),
+        user: Some(baton::host::user()),
         host: baton::host::hostname(),
         baton: env!("CARGO_PKG_VERSION").to_string(),
         directory: std::env::current_dir().map_or(String::new(), |d| d.display().to_string()),
