@@ -7,6 +7,7 @@
 //! report never clears a hang, it only adds who to look at.
 
 pub mod client;
+pub mod diag;
 pub mod json;
 mod record;
 pub mod text;

@@ -80,6 +80,16 @@ proptest! {
 }
 
 #[test]
+fn every_recorded_answer_holds_together() {
+    for name in ["nccl-2.30.7-rank-stopped", "nccl-docs-dead", "nccl-2.30.7-ok"] {
+        for (json, ext) in [(true, "json"), (false, "txt")] {
+            let r = read(&fixture(&format!("{name}.{ext}")), json);
+            assert!(r.is_ok(), "{name}.{ext}: {r:?}");
+        }
+    }
+}
+
+#[test]
 fn binary_is_unreadable_in_either_form() {
     let junk: String = (0..20_000u32)
         .map(|i| char::from((i * 7919 % 251) as u8))
@@ -131,25 +141,24 @@ fn a_rank_count_mismatch_is_unreadable_and_says_which_communicator() {
     );
 }
 
-#[test]
-fn millions_of_missing_ranks_stop_at_the_bound() {
-    let list: Vec<String> = (0..1_000_000u32).map(|i| i.to_string()).collect();
-    let body = format!(
+/// A text status whose one communicator misses ranks `0..n`.
+fn missing(n: u32) -> String {
+    let list: Vec<String> = (0..n).map(|i| i.to_string()).collect();
+    format!(
         "Errors\n======\n#0-0 (ab) INCOMPLETE\n  The missing ranks: {}\n",
         list.join(",")
-    );
-    let e = read(&body, false).unwrap_err();
+    )
+}
+
+#[test]
+fn millions_of_missing_ranks_stop_at_the_bound() {
+    let e = read(&missing(1_000_000), false).unwrap_err();
     assert!(e.0.contains("more than 65536 ranks"), "{e}");
 }
 
 #[test]
 fn many_named_ranks_make_a_bounded_sentence() {
-    let list: Vec<String> = (0..5000u32).map(|i| i.to_string()).collect();
-    let body = format!(
-        "Errors\n======\n#0-0 (ab) INCOMPLETE\n  The missing ranks: {}\n",
-        list.join(",")
-    );
-    let r = read(&body, false).unwrap();
+    let r = read(&missing(5000), false).unwrap();
     let said = r.describe(&|_| "n".repeat(1000));
     assert!(said.len() <= MAX_WORDS + 8, "{}", said.len());
     assert!(r.describe(&|_| "h".into()).ends_with("and 4968 more"));
