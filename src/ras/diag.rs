@@ -107,8 +107,14 @@ fn stamped(l: &str) -> (Option<u64>, &str) {
 /// `2026-11-30 21:04:05` → milliseconds since the epoch.
 fn unix_ms(s: &str) -> Option<u64> {
     let (date, time) = s.split_once(' ')?;
-    let d: Vec<u64> = date.split('-').map(|x| x.parse().ok()).collect::<Option<_>>()?;
-    let t: Vec<u64> = time.split(':').map(|x| x.parse().ok()).collect::<Option<_>>()?;
+    let d: Vec<u64> = date
+        .split('-')
+        .map(|x| x.parse().ok())
+        .collect::<Option<_>>()?;
+    let t: Vec<u64> = time
+        .split(':')
+        .map(|x| x.parse().ok())
+        .collect::<Option<_>>()?;
     let ([y, m, day], [hh, mm, ss]) = (d.as_slice(), t.as_slice()) else {
         return None;
     };
@@ -156,8 +162,17 @@ mod tests {
     fn ras_diagnostics_keep_the_environment_mismatch_not_the_ok_checks() {
         let f = findings(&fixture("ras-diagnostics.log"), 7);
         assert_eq!(f.found.len(), 4, "{f:#?}");
-        assert!(said(&f).iter().all(|(h, w)| *h == Some("gpu07") && w == "NCCL DIAG NCCL environment"));
-        assert!(f.found[1].event.line.contains("NCCL_IB_HCA=(unset) on rank(s) {0,1,2,3,4,5,6,7}"));
+        assert!(
+            said(&f)
+                .iter()
+                .all(|(h, w)| *h == Some("gpu07") && w == "NCCL DIAG NCCL environment")
+        );
+        assert!(
+            f.found[1]
+                .event
+                .line
+                .contains("NCCL_IB_HCA=(unset) on rank(s) {0,1,2,3,4,5,6,7}")
+        );
         assert_eq!(f.found[0].event.at_unix_ms, 7, "undated: when it was read");
     }
 
@@ -192,7 +207,10 @@ mod tests {
             EventKind::Nccl { subject, .. } => subject.clone(),
             k => panic!("{k:?}"),
         };
-        assert_eq!((subject(0), subject(1)), ("plugin/net.cc:334".into(), "mlx5_3:1".into()));
+        assert_eq!(
+            (subject(0), subject(1)),
+            ("plugin/net.cc:334".into(), "mlx5_3:1".into())
+        );
     }
 
     #[test]

@@ -81,7 +81,11 @@ proptest! {
 
 #[test]
 fn every_recorded_answer_holds_together() {
-    for name in ["nccl-2.30.7-rank-stopped", "nccl-docs-dead", "nccl-2.30.7-ok"] {
+    for name in [
+        "nccl-2.30.7-rank-stopped",
+        "nccl-docs-dead",
+        "nccl-2.30.7-ok",
+    ] {
         for (json, ext) in [(true, "json"), (false, "txt")] {
             let r = read(&fixture(&format!("{name}.{ext}")), json);
             assert!(r.is_ok(), "{name}.{ext}: {r:?}");
