@@ -375,7 +375,7 @@ pub(super) struct Why<'a> {
 
 /// `isolate`'s verdict on each set of a round (dead sets as they are, the rest graded), and the
 /// nodes the failing sets' records name (NCCL's RAS at a hang). Both are read from the results,
-/// so a resumed run, judging its finished sets from them, reaches the same rounds.
+/// as `grade` reads them when it replays the rounds.
 fn judged(
     ctx: &Ctx<'_>,
     sets: &[Vec<usize>],
