@@ -1,7 +1,7 @@
 //! What a hang's record keeps of NCCL's RAS in results (`errors[].ras`): the answer with each
 //! rank named by the host the run knows it as, or why RAS could not be asked, and the hosts it
-//! named. Isolation reads those hosts back from results — during the run, when it resumes and
-//! when `grade` replays it — so every reading reaches the same decision.
+//! named. Isolation reads those hosts back from results — during the run and when `grade`
+//! replays it — so both readings reach the same decision.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

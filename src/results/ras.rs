@@ -1,5 +1,5 @@
 //! The hosts NCCL's RAS named in a job's record, as isolation reads them back: the same
-//! reading at the run, at its resumption and in `grade`'s replay.
+//! reading at the run and in `grade`'s replay.
 
 use super::JobResult;
 
