@@ -585,6 +585,20 @@ fn a_stopped_rank_is_named_by_ras_in_the_timeout_record() {
     let said: String = long.errors.iter().map(|e| e.message.clone()).collect();
     assert!(said.contains(&format!("rank 2 (pid {pid} on ")), "{said}");
     assert!(said.contains("missing: unresponsive"), "{said}");
+    // Beside the words, the answer itself: the stopped rank missing, its host named (#25).
+    let rec = long
+        .errors
+        .iter()
+        .find_map(|e| e.ras.as_deref())
+        .expect("a RAS record on the timeout");
+    assert_eq!(rec.named.len(), 1, "{rec:?}");
+    let stopped = rec
+        .report
+        .iter()
+        .flat_map(|r| &r.communicators)
+        .flat_map(|c| &c.missing)
+        .any(|m| m.rank == 2 && m.pid == Some(u64::from(pid)) && m.unresponsive);
+    assert!(stopped, "{rec:?}");
 }
 
 /// The pid of this run's rank `r` (Open MPI's `OMPI_COMM_WORLD_RANK` in its environment).

@@ -15,6 +15,7 @@ use crate::nodeset::confirm::rerun_rounds;
 use crate::nodeset::export::{
     self, ClusterEntry, NodeEntry, NodesFile, SetFacts, TestEntry, TestVerdict,
 };
+use crate::nodeset::isolate::Recorded;
 use crate::nodeset::{Isolator, Over};
 use crate::plan::{Check, Criterion, Plan, Test};
 use crate::results::{FleetValue, JobResult, Results, SetRun};
@@ -356,7 +357,16 @@ pub fn attribute_tests(
         let generic = || attribute_known(n, &outcomes, &good);
         // A rerun's `isolate` confirms against known-good nodes; it replays no isolation.
         let a = if test.over == Over::Isolate && run.rerun.is_none() {
-            isolate_attribution(plan, hosts, &outcomes).unwrap_or_else(generic)
+            let named: Vec<Vec<usize>> = sets
+                .iter()
+                .filter(|s| !refused(s))
+                .zip(&outcomes)
+                .map(|(s, o)| match o.result {
+                    SetResult::Fail => ras_named(run, hosts, s, &o.nodes),
+                    _ => Vec::new(),
+                })
+                .collect();
+            isolate_attribution(plan, hosts, &outcomes, &named).unwrap_or_else(generic)
         } else {
             generic()
         };
@@ -563,23 +573,38 @@ fn explain_refused(file: &mut NodesFile, runs: &[&SetRun]) {
     }
 }
 
+/// The nodes of a failed set that its jobs' RAS records named, as the run read them.
+fn ras_named(run: &Results, hosts: &[String], s: &SetVerdict, nodes: &[usize]) -> Vec<usize> {
+    let named: Vec<&str> = s
+        .jobs
+        .iter()
+        .filter_map(|id| run.job(id))
+        .flat_map(|j| j.ras_named())
+        .collect();
+    crate::nodeset::isolate::named_in(hosts, nodes, &named)
+}
+
 /// `isolate`'s own attribution (boundaries, confirmed candidates), replayed from the recorded
-/// rounds; `None` when the rounds do not replay (the plan's criteria changed since the run, so
-/// the verdicts now differ from those that chose the rounds): generic attribution then.
+/// rounds and the nodes RAS named in them (`named`, per outcome); `None` when the rounds do not
+/// replay (the plan's criteria changed since the run, so the verdicts now differ from those
+/// that chose the rounds): generic attribution then.
 fn isolate_attribution(
     plan: &Plan,
     hosts: &[String],
     outcomes: &[SetOutcome],
+    named: &[Vec<usize>],
 ) -> Option<attribution::Attribution> {
     let domains = crate::expand::nodesets::domain_indices(&plan.nodes.domains, hosts);
-    let mut recorded: Vec<(Vec<Vec<usize>>, Vec<SetResult>)> = Vec::new();
-    for o in outcomes {
+    let mut recorded: Vec<Recorded> = Vec::new();
+    for (o, named) in outcomes.iter().zip(named) {
         let r = o.round as usize;
         while recorded.len() < r {
-            recorded.push((Vec::new(), Vec::new()));
+            recorded.push(Recorded::default());
         }
-        recorded[r - 1].0.push(o.nodes.clone());
-        recorded[r - 1].1.push(o.result.clone());
+        let round = &mut recorded[r - 1];
+        round.sets.push(o.nodes.clone());
+        round.results.push(o.result.clone());
+        round.named.extend(named);
     }
     let iso = Isolator::replay(hosts.len(), &domains, &recorded).ok()?;
     Some(iso.attribution())

@@ -96,6 +96,7 @@ fn error(kind: ErrorKind, message: String) -> JobError {
         repeat: None,
         requested: None,
         placement: None,
+        ras: None,
     }
 }
 

@@ -145,6 +145,7 @@ pub fn parse(source: &str, text: &str) -> Result<(Log, Vec<Warning>), JsonError>
             repeat: None,
             requested: None,
             placement: None,
+            ras: None,
         });
     }
     if let Some(oob) = obj.get("out_of_bounds").and_then(Value::as_object)
@@ -159,6 +160,7 @@ pub fn parse(source: &str, text: &str) -> Result<(Log, Vec<Warning>), JsonError>
             repeat: None,
             requested: None,
             placement: None,
+            ras: None,
         });
     }
     log.complete = !cut && obj.contains_key("end_time");

@@ -496,6 +496,7 @@ fn error(kind: ErrorKind, message: String) -> JobError {
         repeat: None,
         requested: None,
         placement: None,
+        ras: None,
     }
 }
 

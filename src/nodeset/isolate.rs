@@ -53,6 +53,25 @@ pub enum IsolateError {
     ReplayTooLong { recorded: usize, ran: u32 },
 }
 
+/// One round as a run recorded it, for [`Isolator::replay`]: the sets it ran, their outcomes,
+/// and the nodes the failing sets' records named (NCCL's RAS at a hang).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Recorded {
+    pub sets: Vec<Vec<usize>>,
+    pub results: Vec<SetResult>,
+    pub named: Vec<usize>,
+}
+
+/// The nodes of `set` (indices into `hosts`) among the `named` hosts of its record, in their
+/// order: a name outside the set is no finding about it.
+pub fn named_in(hosts: &[String], set: &[usize], named: &[&str]) -> Vec<usize> {
+    named
+        .iter()
+        .filter_map(|h| hosts.iter().position(|x| x == h))
+        .filter(|i| set.contains(i))
+        .collect()
+}
+
 /// Work that leads to node sets.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Item {
@@ -162,18 +181,19 @@ impl Isolator {
         })
     }
 
-    /// An isolation resumed from the rounds a run recorded (each round's sets and outcomes, in
-    /// order): the same outcomes lead to the same rounds, so an interrupted run continues where
-    /// it stopped. Recorded sets that differ from what isolation proposes are refused.
+    /// An isolation resumed from the rounds a run recorded (each round's sets, outcomes and
+    /// named nodes, in order): the same outcomes and names lead to the same rounds, so an
+    /// interrupted run continues where it stopped. Recorded sets that differ from what
+    /// isolation proposes are refused.
     pub fn replay(
         n: usize,
         domains: &[Vec<usize>],
-        recorded: &[(Vec<Vec<usize>>, Vec<SetResult>)],
+        recorded: &[Recorded],
     ) -> Result<Isolator, IsolateError> {
         let mut iso = Isolator::new(n, domains)?;
-        for (k, (sets, results)) in recorded.iter().enumerate() {
+        for (k, r) in recorded.iter().enumerate() {
             match iso.next_round() {
-                Some(proposed) if proposed == *sets => iso.record(results)?,
+                Some(proposed) if proposed == r.sets => iso.record_named(&r.results, &r.named)?,
                 Some(_) => {
                     return Err(IsolateError::ReplayMismatch {
                         round: k as u32 + 1,

@@ -157,6 +157,7 @@ fn subject_of(k: &super::kernel_log::EventKind) -> String {
         Xid { device, .. } | Sxid { device, .. } | Link { device, .. } | Aer { device } => {
             device.clone()
         }
+        Nccl { subject, .. } => subject.clone(),
     }
 }
 

@@ -35,6 +35,9 @@ pub enum EventKind {
     Link { device: String, up: bool },
     /// A PCIe AER report about a device.
     Aer { device: String },
+    /// A line of NCCL's own output on the node (a 2.31+ diagnostics finding, a WARN, an IB
+    /// port's GID table changing; `ras::diag`): what it is about and its short name.
+    Nccl { subject: String, what: String },
 }
 
 impl EventKind {
@@ -47,6 +50,7 @@ impl EventKind {
                 format!("{device} link {}", if *up { "up" } else { "down" })
             }
             EventKind::Aer { device } => format!("AER on {device}"),
+            EventKind::Nccl { what, .. } => what.clone(),
         }
     }
 }

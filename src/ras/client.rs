@@ -21,6 +21,11 @@ pub enum RasError {
     Silent { addr: String, secs: u64 },
     #[error("RAS at {addr} answered something else: {what}")]
     Protocol { addr: String, what: String },
+    #[error("{why} (RAS at {addr})")]
+    Unreadable {
+        addr: String,
+        why: super::Unreadable,
+    },
 }
 
 /// How long one query may take in all, and how long RAS itself may wait for its peers
@@ -132,10 +137,9 @@ pub fn query(addr: SocketAddr, limits: Limits) -> Result<Report, RasError> {
     c.arm()?;
     c.s.write_all(b"STATUS\n").map_err(|e| c.silent(e))?;
     let body = c.rest()?;
-    if json && let Ok(r) = super::json::parse(&body) {
-        return Ok(r);
-    }
-    Ok(super::text::parse(&body))
+    // A library that agreed to JSON and still answers in text is read as text.
+    let json = json && body.trim_start().starts_with('{');
+    super::read(&body, json).map_err(|why| RasError::Unreadable { addr: name, why })
 }
 
 /// A free TCP port on the loopback for this process's RAS listener (`NCCL_RAS_ADDR`), so two

@@ -63,9 +63,12 @@ impl From<JRank> for Rank {
         Rank {
             rank: r.rank,
             host: r.host,
+            address: None,
             pid: r.pid,
             cuda_dev: r.cuda_dev,
-            collectives: r.collective_counts.map(|c| c.values().sum()),
+            collectives: r
+                .collective_counts
+                .map(|c| c.values().fold(0u64, |a, n| a.saturating_add(*n))),
             async_error: r.status.async_error,
             init_state: r.status.init_state,
             aborted: r.status.abort_flag,

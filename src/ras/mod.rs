@@ -7,18 +7,56 @@
 //! report never clears a hang, it only adds who to look at.
 
 pub mod client;
+pub mod diag;
 pub mod json;
+mod record;
 pub mod text;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+pub use record::Record;
+
+/// Most ranks one answer may name in all (its communicators' ranks and missing ranks): more
+/// than any job baton runs; an answer naming more is not believed, and the text parser stops
+/// collecting there, so a hostile answer costs bounded memory beside its bounded bytes.
+pub const MAX_RANKS: usize = 1 << 16;
+
+/// Most findings one job error names; the rest are counted.
+const MAX_SAID: usize = 32;
+
+/// Most bytes of a job error's RAS sentence: host names come from the answer.
+const MAX_WORDS: usize = 8192;
+
+/// An answer that is no RAS status: cut short, not JSON where JSON was agreed, binary, or
+/// naming ranks its communicators cannot hold.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("RAS answer unreadable: {0}")]
+pub struct Unreadable(pub String);
+
+/// Reads a status body, `json` when the library agreed to that form, and checks it holds
+/// together; a report that does not is [`Unreadable`], never "all well".
+pub fn read(body: &str, json: bool) -> Result<Report, Unreadable> {
+    let r = if json {
+        json::parse(body).map_err(|e| Unreadable(format!("not the JSON of a RAS status ({e})")))?
+    } else {
+        text::parse(body)?
+    };
+    r.check()?;
+    Ok(r)
+}
+
 /// One rank as RAS sees it.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Rank {
     /// Rank in its communicator.
     pub rank: u64,
-    /// The node's address as RAS knows it (an IP address).
+    /// The node's address as RAS knows it (an IP address); in a [`Record`] the host name the
+    /// run knows it by, where the rank's pid is one of the run's.
     pub host: String,
+    /// RAS's own address of the rank, in a [`Record`] whose `host` is the run's name for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub address: Option<String>,
     pub pid: Option<u64>,
     pub cuda_dev: Option<u32>,
     /// Collectives this rank has launched (all kinds); `None` when RAS has no data from it.
@@ -40,7 +78,7 @@ pub struct Rank {
 }
 
 /// One communicator of the job.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Communicator {
     /// `0xd02144a62bcec42e`, as NCCL's debug output prints it.
     pub hash: String,
@@ -56,7 +94,7 @@ pub struct Communicator {
 }
 
 /// What one RAS query said.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Report {
     pub nccl_version: Option<String>,
     /// `json` or `text`: which form the library answered in.
@@ -67,6 +105,38 @@ pub struct Report {
 }
 
 impl Report {
+    /// Whether the communicators hold the ranks they name: no more than [`MAX_RANKS`] in all,
+    /// and where a size is known, no more ranks than it, none outside it, none twice.
+    fn check(&self) -> Result<(), Unreadable> {
+        let all: usize = self
+            .communicators
+            .iter()
+            .map(|c| c.ranks.len() + c.missing.len())
+            .sum();
+        if all > MAX_RANKS {
+            return Err(Unreadable(format!(
+                "it names {all} ranks, more than {MAX_RANKS}"
+            )));
+        }
+        for c in self.communicators.iter().filter(|c| c.size > 0) {
+            let listed: Vec<u64> = c.ranks.iter().chain(&c.missing).map(|r| r.rank).collect();
+            let bad = |why: String| {
+                Unreadable(format!("communicator {} of size {}: {why}", c.hash, c.size))
+            };
+            if listed.len() as u64 > c.size {
+                return Err(bad(format!("{} ranks listed", listed.len())));
+            }
+            if let Some(r) = listed.iter().find(|&&r| r >= c.size) {
+                return Err(bad(format!("rank {r} is outside it")));
+            }
+            let mut seen = std::collections::BTreeSet::new();
+            if let Some(r) = listed.iter().find(|r| !seen.insert(**r)) {
+                return Err(bad(format!("rank {r} is listed twice")));
+            }
+        }
+        Ok(())
+    }
+
     /// Ranks behind the furthest rank of their communicator, with by how many collectives.
     pub fn behind(&self) -> Vec<(&Communicator, &Rank, u64)> {
         let mut out = Vec::new();
@@ -168,7 +238,21 @@ impl Report {
             );
         }
         said.dedup();
-        format!("RAS{version}: {}", said.join("; "))
+        let more = said.len().saturating_sub(MAX_SAID);
+        said.truncate(MAX_SAID);
+        if more > 0 {
+            said.push(format!("and {more} more"));
+        }
+        let mut out = format!("RAS{version}: {}", said.join("; "));
+        if out.len() > MAX_WORDS {
+            let cut = (0..=MAX_WORDS)
+                .rev()
+                .find(|&i| out.is_char_boundary(i))
+                .unwrap_or(0);
+            out.truncate(cut);
+            out.push_str(" …");
+        }
+        out
     }
 }
 
@@ -180,3 +264,6 @@ fn fixture(name: &str) -> String {
         .join(name);
     std::fs::read_to_string(p).unwrap()
 }
+
+#[cfg(test)]
+mod tests;

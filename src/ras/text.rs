@@ -2,7 +2,7 @@
 //! summary, then `Errors` and `Warnings` sections whose entries name processes and ranks. Only
 //! those entries are read; the tables above them are for people.
 
-use super::{Communicator, Rank, Report};
+use super::{Communicator, MAX_RANKS, Rank, Report, Unreadable};
 
 /// Which list a `Rank … managed by process …` line belongs to.
 #[derive(Clone, Copy, PartialEq)]
@@ -76,7 +76,9 @@ fn comm<'a>(report: &'a mut Report, hash: &str) -> &'a mut Communicator {
     report.communicators.last_mut().expect("just pushed")
 }
 
-pub fn parse(text: &str) -> Report {
+/// The report of a text status; [`Unreadable`] when it has no `Errors` section (cut short,
+/// binary, something else answering) or names more than [`MAX_RANKS`] ranks.
+pub fn parse(text: &str) -> Result<Report, Unreadable> {
     let mut r = Report {
         form: "text".into(),
         ..Report::default()
@@ -84,7 +86,11 @@ pub fn parse(text: &str) -> Report {
     let (mut hash, mut mode) = (String::new(), Mode::None);
     let mut dead: Vec<(u64, String, Option<u32>)> = Vec::new();
     let mut in_sections = false;
+    let mut ranks = 0usize;
     for raw in text.lines() {
+        if ranks > MAX_RANKS {
+            return Err(Unreadable(format!("it names more than {MAX_RANKS} ranks")));
+        }
         let l = raw.trim();
         if let Some(v) = l.strip_prefix("NCCL version ") {
             r.nccl_version = v.split_whitespace().next().map(str::to_string);
@@ -121,6 +127,10 @@ pub fn parse(text: &str) -> Report {
             .or_else(|| l.strip_prefix("The missing ranks: "))
         {
             for n in list.split(',').filter_map(|x| x.trim().parse().ok()) {
+                ranks += 1;
+                if ranks > MAX_RANKS {
+                    break;
+                }
                 let unresponsive = true;
                 comm(&mut r, &hash).missing.push(Rank {
                     rank: n,
@@ -129,6 +139,7 @@ pub fn parse(text: &str) -> Report {
                 });
             }
         } else if let Some(mut rank) = rank_line(l) {
+            ranks += 1;
             match mode {
                 Mode::Missing => {
                     rank.unresponsive = true;
@@ -143,12 +154,21 @@ pub fn parse(text: &str) -> Report {
         } else if let Some(p) = process_line(l)
             && mode == Mode::Dead
         {
+            ranks += 1;
             dead.push(p);
         }
     }
+    if ranks > MAX_RANKS {
+        return Err(Unreadable(format!("it names more than {MAX_RANKS} ranks")));
+    }
+    if !in_sections {
+        return Err(Unreadable(
+            "no `Errors` section: not a RAS status, or cut short".into(),
+        ));
+    }
     mark_dead(&mut r, &dead);
     r.problems.dedup();
-    r
+    Ok(r)
 }
 
 /// A dead process's missing ranks are dead; one whose ranks RAS did not list is named as a
@@ -187,14 +207,14 @@ mod tests {
 
     #[test]
     fn a_healthy_job_of_nccl_2_30_7_names_nothing() {
-        let r = parse(&fixture("nccl-2.30.7-ok.txt"));
+        let r = parse(&fixture("nccl-2.30.7-ok.txt")).unwrap();
         assert_eq!(r.nccl_version.as_deref(), Some("2.30.7"));
         assert!(r.all_well() && r.problems.is_empty(), "{r:?}");
     }
 
     #[test]
     fn a_stopped_rank_of_nccl_2_30_7_is_missing() {
-        let r = parse(&fixture("nccl-2.30.7-rank-stopped.txt"));
+        let r = parse(&fixture("nccl-2.30.7-rank-stopped.txt")).unwrap();
         let c = r
             .communicators
             .iter()
@@ -213,7 +233,7 @@ mod tests {
 
     #[test]
     fn the_documentations_dead_process_and_counts() {
-        let r = parse(&fixture("nccl-docs-dead.txt"));
+        let r = parse(&fixture("nccl-docs-dead.txt")).unwrap();
         let said = r.describe(&|x| x.host.clone());
         assert!(
             said.contains("pid 3487984 on 172.16.64.213, GPU 5) missing: dead"),

@@ -12,6 +12,7 @@ pub mod iterations;
 pub mod journal;
 pub mod measure;
 mod model;
+mod ras;
 
 pub use io::{Notice, ResultsError, read, read_file, read_noting, read_str, write_atomic};
 pub use model::*;

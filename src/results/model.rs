@@ -606,6 +606,10 @@ pub struct JobError {
     pub repeat: Option<u32>,
     pub requested: Option<u64>,
     pub placement: Option<Placement>,
+    /// At a hang, what NCCL's RAS said: per rank host, pid, GPU, init and abort state,
+    /// asynchronous error and collective counts, and the hosts it named (`docs/nccl-evidence.md`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ras: Option<Box<crate::ras::Record>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -43,22 +43,40 @@ pub fn ask() -> Option<Result<Report, String>> {
 
 /// What the last [`ask`] got, or a fresh one when none was made yet.
 pub fn last_or_ask() -> Option<Result<Report, String>> {
-    let kept = LAST.lock().unwrap_or_else(|p| p.into_inner()).clone();
-    kept.or_else(ask)
+    kept().or_else(ask)
 }
 
-/// The words for a record: ranks named with the hosts the run knows (`hosts`, `pids` per plan
-/// rank) where RAS's pid matches, else RAS's own address.
+/// What the last [`ask`] got, without asking: after the engine aborted its communicators RAS
+/// no longer knows them.
+pub fn kept() -> Option<Result<Report, String>> {
+    LAST.lock().unwrap_or_else(|p| p.into_inner()).clone()
+}
+
+/// A rank's host as the run knows it (`hosts`, `pids` per plan rank) where RAS's pid matches,
+/// else RAS's own address.
+fn run_host<'a>(hosts: &'a [String], pids: &'a [u64]) -> impl Fn(&ras::Rank) -> String + 'a {
+    move |x| {
+        x.pid
+            .and_then(|p| pids.iter().position(|q| *q == p))
+            .and_then(|i| hosts.get(i).cloned())
+            .unwrap_or_else(|| x.host.clone())
+    }
+}
+
+/// The words for a record, ranks named as [`run_host`] names them.
 pub fn words(answer: &Result<Report, String>, hosts: &[String], pids: &[u64]) -> String {
     match answer {
-        Ok(r) => r.describe(&|x| {
-            x.pid
-                .and_then(|p| pids.iter().position(|q| *q == p))
-                .and_then(|i| hosts.get(i).cloned())
-                .unwrap_or_else(|| x.host.clone())
-        }),
+        Ok(r) => r.describe(&run_host(hosts, pids)),
+        Err(why) if why.starts_with("RAS answer unreadable") => {
+            format!("{why}; only baton's own evidence above")
+        }
         Err(why) => format!("RAS unavailable ({why}); only baton's own evidence above"),
     }
+}
+
+/// The structured record of `answer` for the job's error, ranks named as [`run_host`] does.
+pub fn record(answer: &Result<Report, String>, hosts: &[String], pids: &[u64]) -> ras::Record {
+    ras::Record::new(answer, &run_host(hosts, pids))
 }
 
 #[cfg(test)]
@@ -70,11 +88,13 @@ mod tests {
         let j = include_str!("../../tests/data/ras/nccl-2.30.7-rank-stopped.json");
         let r = crate::ras::json::parse(j).unwrap();
         let hosts = vec!["node07".to_string(); 4];
-        let said = words(&Ok(r), &hosts, &[687, 688, 690, 691]);
+        let said = words(&Ok(r.clone()), &hosts, &[687, 688, 690, 691]);
         assert!(
             said.contains("rank 2 (pid 690 on node07, GPU 0) missing: unresponsive"),
             "{said}"
         );
+        let rec = record(&Ok(r.clone()), &hosts, &[687, 688, 690, 691]);
+        assert_eq!(rec.named, ["node07"], "{rec:?}");
         let said = words(&Err("no RAS listening at 127.0.0.1:1".into()), &hosts, &[]);
         assert!(
             said.starts_with("RAS unavailable (no RAS listening"),

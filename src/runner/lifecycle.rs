@@ -328,5 +328,6 @@ pub(crate) fn error(kind: ErrorKind, message: String) -> JobError {
         repeat: None,
         requested: None,
         placement: None,
+        ras: None,
     }
 }

@@ -231,10 +231,12 @@ pub fn run_jobs<W: World, E: Engine>(
                 None => what.to_string(),
             };
             // NCCL's own view, asked before the abort where the engine saw the hang first.
+            let mut ras = None;
             if me == 0
                 && let Some(answer) = super::hang::last_or_ask()
             {
                 what = format!("{what}; {}", super::hang::words(&answer, &hosts, &pids));
+                ras = Some(Box::new(super::hang::record(&answer, &hosts, &pids)));
             }
             events.event(&RunEvent::RankTimeout {
                 rank: me,
@@ -256,6 +258,7 @@ pub fn run_jobs<W: World, E: Engine>(
                         repeat: None,
                         requested: None,
                         placement: None,
+                        ras,
                     }],
                     telemetry: Vec::new(),
                 });
@@ -311,6 +314,7 @@ pub fn run_jobs<W: World, E: Engine>(
                 repeat: None,
                 requested: None,
                 placement: None,
+                ras: None,
             });
         }
         if me == 0 && cfg.telemetry && !bad_root {
@@ -411,12 +415,18 @@ pub fn run_jobs<W: World, E: Engine>(
                 } else {
                     JobStatus::Error
                 };
+                // The engine asked RAS at the hang, before it aborted the communicators.
+                let ras = (me == 0 && e.kind == ErrorKind::Timeout)
+                    .then(super::hang::kept)
+                    .flatten()
+                    .map(|a| Box::new(super::hang::record(&a, &hosts, &pids)));
                 errors.push(JobError {
                     kind: e.kind,
                     message: e.message.clone(),
                     repeat: Some(repeat),
                     requested: None,
                     placement: None,
+                    ras,
                 });
                 break;
             }

@@ -33,6 +33,7 @@ mod plan_props;
 mod portable;
 mod probe;
 mod profiles;
+mod ras_isolation;
 mod relative;
 mod render;
 mod render_launch;

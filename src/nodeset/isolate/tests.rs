@@ -179,7 +179,11 @@ fn an_interrupted_isolation_resumes_from_its_record() {
         let sets = iso.next_round().unwrap();
         let results: Vec<SetResult> = sets.iter().map(|s| oracle.run(s)).collect();
         iso.record(&results).unwrap();
-        recorded.push((sets, results));
+        recorded.push(Recorded {
+            sets,
+            results,
+            named: Vec::new(),
+        });
     }
     let mut resumed = Isolator::replay(32, &[], &recorded).unwrap();
     while let Some(sets) = resumed.next_round() {
@@ -390,5 +394,62 @@ fn nodes_ras_named_in_a_hung_set_go_straight_to_confirmation() {
     assert!(
         iso.record_named(&[], &[99]).is_err(),
         "a name outside the list"
+    );
+}
+
+/// #25: a resumed isolation reads the nodes RAS named back from the record and reaches the
+/// same decision as the run: the named node confirmed at once. Without the names the record
+/// does not replay (the run went another way), rather than being reinterpreted.
+#[test]
+fn a_replayed_isolation_with_ras_named_nodes_reaches_the_runs_decision() {
+    let domains: Vec<Vec<usize>> = vec![(0..8).collect(), (8..16).collect()];
+    let mut run = Isolator::new(16, &domains).unwrap();
+    let mut recorded = Vec::new();
+    let sets = run.next_round().unwrap();
+    let results = vec![SetResult::Pass, SetResult::Fail];
+    run.record_named(&results, &[12]).unwrap();
+    recorded.push(Recorded {
+        sets,
+        results,
+        named: named_in(
+            &(0..16).map(|i| format!("n{i:02}")).collect::<Vec<_>>(),
+            &(8..16).collect::<Vec<_>>(),
+            &["n12", "elsewhere", "n03"],
+        ),
+    });
+    assert_eq!(recorded[0].named, [12], "only the failed set's own nodes");
+    let sets = run.next_round().unwrap();
+    let results: Vec<SetResult> = sets
+        .iter()
+        .map(|s| {
+            if s.contains(&12) {
+                SetResult::Fail
+            } else {
+                SetResult::Pass
+            }
+        })
+        .collect();
+    run.record(&results).unwrap();
+    recorded.push(Recorded {
+        sets,
+        results,
+        named: Vec::new(),
+    });
+
+    let mut resumed = Isolator::replay(16, &domains, &recorded).unwrap();
+    assert_eq!(resumed.next_round(), run.clone().next_round());
+    assert_eq!(resumed.history(), run.history());
+    assert_eq!(resumed.attribution(), run.attribution());
+
+    let unnamed: Vec<Recorded> = recorded
+        .iter()
+        .map(|r| Recorded {
+            named: Vec::new(),
+            ..r.clone()
+        })
+        .collect();
+    assert_eq!(
+        Isolator::replay(16, &domains, &unnamed).unwrap_err(),
+        IsolateError::ReplayMismatch { round: 2 }
     );
 }

@@ -173,6 +173,7 @@ proptest! {
                     | EventKind::Link { device, .. } | EventKind::Aer { device } => {
                         prop_assert!(device.len() <= 64)
                     }
+                    EventKind::Nccl { subject, .. } => prop_assert!(subject.len() <= 64),
                 }
             }
         }

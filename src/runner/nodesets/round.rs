@@ -12,6 +12,7 @@ use super::{
 use crate::expand::Job;
 use crate::expand::nodesets::set_job;
 use crate::nodeset::hostlist::compress;
+use crate::nodeset::isolate::named_in;
 use crate::nodeset::{Over, SetResult};
 use crate::results::journal::{Journal, Record};
 use crate::results::{JobStatus, NodeSetRef, SetRun};
@@ -144,9 +145,9 @@ pub(super) fn run_test(
             return Ok(refused);
         }
         if let Schedule::Adaptive(iso) = &mut sched {
-            let all = judged(ctx, &outcomes, &runs)?;
+            let (all, named) = judged(ctx, &sets, &outcomes, &runs)?;
             status.passed = Some(all.iter().filter(|o| **o == SetResult::Pass).count());
-            iso.record(&all)
+            iso.record_named(&all, &named)
                 .map_err(|e| RunError::Unavailable(format!("isolate: {e}")))?;
         }
         let end = pace.status(round, sets.len(), t0.elapsed(), true);
@@ -372,14 +373,18 @@ pub(super) struct Why<'a> {
     pub launcher: Option<&'a str>,
 }
 
-/// `isolate`'s verdict on each set of a round: dead sets as they are, the rest graded.
+/// `isolate`'s verdict on each set of a round (dead sets as they are, the rest graded), and the
+/// nodes the failing sets' records name (NCCL's RAS at a hang). Both are read from the results,
+/// as `grade` reads them when it replays the rounds.
 fn judged(
     ctx: &Ctx<'_>,
+    sets: &[Vec<usize>],
     outcomes: &[Option<SetResult>],
     runs: &[Planned],
-) -> Result<Vec<SetResult>, RunError> {
+) -> Result<(Vec<SetResult>, Vec<usize>), RunError> {
     let results = ctx.out.fold()?.results;
-    Ok(outcomes
+    let mut named = Vec::new();
+    let all = outcomes
         .iter()
         .enumerate()
         .map(|(k, o)| match o {
@@ -391,11 +396,17 @@ fn judged(
                     .flat_map(|(_, _, sj)| sj.iter().map(|j| j.id.clone()))
                     .collect();
                 if (ctx.judge)(&results, &ids) {
-                    SetResult::Pass
-                } else {
-                    SetResult::Fail
+                    return SetResult::Pass;
                 }
+                let hosts: Vec<&str> = ids
+                    .iter()
+                    .filter_map(|id| results.job(id))
+                    .flat_map(|j| j.ras_named())
+                    .collect();
+                named.extend(named_in(&ctx.nodes.hosts, &sets[k], &hosts));
+                SetResult::Fail
             }
         })
-        .collect())
+        .collect();
+    Ok((all, named))
 }
