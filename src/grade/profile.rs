@@ -1,14 +1,15 @@
 //! `busbw: ">= 90% of profile"`: busbw at each size against the share of what the job's
 //! hardware profile says healthy hardware of its kind measures at that size. A size the profile
 //! has no figure for fails and says which bands it has: a criterion never passes on a figure
-//! that is not there.
+//! that is not there. The row is the one for the NCCL and CTA policy the job was measured with;
+//! graded against a row made for another, every message says so ([`crate::profile::Row`]).
 
 use super::context::Ctx;
 use super::measure::{num, placements, size, sizes};
 use super::threshold::{Metric, violated, worst};
 use super::verdict::{Case, CriterionVerdict, Status};
 use crate::plan::{Criterion, PlanFiles};
-use crate::profile::{Picked, for_job};
+use crate::profile::{Picked, for_job, measured};
 use crate::units::{Quantity, Threshold};
 
 /// Where a job's profile comes from: the plan's `profile:` and the plan's files.
@@ -38,9 +39,11 @@ pub fn evaluate(
         }
     };
     let places = placements(ctx.job, Some(c));
+    let with = measured(ctx.env, ctx.result);
     let mut cases = Vec::new();
+    let mut notes: Vec<String> = Vec::new();
     for s in sizes(ctx.job, c.at.as_ref()) {
-        let Some(fig) = profile.figure(ctx.job.collective, s) else {
+        let Some(row) = profile.row(ctx.job.collective, s, &with) else {
             cases.push(Case::at_size(
                 s,
                 Status::Fail,
@@ -54,18 +57,22 @@ pub fn evaluate(
             ));
             continue;
         };
+        let fig = row.figure;
+        let note = row.note.map(|n| format!(" — {n}")).unwrap_or_default();
+        if !note.is_empty() && !notes.contains(&note) {
+            notes.push(note.clone());
+        }
         let limit = Threshold {
             cmp: share.cmp,
             value: fig.busbw * share.value / 100.0,
             quantity: Quantity::Bandwidth,
         };
         let basis = format!(
-            "{}% of {}'s {} GB/s for {} {}",
+            "{}% of {}'s {} GB/s for {}{note}",
             num(share.value),
             profile.name,
             num(fig.busbw),
-            fig.collective,
-            fig.at_text
+            fig.label(),
         );
         let mut fails = Vec::new();
         let mut seen = Vec::new();
@@ -110,6 +117,10 @@ pub fn evaluate(
         text,
         Some(c.clone()),
         cases,
-        format!("busbw {share} of profile {} at {n} size(s)", profile.name),
+        format!(
+            "busbw {share} of profile {} at {n} size(s){}",
+            profile.name,
+            notes.concat()
+        ),
     )
 }

@@ -12,18 +12,24 @@
 //! never quoted: a plan pointing `profile:` at a secret learns nothing from the error.
 
 mod check;
+mod measured;
+mod nccl_range;
 mod pick;
+mod row;
 
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
 use crate::collective::Collective;
-use crate::plan::{PlanFileError, PlanFiles};
+use crate::plan::{Loc, PlanFileError, PlanFiles};
 use crate::units::{SizeSelector, parse_selector};
 
 pub use check::check_plan;
+pub use measured::{Measured, measured};
+pub use nccl_range::{NcclRange, NcclVersion, RangeError};
 pub use pick::{Picked, for_job, pick};
+pub use row::Row;
 
 /// Largest profile file read.
 const MAX_PROFILE_BYTES: usize = 1 << 20;
@@ -68,6 +74,10 @@ struct RawFigure {
     /// GB/s, decimal, as nccl-tests prints busbw.
     busbw: f64,
     source: String,
+    /// The NCCL releases the figure holds for (`">=2.28, <2.29"`); omitted: any.
+    nccl: Option<Loc<String>>,
+    /// The CTA policy it was measured with (`NCCL_CTA_POLICY`); omitted: NCCL's default, 0.
+    cta_policy: Option<u32>,
 }
 
 /// A checked profile.
@@ -91,6 +101,28 @@ pub struct Figure {
     pub at_text: String,
     pub busbw: f64,
     pub source: String,
+    /// `None`: the figure holds for any NCCL.
+    pub nccl: Option<NcclRange>,
+    /// `None`: measured with NCCL's default policy.
+    pub cta_policy: Option<u32>,
+}
+
+impl Figure {
+    /// `all_reduce >= 4G`, with the NCCL and CTA policy it is keyed by: `… [NCCL <2.28]`.
+    pub fn label(&self) -> String {
+        let mut keys = Vec::new();
+        if let Some(r) = &self.nccl {
+            keys.push(format!("NCCL {r}"));
+        }
+        if let Some(p) = self.cta_policy {
+            keys.push(format!("CTA policy {p}"));
+        }
+        let mut s = format!("{} {}", self.collective, self.at_text);
+        if !keys.is_empty() {
+            s.push_str(&format!(" [{}]", keys.join(", ")));
+        }
+        s
+    }
 }
 
 /// Why a profile cannot be used.
@@ -116,8 +148,7 @@ pub enum ProfileError {
 
 /// The keys a profile has, for the message about one that does not parse (whose own text is
 /// never shown).
-const PROFILE_KEYS: &str =
-    "name, version, description, gpu, gpus, nic, per, figures: [{ collective, at, busbw, source }]";
+const PROFILE_KEYS: &str = "name, version, description, gpu, gpus, nic, per, figures: [{ collective, at, busbw, source, nccl, cta_policy }]";
 
 impl Profile {
     /// The figure for a collective at a size, if the profile has one.
@@ -131,7 +162,7 @@ impl Profile {
     pub fn bands(&self) -> String {
         self.figures
             .iter()
-            .map(|f| format!("{} {}", f.collective, f.at_text))
+            .map(Figure::label)
             .collect::<Vec<_>>()
             .join(", ")
     }
@@ -197,12 +228,23 @@ pub fn parse(path: &str, text: &str) -> Result<Profile, ProfileError> {
                 collective, f.at
             )));
         }
+        let nccl = match &f.nccl {
+            None => None,
+            Some(r) => Some(NcclRange::parse(&r.value).map_err(|e| {
+                invalid(format!(
+                    "figure {n}: `nccl` at line {}, column {} is not an NCCL version range: {e}",
+                    r.pos.line, r.pos.col
+                ))
+            })?),
+        };
         figures.push(Figure {
             collective,
             at,
             at_text: f.at,
             busbw: f.busbw,
             source: f.source,
+            nccl,
+            cta_policy: f.cta_policy,
         });
     }
     Ok(Profile {
