@@ -63,6 +63,11 @@ pub fn criterion_text(c: &Criterion) -> String {
             None => format!("busbw {} of {}", r.busbw, r.to),
         },
         Check::Trend(t) => format!("trend {t}"),
+        Check::NcclTestsMinBw(v) => format!(
+            "nccl_tests_min_bw {} GB/s (average busbw >= {} GB/s)",
+            crate::grade::num(*v),
+            crate::grade::num(crate::grade::MIN_BW_SHARE * v)
+        ),
     };
     if let Some(at) = &c.at {
         let _ = write!(s, " at {at}");

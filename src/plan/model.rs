@@ -342,6 +342,9 @@ pub enum Check {
     Relative(Relative),
     /// No rank or split group whose per-iteration statistic stands out (`p99 <= 2x median`).
     Straggler(crate::plan::straggler::Straggler),
+    /// nccl-tests' `NCCL_TESTS_MIN_BW` (GB/s): the average busbw over the job's cells at least
+    /// 0.9 × it.
+    NcclTestsMinBw(f64),
 }
 
 /// `relative: { to, busbw }`.
@@ -371,6 +374,7 @@ impl Check {
             Check::Profile(_) => "busbw",
             Check::Relative(_) => "relative",
             Check::Trend(_) => "trend",
+            Check::NcclTestsMinBw(_) => "nccl_tests_min_bw",
         }
     }
 }
