@@ -64,9 +64,8 @@ pub fn criterion_text(c: &Criterion) -> String {
         },
         Check::Trend(t) => format!("trend {t}"),
         Check::NcclTestsMinBw(v) => format!(
-            "nccl_tests_min_bw {} GB/s (average busbw >= {} GB/s)",
-            crate::grade::num(*v),
-            crate::grade::num(crate::grade::MIN_BW_SHARE * v)
+            "nccl_tests_min_bw {v} GB/s (average busbw >= {} GB/s)",
+            (crate::plan::NCCL_TESTS_MIN_BW_SHARE * v * 1e3).round() / 1e3
         ),
     };
     if let Some(at) = &c.at {

@@ -8,10 +8,7 @@
 use super::context::Ctx;
 use super::measure::{num, placements, sizes};
 use super::verdict::{CriterionVerdict, Status};
-use crate::plan::Criterion;
-
-/// nccl-tests passes a run whose average busbw is at least this share of `NCCL_TESTS_MIN_BW`.
-pub const SHARE: f64 = 0.9;
+use crate::plan::{Criterion, NCCL_TESTS_MIN_BW_SHARE as SHARE};
 
 pub fn evaluate(ctx: &Ctx<'_>, c: &Criterion, min_bw: f64, text: String) -> CriterionVerdict {
     let places = placements(ctx.job, Some(c));

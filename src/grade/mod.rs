@@ -33,7 +33,6 @@ mod verdict;
 pub use compare::{Comparison, JobComparison, SizeComparison, compare};
 pub use diagnosis::{Diagnosis, Shape};
 pub use measure::{measured_sizes, median as median_of, median_busbw, num, size};
-pub use min_bw::SHARE as MIN_BW_SHARE;
 pub use nodesets::{SetVerdict, TestNodes, rerun_fleet};
 pub use regression::explain_host_mismatches;
 pub use reruns::Superseded;

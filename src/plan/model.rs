@@ -347,6 +347,10 @@ pub enum Check {
     NcclTestsMinBw(f64),
 }
 
+/// nccl-tests fails a run whose average busbw is below this share of `NCCL_TESTS_MIN_BW`
+/// (2.19.6, `src/common.cu`); `nccl_tests_min_bw` passes at it.
+pub const NCCL_TESTS_MIN_BW_SHARE: f64 = 0.9;
+
 /// `relative: { to, busbw }`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Relative {

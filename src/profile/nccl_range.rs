@@ -18,11 +18,7 @@ pub struct NcclVersion {
 impl NcclVersion {
     /// `2.30.7` (a suffix such as `+cuda12.9` or `-1` is ignored); `None` when it is not one.
     pub fn parse(text: &str) -> Option<NcclVersion> {
-        let core = text
-            .trim()
-            .split(|c: char| c == '+' || c == '-')
-            .next()
-            .unwrap_or("");
+        let core = text.trim().split(['+', '-']).next().unwrap_or("");
         let parts = version_parts(core)?;
         Some(NcclVersion {
             major: parts[0],

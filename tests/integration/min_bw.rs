@@ -44,10 +44,7 @@ fn the_average_busbw_is_held_to_nine_tenths_of_the_figure() {
         "{}",
         show(&o)
     );
-    let rep = d.join("rep");
-    let o = baton(&["report", p(&pl), p(&r), "-o", p(&rep)]);
-    assert_eq!(code(&o), 0, "{}", show(&o));
-    let md = std::fs::read_to_string(rep.join("report.md")).unwrap();
+    let md = report_md(&d, &pl, &r);
     assert!(md.contains("nccl_tests_min_bw 124 GB/s"), "{md}");
 }
 

@@ -169,10 +169,7 @@ fn a_row_for_another_nccl_is_graded_and_says_so() {
         "{}",
         show(&o)
     );
-    let rep = d.join("rep");
-    let o = baton(&["report", p(&pl), p(&r), "-o", p(&rep)]);
-    assert_eq!(code(&o), 0, "{}", show(&o));
-    let md = std::fs::read_to_string(rep.join("report.md")).unwrap();
+    let md = report_md(&d, &pl, &r);
     assert!(
         md.contains("row for NCCL <2.28; measured with 2.28.3"),
         "{md}"

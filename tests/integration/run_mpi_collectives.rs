@@ -223,6 +223,14 @@ fn a_corrupted_element_of_each_new_collective_is_counted() {
     }
 }
 
+/// Runs plan `text` (as `name`), which must pass, and reads its results.
+fn run_ok(name: &str, text: &str) -> Results {
+    let ran = common::run_plan(name, text, &[]);
+    let (stdout, stderr) = (common::stdout(&ran.output), common::stderr(&ran.output));
+    assert_eq!(ran.output.status.code(), Some(0), "{stdout}\n{stderr}");
+    results::read(&ran.out.join("results.json")).unwrap()
+}
+
 /// gather, scatter and alltoallv (hypercube needs a power of two) on `ranks` ranks, `split`
 /// included, rows checked against the formulas for rank 0's group of `n`.
 fn run_odd(name: &str, ranks: u32, split: &str, n: u64) {
@@ -232,10 +240,7 @@ fn run_odd(name: &str, ranks: u32, split: &str, n: u64) {
          \x20   sizes: [8, 100, 1000, 12345, 256K]\n    root: 1\n{split}    matrix:\n      dtype: [int8, int32, double]\n\
          \x20   expect:\n      - wrong: 0\n"
     );
-    let ran = common::run_plan(name, &text, &[]);
-    let (stdout, stderr) = (common::stdout(&ran.output), common::stderr(&ran.output));
-    assert_eq!(ran.output.status.code(), Some(0), "{stdout}\n{stderr}");
-    let r = results::read(&ran.out.join("results.json")).unwrap();
+    let r = run_ok(name, &text);
     assert_eq!(r.jobs.len(), 9);
     all_clean(&r, n, &Traffic::default());
 }
@@ -264,14 +269,7 @@ fn alltoallv_matrix_and_uniform_spread_hold_in_split_groups() {
         "version: 1\nname: v\nbackend: mpi\nlaunch: {{ nodes: 1, ranks_per_node: 8 }}\ntests:\n  - name: v\n    collective: alltoallv\n    sizes: [8K]\n    split: \"DIV 4\"\n    matrix:\n      dtype: [float, int8]\n    env: {{ NCCL_TESTS_ALLTOALLV_MATRIX_FILE: {:?} }}\n    expect:\n      - wrong: 0\n",
         m.display().to_string()
     );
-    let ran = common::run_plan("a2av-split-matrix-run", &text, &[]);
-    assert_eq!(
-        ran.output.status.code(),
-        Some(0),
-        "{}",
-        common::stderr(&ran.output)
-    );
-    let r = results::read(&ran.out.join("results.json")).unwrap();
+    let r = run_ok("a2av-split-matrix-run", &text);
     let t = Traffic::parse_matrix(&std::fs::read_to_string(&m).unwrap(), 1.0).unwrap();
     all_clean(&r, 4, &t);
     // Group rank 3 receives 16 + 4096 + 80 = 4192 bytes, more than any sends (4176, rank 1):
@@ -279,18 +277,10 @@ fn alltoallv_matrix_and_uniform_spread_hold_in_split_groups() {
     let row = &r.jobs[0].repeats[0].rows[0];
     assert_eq!((row.size, row.count), (4192, 0));
 
-    let ran = common::run_plan(
+    let r = run_ok(
         "a2av-split-uniform",
         "version: 1\nname: u\nbackend: mpi\nlaunch: { nodes: 1, ranks_per_node: 6 }\ntests:\n  - name: u\n    collective: alltoallv\n    sizes: [1000, 1M]\n    split: \"MOD 2\"\n    env: { NCCL_TESTS_ALLTOALLV_SPREAD: \"0\" }\n    expect:\n      - wrong: 0\n",
-        &[],
     );
-    assert_eq!(
-        ran.output.status.code(),
-        Some(0),
-        "{}",
-        common::stderr(&ran.output)
-    );
-    let r = results::read(&ran.out.join("results.json")).unwrap();
     all_clean(&r, 3, &Traffic::Generated { spread: 0.0 });
     // 1 MiB float in groups of 3 at spread 0: the per-peer chunk 262144 / 3 rounded down to 16
     // bytes, 87380 elements; each peer gets a third of 3 × 87380 × 4 B, 349520 B.
