@@ -124,3 +124,31 @@ pub fn evaluate(
         ),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::profile::measured;
+
+    /// What a row is picked by: the run's NCCL version, the CTA policy of the job's variables
+    /// before the run's.
+    #[test]
+    fn the_job_s_variables_come_before_the_run_s() {
+        let log = include_str!("../../tests/data/nccl-tests/h200x2/all_reduce.txt");
+        let input = [crate::ingest::LogInput {
+            name: "ar.txt",
+            bytes: log.as_bytes(),
+        }];
+        let mut results = crate::ingest::ingest(&input, Some("a")).unwrap().results;
+        let mut job = results.jobs.remove(0);
+        let mut env = results.environment;
+        let m = measured(Some(&env), &job);
+        assert_eq!(m.nccl_version.as_deref(), Some("2.28.3"));
+        assert_eq!(m.cta_policy, None);
+        env.variables.insert("NCCL_CTA_POLICY".into(), "2".into());
+        assert_eq!(measured(Some(&env), &job).cta_policy, Some(2));
+        job.env
+            .insert("NCCL_CTA_POLICY".into(), "EFFICIENCY".into());
+        assert_eq!(measured(Some(&env), &job).cta_policy, Some(1));
+        assert_eq!(measured(None, &job).nccl_version, None);
+    }
+}

@@ -157,6 +157,14 @@ fn a_row_for_another_nccl_is_graded_and_says_so() {
     let o = baton(&["grade", p(&pl), p(&r)]);
     assert_eq!(code(&o), 0, "{}", show(&o));
     assert!(!stdout(&o).contains("measured with"), "{}", show(&o));
+    // `check` cannot know which row applies; it names the NCCL ranges there are.
+    let o = baton(&["check", p(&pl)]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    assert!(
+        stdout(&o).contains("profile: site-h200 v1 (site rows); rows for NCCL <2.28; >=2.28, <2.29 (graded by the NCCL the results record)"),
+        "{}",
+        show(&o)
+    );
     // Only a row for NCCL < 2.28: graded against it, and the reason says whose row it is.
     let pl = site_profile_plan(
         &d,
