@@ -63,6 +63,10 @@ struct RawProfile {
     nic: Option<String>,
     /// `rail` for NIC profiles: figures are what one rail carries.
     per: Option<String>,
+    /// The NCCL releases every figure without its own `nccl` holds for.
+    nccl: Option<Loc<String>>,
+    /// The CTA policy of every figure without its own `cta_policy`.
+    cta_policy: Option<u32>,
     figures: Vec<RawFigure>,
 }
 
@@ -148,7 +152,7 @@ pub enum ProfileError {
 
 /// The keys a profile has, for the message about one that does not parse (whose own text is
 /// never shown).
-const PROFILE_KEYS: &str = "name, version, description, gpu, gpus, nic, per, figures: [{ collective, at, busbw, source, nccl, cta_policy }]";
+const PROFILE_KEYS: &str = "name, version, description, gpu, gpus, nic, per, nccl, cta_policy, figures: [{ collective, at, busbw, source, nccl, cta_policy }]";
 
 impl Profile {
     /// The figure for a collective at a size, if the profile has one.
@@ -203,6 +207,7 @@ pub fn parse(path: &str, text: &str) -> Result<Profile, ProfileError> {
     if raw.per.as_deref().is_some_and(|p| p != "rail") {
         return Err(invalid("`per` can only be `rail`".into()));
     }
+    let all_nccl = range(raw.nccl.as_ref(), "").map_err(invalid)?;
     let mut figures = Vec::new();
     for (i, f) in raw.figures.into_iter().enumerate() {
         let n = i + 1;
@@ -228,15 +233,9 @@ pub fn parse(path: &str, text: &str) -> Result<Profile, ProfileError> {
                 collective, f.at
             )));
         }
-        let nccl = match &f.nccl {
-            None => None,
-            Some(r) => Some(NcclRange::parse(&r.value).map_err(|e| {
-                invalid(format!(
-                    "figure {n}: `nccl` at line {}, column {} is not an NCCL version range: {e}",
-                    r.pos.line, r.pos.col
-                ))
-            })?),
-        };
+        let nccl = range(f.nccl.as_ref(), &format!("figure {n}: "))
+            .map_err(invalid)?
+            .or_else(|| all_nccl.clone());
         figures.push(Figure {
             collective,
             at,
@@ -244,7 +243,7 @@ pub fn parse(path: &str, text: &str) -> Result<Profile, ProfileError> {
             busbw: f.busbw,
             source: f.source,
             nccl,
-            cta_policy: f.cta_policy,
+            cta_policy: f.cta_policy.or(raw.cta_policy),
         });
     }
     Ok(Profile {
@@ -255,6 +254,17 @@ pub fn parse(path: &str, text: &str) -> Result<Profile, ProfileError> {
         gpus: raw.gpus,
         nic: raw.nic,
         figures,
+    })
+}
+
+/// A `nccl:` range; `at` names its place (`figure 2: `) in the error, which never quotes it.
+fn range(r: Option<&Loc<String>>, at: &str) -> Result<Option<NcclRange>, String> {
+    let Some(r) = r else { return Ok(None) };
+    NcclRange::parse(&r.value).map(Some).map_err(|e| {
+        format!(
+            "{at}`nccl` at line {}, column {} is not an NCCL version range: {e}",
+            r.pos.line, r.pos.col
+        )
     })
 }
 
@@ -405,10 +415,35 @@ mod tests {
     }
 
     #[test]
+    fn a_profile_s_nccl_and_policy_hold_for_rows_without_their_own() {
+        let text = "name: x\nversion: 1\ndescription: d\nnccl: '2.28'\ncta_policy: 1\nfigures:
+  - { collective: all_reduce, at: 1G, busbw: 1, source: s }
+  - { collective: all_reduce, at: 2G, busbw: 1, nccl: '<2.28', cta_policy: 0, source: s }
+";
+        let p = parse("p.yaml", text).unwrap();
+        let keys: Vec<String> = p.figures.iter().map(Figure::label).collect();
+        assert_eq!(
+            keys,
+            [
+                "all_reduce 1G [NCCL 2.28, CTA policy 1]",
+                "all_reduce 2G [NCCL <2.28, CTA policy 0]"
+            ]
+        );
+        let bad = text.replace("'2.28'", "'2.x'");
+        let e = parse("p.yaml", &bad).unwrap_err().to_string();
+        assert!(
+            e.starts_with("p.yaml: not a profile: `nccl` at line 4, column 7 is not"),
+            "{e}"
+        );
+        assert!(!e.contains("2.x"), "{e}");
+    }
+
+    #[test]
     fn the_measured_2xh200_row_matches_its_fixture() {
         let p = named("h200-sxm-2", None).unwrap();
         let f = p.figure(Collective::AllReduce, 8 << 30).unwrap();
         assert_eq!(f.busbw, 345.0);
+        assert_eq!(f.label(), "all_reduce >= 4G [NCCL >=2.28, <2.29]");
         assert_eq!(
             p.figure(Collective::AllReduce, 1 << 30).unwrap().busbw,
             330.0
