@@ -7,6 +7,8 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+#[cfg(test)]
+mod formulas;
 pub mod traffic;
 pub use traffic::{Traffic, TrafficError};
 

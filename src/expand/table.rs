@@ -63,6 +63,10 @@ pub fn criterion_text(c: &Criterion) -> String {
             None => format!("busbw {} of {}", r.busbw, r.to),
         },
         Check::Trend(t) => format!("trend {t}"),
+        Check::NcclTestsMinBw(v) => format!(
+            "nccl_tests_min_bw {v} GB/s (average busbw >= {} GB/s)",
+            (crate::plan::NCCL_TESTS_MIN_BW_SHARE * v * 1e3).round() / 1e3
+        ),
     };
     if let Some(at) = &c.at {
         let _ = write!(s, " at {at}");

@@ -16,6 +16,7 @@ mod hints;
 mod integrity;
 mod matching;
 mod measure;
+mod min_bw;
 mod nodesets;
 mod profile;
 mod regression;
@@ -345,6 +346,7 @@ fn grade_job<'e>(
             Check::Variance(t) => variance::evaluate(&ctx, c, t, text),
             Check::GroupSpread(t) => group_spread::evaluate(&ctx, c, t, text),
             Check::Straggler(s) => straggler::evaluate(&ctx, c, s, text),
+            Check::NcclTestsMinBw(v) => min_bw::evaluate(&ctx, c, *v, text),
             Check::Trend(t) => {
                 let results = trend.results.iter().find(|r| r.0 == file).map(|r| r.1);
                 trend::evaluate(&ctx, c, t, text, trend.history, results)

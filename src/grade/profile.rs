@@ -1,14 +1,15 @@
 //! `busbw: ">= 90% of profile"`: busbw at each size against the share of what the job's
 //! hardware profile says healthy hardware of its kind measures at that size. A size the profile
 //! has no figure for fails and says which bands it has: a criterion never passes on a figure
-//! that is not there.
+//! that is not there. The row is the one for the NCCL and CTA policy the job was measured with;
+//! graded against a row made for another, every message says so ([`crate::profile::Row`]).
 
 use super::context::Ctx;
 use super::measure::{num, placements, size, sizes};
 use super::threshold::{Metric, violated, worst};
 use super::verdict::{Case, CriterionVerdict, Status};
 use crate::plan::{Criterion, PlanFiles};
-use crate::profile::{Picked, for_job};
+use crate::profile::{Picked, for_job, measured};
 use crate::units::{Quantity, Threshold};
 
 /// Where a job's profile comes from: the plan's `profile:` and the plan's files.
@@ -38,9 +39,11 @@ pub fn evaluate(
         }
     };
     let places = placements(ctx.job, Some(c));
+    let with = measured(ctx.env, ctx.result);
     let mut cases = Vec::new();
+    let mut notes: Vec<String> = Vec::new();
     for s in sizes(ctx.job, c.at.as_ref()) {
-        let Some(fig) = profile.figure(ctx.job.collective, s) else {
+        let Some(row) = profile.row(ctx.job.collective, s, &with) else {
             cases.push(Case::at_size(
                 s,
                 Status::Fail,
@@ -54,18 +57,22 @@ pub fn evaluate(
             ));
             continue;
         };
+        let fig = row.figure;
+        let note = row.note.map(|n| format!(" — {n}")).unwrap_or_default();
+        if !note.is_empty() && !notes.contains(&note) {
+            notes.push(note.clone());
+        }
         let limit = Threshold {
             cmp: share.cmp,
             value: fig.busbw * share.value / 100.0,
             quantity: Quantity::Bandwidth,
         };
         let basis = format!(
-            "{}% of {}'s {} GB/s for {} {}",
+            "{}% of {}'s {} GB/s for {}{note}",
             num(share.value),
             profile.name,
             num(fig.busbw),
-            fig.collective,
-            fig.at_text
+            fig.label(),
         );
         let mut fails = Vec::new();
         let mut seen = Vec::new();
@@ -110,6 +117,38 @@ pub fn evaluate(
         text,
         Some(c.clone()),
         cases,
-        format!("busbw {share} of profile {} at {n} size(s)", profile.name),
+        format!(
+            "busbw {share} of profile {} at {n} size(s){}",
+            profile.name,
+            notes.concat()
+        ),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::profile::measured;
+
+    /// What a row is picked by: the run's NCCL version, the CTA policy of the job's variables
+    /// before the run's.
+    #[test]
+    fn the_job_s_variables_come_before_the_run_s() {
+        let log = include_str!("../../tests/data/nccl-tests/h200x2/all_reduce.txt");
+        let input = [crate::ingest::LogInput {
+            name: "ar.txt",
+            bytes: log.as_bytes(),
+        }];
+        let mut results = crate::ingest::ingest(&input, Some("a")).unwrap().results;
+        let mut job = results.jobs.remove(0);
+        let mut env = results.environment;
+        let m = measured(Some(&env), &job);
+        assert_eq!(m.nccl_version.as_deref(), Some("2.28.3"));
+        assert_eq!(m.cta_policy, None);
+        env.variables.insert("NCCL_CTA_POLICY".into(), "2".into());
+        assert_eq!(measured(Some(&env), &job).cta_policy, Some(2));
+        job.env
+            .insert("NCCL_CTA_POLICY".into(), "EFFICIENCY".into());
+        assert_eq!(measured(Some(&env), &job).cta_policy, Some(1));
+        assert_eq!(measured(None, &job).nccl_version, None);
+    }
 }

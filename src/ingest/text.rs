@@ -352,7 +352,12 @@ impl<'s> Parser<'s> {
         }
         if let Some(rest) = c.strip_prefix("Avg bus bandwidth") {
             self.cur.complete = true;
-            self.cur.avg_busbw = rest.trim_start_matches([' ', ':']).trim().parse().ok();
+            // `111.447`, or `111.447 OK` / `FAILED` when NCCL_TESTS_MIN_BW was set.
+            let avg = rest
+                .trim_start_matches([' ', ':'])
+                .split_whitespace()
+                .next();
+            self.cur.avg_busbw = avg.and_then(|a| a.parse().ok());
             return true;
         }
         const KNOWN: &[&str] = &[

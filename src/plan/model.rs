@@ -342,7 +342,14 @@ pub enum Check {
     Relative(Relative),
     /// No rank or split group whose per-iteration statistic stands out (`p99 <= 2x median`).
     Straggler(crate::plan::straggler::Straggler),
+    /// nccl-tests' `NCCL_TESTS_MIN_BW` (GB/s): the average busbw over the job's cells at least
+    /// 0.9 × it.
+    NcclTestsMinBw(f64),
 }
+
+/// nccl-tests fails a run whose average busbw is below this share of `NCCL_TESTS_MIN_BW`
+/// (2.19.6, `src/common.cu`); `nccl_tests_min_bw` passes at it.
+pub const NCCL_TESTS_MIN_BW_SHARE: f64 = 0.9;
 
 /// `relative: { to, busbw }`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -371,6 +378,7 @@ impl Check {
             Check::Profile(_) => "busbw",
             Check::Relative(_) => "relative",
             Check::Trend(_) => "trend",
+            Check::NcclTestsMinBw(_) => "nccl_tests_min_bw",
         }
     }
 }

@@ -320,6 +320,10 @@ pub struct RawCriterion {
     /// Largest busbw drop below the median of this job's last runs on the same hosts, from the
     /// history store: `<= 5% below the median of the last 10 runs`. Without `at`, the largest size.
     pub trend: Option<Loc<String>>,
+    /// nccl-tests' `NCCL_TESTS_MIN_BW` by name, in GB/s (`300`, or `"300 GB/s"`): the average
+    /// busbw over every size and placement is at least 0.9 × it, as nccl-tests checks it.
+    #[schemars(with = "Option<Scalar>")]
+    pub nccl_tests_min_bw: Option<Loc<Scalar>>,
     /// busbw as a share of another job's of the same run at the same sizes, e.g.
     /// `{ to: allreduce, busbw: ">= 85%" }`.
     pub relative: Option<RawRelative>,

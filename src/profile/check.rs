@@ -51,12 +51,34 @@ pub fn check_plan(plan: &Plan, files: &PlanFiles) -> Result<Option<String>, Vec<
     }
     if problems.is_empty() {
         Ok(Some(format!(
-            "profile: {} v{} ({})",
-            profile.name, profile.version, profile.description
+            "profile: {} v{} ({}){}",
+            profile.name,
+            profile.version,
+            profile.description,
+            keyed(&profile)
         )))
     } else {
         Err(problems)
     }
+}
+
+/// `; rows for NCCL <2.28, >=2.28, <2.29`: the NCCL ranges the profile's rows are keyed by,
+/// since which row grades a job is known only from its results.
+fn keyed(profile: &super::Profile) -> String {
+    let mut ranges: Vec<String> = Vec::new();
+    for r in profile.figures.iter().filter_map(|f| f.nccl.as_ref()) {
+        let r = r.to_string();
+        if !ranges.contains(&r) {
+            ranges.push(r);
+        }
+    }
+    if ranges.is_empty() {
+        return String::new();
+    }
+    format!(
+        "; rows for NCCL {} (graded by the NCCL the results record)",
+        ranges.join("; ")
+    )
 }
 
 fn shorten(v: &[String]) -> String {

@@ -12,18 +12,24 @@
 //! never quoted: a plan pointing `profile:` at a secret learns nothing from the error.
 
 mod check;
+mod measured;
+mod nccl_range;
 mod pick;
+mod row;
 
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
 use crate::collective::Collective;
-use crate::plan::{PlanFileError, PlanFiles};
+use crate::plan::{Loc, PlanFileError, PlanFiles};
 use crate::units::{SizeSelector, parse_selector};
 
 pub use check::check_plan;
+pub use measured::{Measured, measured};
+pub use nccl_range::{NcclRange, NcclVersion, RangeError};
 pub use pick::{Picked, for_job, pick};
+pub use row::Row;
 
 /// Largest profile file read.
 const MAX_PROFILE_BYTES: usize = 1 << 20;
@@ -57,6 +63,10 @@ struct RawProfile {
     nic: Option<String>,
     /// `rail` for NIC profiles: figures are what one rail carries.
     per: Option<String>,
+    /// The NCCL releases every figure without its own `nccl` holds for.
+    nccl: Option<Loc<String>>,
+    /// The CTA policy of every figure without its own `cta_policy`.
+    cta_policy: Option<u32>,
     figures: Vec<RawFigure>,
 }
 
@@ -68,6 +78,10 @@ struct RawFigure {
     /// GB/s, decimal, as nccl-tests prints busbw.
     busbw: f64,
     source: String,
+    /// The NCCL releases the figure holds for (`">=2.28, <2.29"`); omitted: any.
+    nccl: Option<Loc<String>>,
+    /// The CTA policy it was measured with (`NCCL_CTA_POLICY`); omitted: NCCL's default, 0.
+    cta_policy: Option<u32>,
 }
 
 /// A checked profile.
@@ -91,6 +105,28 @@ pub struct Figure {
     pub at_text: String,
     pub busbw: f64,
     pub source: String,
+    /// `None`: the figure holds for any NCCL.
+    pub nccl: Option<NcclRange>,
+    /// `None`: measured with NCCL's default policy.
+    pub cta_policy: Option<u32>,
+}
+
+impl Figure {
+    /// `all_reduce >= 4G`, with the NCCL and CTA policy it is keyed by: `… [NCCL <2.28]`.
+    pub fn label(&self) -> String {
+        let mut keys = Vec::new();
+        if let Some(r) = &self.nccl {
+            keys.push(format!("NCCL {r}"));
+        }
+        if let Some(p) = self.cta_policy {
+            keys.push(format!("CTA policy {p}"));
+        }
+        let mut s = format!("{} {}", self.collective, self.at_text);
+        if !keys.is_empty() {
+            s.push_str(&format!(" [{}]", keys.join(", ")));
+        }
+        s
+    }
 }
 
 /// Why a profile cannot be used.
@@ -116,8 +152,7 @@ pub enum ProfileError {
 
 /// The keys a profile has, for the message about one that does not parse (whose own text is
 /// never shown).
-const PROFILE_KEYS: &str =
-    "name, version, description, gpu, gpus, nic, per, figures: [{ collective, at, busbw, source }]";
+const PROFILE_KEYS: &str = "name, version, description, gpu, gpus, nic, per, nccl, cta_policy, figures: [{ collective, at, busbw, source, nccl, cta_policy }]";
 
 impl Profile {
     /// The figure for a collective at a size, if the profile has one.
@@ -131,7 +166,7 @@ impl Profile {
     pub fn bands(&self) -> String {
         self.figures
             .iter()
-            .map(|f| format!("{} {}", f.collective, f.at_text))
+            .map(Figure::label)
             .collect::<Vec<_>>()
             .join(", ")
     }
@@ -172,6 +207,7 @@ pub fn parse(path: &str, text: &str) -> Result<Profile, ProfileError> {
     if raw.per.as_deref().is_some_and(|p| p != "rail") {
         return Err(invalid("`per` can only be `rail`".into()));
     }
+    let all_nccl = range(raw.nccl.as_ref(), "").map_err(invalid)?;
     let mut figures = Vec::new();
     for (i, f) in raw.figures.into_iter().enumerate() {
         let n = i + 1;
@@ -197,12 +233,17 @@ pub fn parse(path: &str, text: &str) -> Result<Profile, ProfileError> {
                 collective, f.at
             )));
         }
+        let nccl = range(f.nccl.as_ref(), &format!("figure {n}: "))
+            .map_err(invalid)?
+            .or_else(|| all_nccl.clone());
         figures.push(Figure {
             collective,
             at,
             at_text: f.at,
             busbw: f.busbw,
             source: f.source,
+            nccl,
+            cta_policy: f.cta_policy.or(raw.cta_policy),
         });
     }
     Ok(Profile {
@@ -213,6 +254,17 @@ pub fn parse(path: &str, text: &str) -> Result<Profile, ProfileError> {
         gpus: raw.gpus,
         nic: raw.nic,
         figures,
+    })
+}
+
+/// A `nccl:` range; `at` names its place (`figure 2: `) in the error, which never quotes it.
+fn range(r: Option<&Loc<String>>, at: &str) -> Result<Option<NcclRange>, String> {
+    let Some(r) = r else { return Ok(None) };
+    NcclRange::parse(&r.value).map(Some).map_err(|e| {
+        format!(
+            "{at}`nccl` at line {}, column {} is not an NCCL version range: {e}",
+            r.pos.line, r.pos.col
+        )
     })
 }
 
@@ -363,10 +415,35 @@ mod tests {
     }
 
     #[test]
+    fn a_profile_s_nccl_and_policy_hold_for_rows_without_their_own() {
+        let text = "name: x\nversion: 1\ndescription: d\nnccl: '2.28'\ncta_policy: 1\nfigures:
+  - { collective: all_reduce, at: 1G, busbw: 1, source: s }
+  - { collective: all_reduce, at: 2G, busbw: 1, nccl: '<2.28', cta_policy: 0, source: s }
+";
+        let p = parse("p.yaml", text).unwrap();
+        let keys: Vec<String> = p.figures.iter().map(Figure::label).collect();
+        assert_eq!(
+            keys,
+            [
+                "all_reduce 1G [NCCL 2.28, CTA policy 1]",
+                "all_reduce 2G [NCCL <2.28, CTA policy 0]"
+            ]
+        );
+        let bad = text.replace("'2.28'", "'2.x'");
+        let e = parse("p.yaml", &bad).unwrap_err().to_string();
+        assert!(
+            e.starts_with("p.yaml: not a profile: `nccl` at line 4, column 7 is not"),
+            "{e}"
+        );
+        assert!(!e.contains("2.x"), "{e}");
+    }
+
+    #[test]
     fn the_measured_2xh200_row_matches_its_fixture() {
         let p = named("h200-sxm-2", None).unwrap();
         let f = p.figure(Collective::AllReduce, 8 << 30).unwrap();
         assert_eq!(f.busbw, 345.0);
+        assert_eq!(f.label(), "all_reduce >= 4G [NCCL >=2.28, <2.29]");
         assert_eq!(
             p.figure(Collective::AllReduce, 1 << 30).unwrap().busbw,
             330.0

@@ -483,3 +483,11 @@ pub fn missing(what: &str, require: &str, why: &str) {
     use std::io::Write;
     let _ = writeln!(std::io::stderr(), "SKIPPED: no {what}: {why}");
 }
+
+/// `baton report PLAN RESULTS -o DIR/rep`, which must succeed: its report.md.
+pub fn report_md(dir: &Path, plan: &Path, results: &Path) -> String {
+    let rep = dir.join("rep");
+    let o = baton(&["report", p(plan), p(results), "-o", p(&rep)]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    std::fs::read_to_string(rep.join("report.md")).unwrap()
+}

@@ -24,6 +24,7 @@ mod integrity;
 mod iterations;
 mod junit;
 mod metrics;
+mod min_bw;
 mod node_verdicts;
 mod nodesets;
 mod notify;

@@ -29,7 +29,7 @@ fn the_profile_is_picked_from_the_recorded_gpus_and_graded_per_size() {
     let o = baton(&["grade", p(&pl), p(&r)]);
     assert_eq!(code(&o), 1, "{}", show(&o));
     let out = stdout(&o);
-    assert!(out.contains("busbw 330.82 GB/s < 333.3 GB/s (101% of h200-sxm-2's 330 GB/s for all_reduce 1G..2G) at 1G"), "{out}");
+    assert!(out.contains("busbw 330.82 GB/s < 333.3 GB/s (101% of h200-sxm-2's 330 GB/s for all_reduce 1G..2G [NCCL >=2.28, <2.29]) at 1G"), "{out}");
 }
 
 #[test]
@@ -60,7 +60,7 @@ fn a_named_profile_and_a_missing_figure_say_so() {
     let o = baton(&["grade", p(&pl), p(&r)]);
     assert_eq!(code(&o), 1, "{}", show(&o));
     assert!(
-        stdout(&o).contains("profile h200-sxm-2 has no all_reduce figure at 1M (it has: all_reduce >= 4G, all_reduce 1G..2G"),
+        stdout(&o).contains("profile h200-sxm-2 has no all_reduce figure at 1M (it has: all_reduce >= 4G [NCCL >=2.28, <2.29], all_reduce 1G..2G [NCCL >=2.28, <2.29]"),
         "{}",
         show(&o)
     );
@@ -117,4 +117,100 @@ fn check_names_the_profile_and_refuses_criteria_it_cannot_grade() {
     let o = baton(&["check", p(&named("h200-sxm-8", ">= 1G"))]);
     assert_eq!(code(&o), 0, "{}", show(&o));
     assert!(stdout(&o).contains("(site copy)"), "{}", show(&o));
+}
+
+/// A plan whose own profile `site-h200` holds `rows` (figure lines) for the fixtures' 2 × H200.
+fn site_profile_plan(d: &std::path::Path, rows: &str) -> std::path::PathBuf {
+    std::fs::create_dir_all(d.join("profiles")).unwrap();
+    write(
+        &d.join("profiles"),
+        "site-h200.yaml",
+        &format!(
+            "name: site-h200\nversion: 1\ndescription: site rows\ngpu: H200\ngpus: 2\nfigures:\n  # our own runs\n{rows}"
+        ),
+    );
+    write(
+        d,
+        "p.yaml",
+        &format!(
+            "version: 1\nname: p\nbackend: nccl\nprofile: site-h200\nlaunch: {{ nodes: 1, ranks_per_node: 2 }}\ntests:\n{}",
+            expect_profile(">= 90%", "8G")
+        ),
+    )
+}
+
+#[test]
+fn a_row_for_another_nccl_is_graded_and_says_so() {
+    let d = tmp("profile_nccl_row");
+    let r = ingest(
+        &d,
+        "r.json",
+        &[&fixture("all_reduce.txt")],
+        Some("allreduce"),
+    );
+    // The fixture ran NCCL 2.28.3: of two rows for all_reduce at 8G the 2.28 one is used, and
+    // nothing is noted.
+    let pl = site_profile_plan(
+        &d,
+        "  - { collective: all_reduce, at: \">= 4G\", busbw: 500, nccl: \"<2.28\", source: s }\n  - { collective: all_reduce, at: \">= 4G\", busbw: 340, nccl: \">=2.28, <2.29\", source: s }\n",
+    );
+    let o = baton(&["grade", p(&pl), p(&r)]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    assert!(!stdout(&o).contains("measured with"), "{}", show(&o));
+    // `check` cannot know which row applies; it names the NCCL ranges there are.
+    let o = baton(&["check", p(&pl)]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    assert!(
+        stdout(&o).contains("profile: site-h200 v1 (site rows); rows for NCCL <2.28; >=2.28, <2.29 (graded by the NCCL the results record)"),
+        "{}",
+        show(&o)
+    );
+    // Only a row for NCCL < 2.28: graded against it, and the reason says whose row it is.
+    let pl = site_profile_plan(
+        &d,
+        "  - { collective: all_reduce, at: \">= 4G\", busbw: 500, nccl: \"<2.28\", source: s }\n",
+    );
+    let o = baton(&["grade", p(&pl), p(&r)]);
+    assert_eq!(code(&o), 1, "{}", show(&o));
+    assert!(
+        stdout(&o).contains("profile site-h200 row for NCCL <2.28; measured with 2.28.3"),
+        "{}",
+        show(&o)
+    );
+    let md = report_md(&d, &pl, &r);
+    assert!(
+        md.contains("row for NCCL <2.28; measured with 2.28.3"),
+        "{md}"
+    );
+    // A pass against another NCCL's row says so too.
+    let pl = site_profile_plan(
+        &d,
+        "  - { collective: all_reduce, at: \">= 4G\", busbw: 300, nccl: \"2.27\", source: s }\n",
+    );
+    let o = baton(&["grade", p(&pl), p(&r), "--format", "json"]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    assert!(
+        stdout(&o).contains("profile site-h200 row for NCCL 2.27; measured with 2.28.3"),
+        "{}",
+        show(&o)
+    );
+}
+
+#[test]
+fn a_bad_nccl_range_is_placed_and_refused() {
+    let d = tmp("profile_bad_range");
+    let pl = site_profile_plan(
+        &d,
+        "  - { collective: all_reduce, at: \">= 4G\", busbw: 500, nccl: \">=2.28, <two\", source: s }\n",
+    );
+    let o = baton(&["check", p(&pl)]);
+    assert_eq!(code(&o), 2, "{}", show(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("site-h200.yaml: not a profile: figure 1: `nccl` at line 8, column")
+            && err.contains("is not an NCCL version range: part 2 is not a version"),
+        "{}",
+        show(&o)
+    );
+    assert!(!err.contains("two"), "{err}");
 }

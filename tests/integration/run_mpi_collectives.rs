@@ -1,5 +1,5 @@
 //! gather, scatter, alltoallv and hypercube end to end on real Open MPI (host backend, #27):
-//! every cell verified on 2, 4 and 8 ranks and in split groups, sizes and counts as nccl-tests'
+//! every cell verified on 2, 3, 4, 6 and 8 ranks and in equal and unequal split groups, sizes and counts as nccl-tests'
 //! formulas give them, alltoallv under a spread and a traffic matrix, corruption counted.
 #![cfg(feature = "mpi")]
 
@@ -221,4 +221,69 @@ fn a_corrupted_element_of_each_new_collective_is_counted() {
         let cell = r.jobs[0].repeats[0].rows[0].out_of_place.as_ref().unwrap();
         assert_eq!(cell.wrong, Some(1), "{coll}");
     }
+}
+
+/// Runs plan `text` (as `name`), which must pass, and reads its results.
+fn run_ok(name: &str, text: &str) -> Results {
+    let ran = common::run_plan(name, text, &[]);
+    let (stdout, stderr) = (common::stdout(&ran.output), common::stderr(&ran.output));
+    assert_eq!(ran.output.status.code(), Some(0), "{stdout}\n{stderr}");
+    results::read(&ran.out.join("results.json")).unwrap()
+}
+
+/// gather, scatter and alltoallv (hypercube needs a power of two) on `ranks` ranks, `split`
+/// included, rows checked against the formulas for rank 0's group of `n`.
+fn run_odd(name: &str, ranks: u32, split: &str, n: u64) {
+    let text = format!(
+        "version: 1\nname: odd\nbackend: mpi\nlaunch: {{ nodes: 1, ranks_per_node: {ranks} }}\n\
+         defaults: {{ iters: 2, warmup: 1 }}\ntests:\n  - name: t\n    collective: [gather, scatter, alltoallv]\n\
+         \x20   sizes: [8, 100, 1000, 12345, 256K]\n    root: 1\n{split}    matrix:\n      dtype: [int8, int32, double]\n\
+         \x20   expect:\n      - wrong: 0\n"
+    );
+    let r = run_ok(name, &text);
+    assert_eq!(r.jobs.len(), 9);
+    all_clean(&r, n, &Traffic::default());
+}
+
+/// Rank counts that are not powers of two (16-byte rounding of n-way chunks at sizes that do
+/// not divide), and split groups of unequal size (`MOD 3` of 8: 3, 3 and 2 ranks; rank 0's
+/// group of 3 is the one printed, as nccl-tests prints rank 0's).
+#[test]
+fn gather_scatter_alltoallv_verify_on_three_and_six_ranks_and_in_unequal_groups() {
+    run_odd("odd-3", 3, "", 3);
+    run_odd("odd-6", 6, "", 6);
+    run_odd("odd-mod3", 8, "    split: \"MOD 3\"\n", 3);
+}
+
+/// Alltoallv's variables inside split groups: the matrix indexed by group rank (each group of
+/// `DIV 4` on 8 ranks uses the 4x4 matrix), and spread 0 (uniform shares).
+#[test]
+fn alltoallv_matrix_and_uniform_spread_hold_in_split_groups() {
+    let dir = common::tmp("a2av-split-matrix");
+    let m = common::write(
+        &dir,
+        "traffic.txt",
+        "0 64 128 16\n32 0 48 4096\n512 16 0 80\n96 112 1024 0\n",
+    );
+    let text = format!(
+        "version: 1\nname: v\nbackend: mpi\nlaunch: {{ nodes: 1, ranks_per_node: 8 }}\ntests:\n  - name: v\n    collective: alltoallv\n    sizes: [8K]\n    split: \"DIV 4\"\n    matrix:\n      dtype: [float, int8]\n    env: {{ NCCL_TESTS_ALLTOALLV_MATRIX_FILE: {:?} }}\n    expect:\n      - wrong: 0\n",
+        m.display().to_string()
+    );
+    let r = run_ok("a2av-split-matrix-run", &text);
+    let t = Traffic::parse_matrix(&std::fs::read_to_string(&m).unwrap(), 1.0).unwrap();
+    all_clean(&r, 4, &t);
+    // Group rank 3 receives 16 + 4096 + 80 = 4192 bytes, more than any sends (4176, rank 1):
+    // the size column; a matrix's count column is 0.
+    let row = &r.jobs[0].repeats[0].rows[0];
+    assert_eq!((row.size, row.count), (4192, 0));
+
+    let r = run_ok(
+        "a2av-split-uniform",
+        "version: 1\nname: u\nbackend: mpi\nlaunch: { nodes: 1, ranks_per_node: 6 }\ntests:\n  - name: u\n    collective: alltoallv\n    sizes: [1000, 1M]\n    split: \"MOD 2\"\n    env: { NCCL_TESTS_ALLTOALLV_SPREAD: \"0\" }\n    expect:\n      - wrong: 0\n",
+    );
+    all_clean(&r, 3, &Traffic::Generated { spread: 0.0 });
+    // 1 MiB float in groups of 3 at spread 0: the per-peer chunk 262144 / 3 rounded down to 16
+    // bytes, 87380 elements; each peer gets a third of 3 × 87380 × 4 B, 349520 B.
+    let last = r.jobs[0].repeats[0].rows.last().unwrap();
+    assert_eq!((last.size, last.count), (1048560, 87380));
 }

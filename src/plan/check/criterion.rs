@@ -27,6 +27,10 @@ impl Checker<'_> {
             ("relative", c.relative.as_ref().map(|v| v.to.pos)),
             ("trend", c.trend.as_ref().map(|v| v.pos)),
             ("straggler", c.straggler.as_ref().map(|v| v.pos)),
+            (
+                "nccl_tests_min_bw",
+                c.nccl_tests_min_bw.as_ref().map(|v| v.pos),
+            ),
         ]
         .into_iter()
         .filter_map(|(k, p)| p.map(|p| (k, p)))
@@ -40,7 +44,7 @@ impl Checker<'_> {
             0 => {
                 self.err(
                     Diagnostic::error("criterion has no metric", anchor)
-                        .help("give one of busbw, algbw, time, wrong, transport, regression, variance, group_spread, outlier, relative, trend, straggler"),
+                        .help("give one of busbw, algbw, time, wrong, transport, regression, variance, group_spread, outlier, relative, trend, straggler, nccl_tests_min_bw"),
                 );
                 return None;
             }
@@ -226,6 +230,8 @@ impl Checker<'_> {
             pct(self, v, "outlier").map(Check::Outlier)
         } else if let Some(v) = &c.straggler {
             self.straggler(v, ctx)
+        } else if let Some(v) = &c.nccl_tests_min_bw {
+            self.nccl_tests_min_bw(v).map(Check::NcclTestsMinBw)
         } else if let Some(v) = &c.trend {
             match crate::units::parse_trend(&v.value) {
                 Ok(t) => Some(Check::Trend(t)),

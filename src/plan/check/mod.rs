@@ -9,6 +9,7 @@
 mod criterion;
 mod env;
 mod launch;
+mod min_bw;
 mod nodes;
 mod relative;
 mod settings;
