@@ -62,30 +62,7 @@ pub fn is_url(p: &Path) -> bool {
 /// `url` without its password (in the user part or a `password=` parameter): how every
 /// message names the store.
 pub fn shown(url: &str) -> String {
-    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
-    let end = rest.find(['/', '?']).unwrap_or(rest.len());
-    let (authority, tail) = rest.split_at(end);
-    let authority = match authority.rsplit_once('@') {
-        Some((user, host)) => {
-            let user = user.split(':').next().unwrap_or("");
-            format!("{user}@{host}")
-        }
-        None => authority.to_string(),
-    };
-    let tail = match tail.split_once('?') {
-        Some((path, query)) => {
-            let kept: Vec<String> = query
-                .split('&')
-                .map(|kv| match kv.split_once('=') {
-                    Some((k, _)) if k.eq_ignore_ascii_case("password") => format!("{k}=***"),
-                    _ => kv.to_string(),
-                })
-                .collect();
-            format!("{path}?{}", kept.join("&"))
-        }
-        None => tail.to_string(),
-    };
-    format!("{scheme}://{authority}{tail}")
+    crate::secrets::url_redacted(url)
 }
 
 pub(super) struct Pg {
@@ -360,7 +337,7 @@ mod tests {
     fn the_password_is_never_shown() {
         assert_eq!(
             shown("postgres://baton:s3cr%40t@db.example:5432/history?sslmode=disable&password=x"),
-            "postgres://baton@db.example:5432/history?sslmode=disable&password=***"
+            "postgres://baton:<redacted>@db.example:5432/history?sslmode=disable&password=<redacted>"
         );
         assert_eq!(shown("postgresql://db/h"), "postgresql://db/h");
         assert!(is_url(Path::new("postgres://h/d")));

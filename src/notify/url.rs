@@ -59,6 +59,16 @@ impl Target {
         Ok(Target { host, port, path })
     }
 
+    /// The whole URL, to send to or to hand a script through the environment; never to show.
+    pub fn url(&self) -> String {
+        format!("{self}{}", self.path)
+    }
+
+    /// Whether the path or query may hold the receiver's token: any path but `/`.
+    pub fn has_secret(&self) -> bool {
+        self.path != "/"
+    }
+
     /// `HOST:PORT` as a socket address and a `Host` header take it.
     pub fn authority(&self) -> String {
         if self.host.contains(':') {
@@ -110,6 +120,10 @@ mod tests {
         assert_eq!(t.port, 8080);
         assert_eq!(t.path, "/T0/secret?k=v");
         assert_eq!(t.to_string(), "http://hooks.example:8080");
+        assert_eq!(t.url(), "http://hooks.example:8080/T0/secret?k=v");
+        assert!(t.has_secret());
+        let bare = Target::parse("http://relay").unwrap();
+        assert_eq!((bare.url(), bare.has_secret()), ("http://relay:80/".into(), false));
         let t = Target::parse("http://[::1]?a=b").unwrap();
         assert_eq!(
             (t.authority().as_str(), t.path.as_str()),

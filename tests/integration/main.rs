@@ -11,6 +11,7 @@ mod acceptance_report;
 mod architecture;
 mod cli;
 mod docs_commands;
+mod fleet_site;
 mod evidence;
 mod exit_codes;
 mod expand;

@@ -12,20 +12,20 @@ use common::*;
 
 /// What the receiver does with each request, in turn (the last repeats).
 #[derive(Clone, Copy)]
-enum Answer {
+pub(crate) enum Answer {
     Status(u16),
     /// Reads the request and never answers.
     Silent,
 }
 
 /// One request received: its headers (lower-cased names) and body.
-struct Received {
+pub(crate) struct Received {
     headers: Vec<(String, String)>,
     body: String,
 }
 
 impl Received {
-    fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
             .find(|(k, _)| k == name)
@@ -34,7 +34,7 @@ impl Received {
 }
 
 /// A receiver on a free port: its URL and what it got.
-fn receiver(answers: Vec<Answer>) -> (String, Arc<Mutex<Vec<Received>>>) {
+pub(crate) fn receiver(answers: Vec<Answer>) -> (String, Arc<Mutex<Vec<Received>>>) {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!(
         "http://127.0.0.1:{}/hooks/T0K3N?x=1",
