@@ -70,14 +70,42 @@ pub fn publish(
     exit: Exit,
     verdict: Verdict,
 ) -> Result<(), CliError> {
+    publish_as(a, g, &session::run_id(results), exit, verdict)
+}
+
+/// A run that ended on `error` before it had results to grade: its plan graded with none (every
+/// job fails closed) and published with the run's exit, so the fleet hears of it too. A
+/// publication that fails is said first; `error` and its exit code stand.
+pub fn failed(
+    a: &FleetArgs,
+    g: Option<Grade>,
+    id: &str,
+    error: CliError,
+    verdict: Verdict,
+) -> CliError {
+    let Some(g) = g.filter(|_| a.metrics.is_some() || a.notify.is_some()) else {
+        return error;
+    };
+    let exit = error.exit();
+    if let Err(e) = publish_as(a, &g, id, exit, verdict) {
+        super::ui::error(&e);
+    }
+    error
+}
+
+fn publish_as(
+    a: &FleetArgs,
+    g: &Grade,
+    id: &str,
+    exit: Exit,
+    verdict: Verdict,
+) -> Result<(), CliError> {
     if let Some(target) = &a.metrics {
         let file = session::write_metrics(g, exit, target)?;
         verdict.line(&format!("metrics: {}", file.display()))?;
     }
     if let Some(to) = &a.notify {
-        let id = session::run_id(results);
-        let within = a.within();
-        let d = session::notify(g, exit, &id, to, within);
+        let d = session::notify(g, exit, id, to, a.within());
         let tries = format!(
             "{} attempt(s), {:.1} s",
             d.attempts,

@@ -123,7 +123,10 @@ mod tests {
         assert_eq!(t.url(), "http://hooks.example:8080/T0/secret?k=v");
         assert!(t.has_secret());
         let bare = Target::parse("http://relay").unwrap();
-        assert_eq!((bare.url(), bare.has_secret()), ("http://relay:80/".into(), false));
+        assert_eq!(
+            (bare.url(), bare.has_secret()),
+            ("http://relay:80/".into(), false)
+        );
         let t = Target::parse("http://[::1]?a=b").unwrap();
         assert_eq!(
             (t.authority().as_str(), t.path.as_str()),

@@ -26,6 +26,25 @@ pub fn run_id(results: &[&Results]) -> String {
     format!("sha256:{hex}")
 }
 
+/// The ID of a run that failed before it measured anything: no results to key it by, so the
+/// plan, the output directory and the moment it failed — another attempt is another run, never
+/// taken by a receiver for a retry of this one.
+pub fn failed_run_id(plan_identity: &str, out_dir: &Path) -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let seed = format!(
+        "failed\n{plan_identity}\n{}\n{now}\n{}",
+        out_dir.display(),
+        std::process::id()
+    );
+    let hex: String = Sha256::digest(seed.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    format!("sha256:{hex}")
+}
+
 /// `--metrics TARGET`: the textfile for node_exporter; returns the file written.
 pub fn write_metrics(
     g: &Grade,

@@ -62,11 +62,7 @@ impl Outputs {
                 "history" => {
                     let s = text(item, "history")?;
                     let url = s.starts_with("postgres://") || s.starts_with("postgresql://");
-                    let p = if url {
-                        PathBuf::from(s)
-                    } else {
-                        dir.join(s)
-                    };
+                    let p = if url { PathBuf::from(s) } else { dir.join(s) };
                     o.note("history", url_redacted(&p.display().to_string()), at);
                     o.history = Some(p);
                 }

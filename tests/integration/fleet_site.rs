@@ -26,7 +26,11 @@ fn baton_site(args: &[&str], envs: &[(&str, &str)]) -> std::process::Output {
 }
 
 fn site_with(d: &Path, outputs: &str) -> PathBuf {
-    write(d, "site.yaml", &format!("site: 1\nname: fleet\noutputs:\n{outputs}"))
+    write(
+        d,
+        "site.yaml",
+        &format!("site: 1\nname: fleet\noutputs:\n{outputs}"),
+    )
 }
 
 fn proms(dir: &Path) -> Vec<PathBuf> {
@@ -134,7 +138,10 @@ fn a_bad_site_output_is_exit_2_at_its_file_and_line() {
     let plan = plan("h200x2.yaml");
     for (outputs, said) in [
         ("  notify: \"https://hooks.example/x\"\n", "site.yaml:4:11"),
-        ("  notify: \"ftp://hooks.example/x\"\n", "not an http:// URL"),
+        (
+            "  notify: \"ftp://hooks.example/x\"\n",
+            "not an http:// URL",
+        ),
         ("  notify: \"http://u:pw@hooks.example/x\"\n", "credentials"),
         ("  notify_within: 0\n", "notify_within"),
         ("  metrcs: /tmp\n", "did you mean `metrics`?"),
@@ -172,9 +179,20 @@ fn a_site_history_is_what_trend_and_history_read_unless_named() {
     assert!(stdout(&o).contains("vs median"), "{}", show(&o));
     // --history and BATON_HISTORY name another store (here an empty one): theirs is read.
     let none = d.join("none.sqlite");
-    let o = baton_site(&["grade", p(&plan), p(&nights[8]), "--history", p(&none)], &env);
-    assert!(stdout(&o).contains("no history store here yet"), "{}", show(&o));
+    let o = baton_site(
+        &["grade", p(&plan), p(&nights[8]), "--history", p(&none)],
+        &env,
+    );
+    assert!(
+        stdout(&o).contains("no history store here yet"),
+        "{}",
+        show(&o)
+    );
     let both = [env[0], ("BATON_HISTORY", p(&none))];
     let o = baton_site(&["grade", p(&plan), p(&nights[8])], &both);
-    assert!(stdout(&o).contains("no history store here yet"), "{}", show(&o));
+    assert!(
+        stdout(&o).contains("no history store here yet"),
+        "{}",
+        show(&o)
+    );
 }

@@ -21,7 +21,7 @@ pub(crate) enum Answer {
 /// One request received: its headers (lower-cased names) and body.
 pub(crate) struct Received {
     headers: Vec<(String, String)>,
-    body: String,
+    pub(crate) body: String,
 }
 
 impl Received {
