@@ -131,7 +131,7 @@ fn dispatch(command: Command, trust: baton::plan::Trust, mpi: Option<MpiEntry>) 
                 ..args
             })
         }
-        Command::Render(args) => render::run(&render::Args::of(args, trust)),
+        Command::Render(args) => render::run(&render::Args::of(args, trust)?),
         Command::Ranks => ranks::run(),
         Command::Probe(a) => probe::run(a),
         Command::Worker(w) => match mpi {

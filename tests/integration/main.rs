@@ -37,6 +37,7 @@ mod probe;
 mod profiles;
 mod relative;
 mod render;
+mod render_fleet;
 mod render_launch;
 mod render_nodesets;
 mod render_resume;
