@@ -65,6 +65,12 @@ pub fn shown(url: &str) -> String {
     crate::secrets::url_redacted(url)
 }
 
+/// Why `sslmode=require` is refused before connecting: this build links no TLS stack, and a
+/// store that insists on TLS would otherwise fail only at the handshake, after the run.
+const NO_TLS: &str = "sslmode=require: this baton has no TLS to PostgreSQL; reach the server \
+                      over a trusted network or a local socket, or through a tunnel (stunnel, ssh -L), \
+                      with sslmode=disable or prefer";
+
 pub(super) struct Pg {
     client: RefCell<Client>,
     shown: String,
@@ -80,6 +86,12 @@ impl Pg {
             path: shown.clone(),
             why: "not a PostgreSQL URL (postgres://USER@HOST:PORT/DATABASE)",
         })?;
+        if config.get_ssl_mode() == postgres::config::SslMode::Require {
+            return Err(HistoryError::BadName {
+                path: shown,
+                why: NO_TLS,
+            });
+        }
         if config.get_password().is_none()
             && let Some(pw) = std::env::var_os("PGPASSWORD")
         {
@@ -342,5 +354,15 @@ mod tests {
         assert_eq!(shown("postgresql://db/h"), "postgresql://db/h");
         assert!(is_url(Path::new("postgres://h/d")));
         assert!(!is_url(Path::new("./postgres:/x")));
+    }
+
+    #[test]
+    fn tls_required_is_refused_before_connecting() {
+        // Port 1 on loopback: were it tried, the error would be a refused connection.
+        let e = Pg::connect("postgres://baton:pw@127.0.0.1:1/h?sslmode=require", false)
+            .err()
+            .unwrap();
+        assert!(e.to_string().contains("no TLS to PostgreSQL"), "{e}");
+        assert!(!e.to_string().contains("pw@"), "{e}");
     }
 }
