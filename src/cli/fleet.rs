@@ -20,7 +20,7 @@ pub struct FleetArgs {
     /// file's `outputs.metrics`. See docs/fleet.md.
     #[arg(long, value_name = "FILE|DIR")]
     pub metrics: Option<PathBuf>,
-    /// POST the verdict JSON (schemas/verdict.schema.json) to this http:// URL, with the run's
+    /// POST the verdict JSON (schemas/verdict.schema.json) to this http(s):// URL, with the run's
     /// ID in `X-Baton-Run-Id`; retried within --notify-within; never changes the exit code.
     /// Default: the site file's `outputs.notify`.
     #[arg(long, value_name = "URL", value_parser = target)]
@@ -30,6 +30,10 @@ pub struct FleetArgs {
     #[arg(long, value_name = "SECONDS",
           value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub notify_within: Option<u64>,
+    /// Verify an https:// --notify receiver against the certificates of this PEM file (a
+    /// site's own CA) instead of the usual public roots.
+    #[arg(long, value_name = "FILE")]
+    pub notify_ca: Option<PathBuf>,
 }
 
 impl FleetArgs {
@@ -41,6 +45,7 @@ impl FleetArgs {
             notify_within: self
                 .notify_within
                 .or(site.notify_within.map(|d| d.as_secs())),
+            notify_ca: self.notify_ca,
         }
     }
 
@@ -105,7 +110,14 @@ fn publish_as(
         verdict.line(&format!("metrics: {}", file.display()))?;
     }
     if let Some(to) = &a.notify {
-        let d = session::notify(g, exit, id, to, a.within());
+        let d = match session::notify_tls(a.notify_ca.as_deref()) {
+            Ok(tls) => session::notify(g, exit, id, to, &tls, a.within()),
+            Err(why) => baton::notify::Delivery {
+                attempts: 0,
+                elapsed: Duration::ZERO,
+                outcome: Err(why),
+            },
+        };
         let tries = format!(
             "{} attempt(s), {:.1} s",
             d.attempts,

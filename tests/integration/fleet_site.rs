@@ -137,10 +137,10 @@ fn a_bad_site_output_is_exit_2_at_its_file_and_line() {
     let d = tmp("fleet-site-bad");
     let plan = plan("h200x2.yaml");
     for (outputs, said) in [
-        ("  notify: \"https://hooks.example/x\"\n", "site.yaml:4:11"),
+        ("  notify: \"ftp://hooks.example/x\"\n", "site.yaml:4:11"),
         (
-            "  notify: \"ftp://hooks.example/x\"\n",
-            "not an http:// URL",
+            "  notify: \"http://hooks.example/a b\"\n",
+            "percent-encoded",
         ),
         ("  notify: \"http://u:pw@hooks.example/x\"\n", "credentials"),
         ("  notify_within: 0\n", "notify_within"),
