@@ -98,6 +98,7 @@ fn fleet_of(
         metrics: text("--metrics", given.metrics.as_deref())?,
         notify: given.notify,
         notify_within: given.notify_within,
+        notify_ca: text("--notify-ca", given.notify_ca.as_deref())?,
         history: text("--history", history.as_deref())?,
     })
 }

@@ -17,6 +17,8 @@ pub struct Fleet {
     pub metrics: Option<String>,
     pub notify: Option<Target>,
     pub notify_within: Option<u64>,
+    /// `--notify-ca`, absolute: the CA file must be there on the machines that run the job.
+    pub notify_ca: Option<String>,
     /// `--history`: a file, absolute, or a postgres:// URL.
     pub history: Option<String>,
 }
@@ -33,6 +35,7 @@ pub struct FleetInfo {
     /// The webhook's URL is read from `BATON_NOTIFY_URL` at run time.
     pub notify_from_env: bool,
     pub notify_within: Option<u64>,
+    pub notify_ca: Option<String>,
     /// The history store without its password.
     pub history: Option<String>,
     /// The store had a password: PGPASSWORD gives it.
@@ -56,6 +59,7 @@ impl Fleet {
             notify: self.notify.as_ref().filter(|_| !secret).map(Target::url),
             notify_from_env: secret,
             notify_within: self.notify_within.filter(|_| self.notify.is_some()),
+            notify_ca: self.notify_ca.clone().filter(|_| self.notify.is_some()),
             history,
             history_password,
         }
@@ -93,6 +97,7 @@ impl Fleet {
             i.notify_within
                 .map(|s| format!("fleet_args+=(--notify-within {s})")),
         );
+        l.extend(i.notify_ca.as_deref().map(|c| arg("--notify-ca", c)));
         l
     }
 }
@@ -172,6 +177,7 @@ mod tests {
             metrics: Some("/var/lib/it's".into()),
             notify: Some(Target::parse("http://relay:8080/hooks/T0K3N").unwrap()),
             notify_within: Some(60),
+            notify_ca: Some("/etc/ssl/site ca.pem".into()),
             history: Some("postgres://baton:s3cret@db/acc?sslmode=require&password=x".into()),
         };
         let text = f.lines().join("\n");
@@ -188,6 +194,10 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("\"$BATON_NOTIFY_URL\""), "{text}");
+        assert!(
+            text.contains("fleet_args+=(--notify-ca '/etc/ssl/site ca.pem')"),
+            "{text}"
+        );
         // The acceptance's lines are the templates' lines.
         let template = include_str!("../../templates/fleet.sh.j2");
         for line in PASSWORD_LINES.iter().chain(&NOTIFY_LINES) {

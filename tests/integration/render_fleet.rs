@@ -41,6 +41,8 @@ fn every_script_passes_the_flags_quoted_and_no_secret_in_clear() {
         "http://relay.example:8080/hooks/T0K3N",
         "--notify-within",
         "45",
+        "--notify-ca",
+        "/etc/ssl/site-ca.pem",
         "--history",
         "postgres://baton:s3cret@db.example/acceptance?sslmode=disable",
     ];
@@ -68,6 +70,7 @@ fn every_script_passes_the_flags_quoted_and_no_secret_in_clear() {
                     .into(),
                 "fleet_args+=(--notify \"$BATON_NOTIFY_URL\")".into(),
                 "fleet_args+=(--notify-within 45)".into(),
+                "fleet_args+=(--notify-ca '/etc/ssl/site-ca.pem')".into(),
                 "\"${fleet_args[@]}\"".into(),
             ] {
                 assert!(text.contains(&want), "{}: no {want:?}\n{text}", f.display());
