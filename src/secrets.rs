@@ -59,6 +59,37 @@ pub fn is_secret(name: &str) -> bool {
     SECRET_PARTS.iter().any(|p| upper.contains(p))
 }
 
+/// A database URL as any line may show it: the password of its user part and of a
+/// `password=` parameter become [`REDACTED`] (`postgres://baton:<redacted>@db/acceptance`).
+pub fn url_redacted(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(end);
+    let authority = match authority.rsplit_once('@') {
+        Some((user, host)) => match user.split_once(':') {
+            Some((name, _)) => format!("{name}:{REDACTED}@{host}"),
+            None => authority.to_string(),
+        },
+        None => authority.to_string(),
+    };
+    let tail = match tail.split_once('?') {
+        Some((path, query)) => {
+            let kept: Vec<String> = query
+                .split('&')
+                .map(|kv| match kv.split_once('=') {
+                    Some((k, _)) if k.eq_ignore_ascii_case("password") => format!("{k}={REDACTED}"),
+                    _ => kv.to_string(),
+                })
+                .collect();
+            format!("{path}?{}", kept.join("&"))
+        }
+        None => tail.to_string(),
+    };
+    format!("{scheme}://{authority}{tail}")
+}
+
 /// Whether a variable of the process environment is worth recording at all.
 pub fn recorded(name: &str) -> bool {
     (RECORDED_PREFIXES.iter().any(|p| name.starts_with(p)) || RECORDED_NAMES.contains(&name))

@@ -19,6 +19,8 @@ pub struct ScriptInput<'a> {
     pub exclusive: bool,
     /// A fixed output directory (`--results`): resubmitting the script resumes there.
     pub results: Option<&'a str>,
+    /// Where `baton accept` reports (`crate::render::fleet`: lines that fill `fleet_args`).
+    pub fleet: &'a [String],
 }
 
 /// A job name Slurm and a shell both take as it is.
@@ -65,7 +67,19 @@ pub fn slurm_script(i: &ScriptInput<'_>) -> String {
     s.push_str(&format!(
         "set -euo pipefail\nif [ \"${{SLURM_JOB_NUM_NODES:-1}}\" -lt 2 ]; then\n  \
          echo \"{name}: an acceptance of one node tests nothing between nodes: submit with sbatch -N COUNT\" >&2\n  \
-         exit 2\nfi\nexec {} accept {} -o {out}\n",
+         exit 2\nfi\n"
+    ));
+    for line in i.fleet {
+        s.push_str(line);
+        s.push('\n');
+    }
+    let fleet = if i.fleet.is_empty() {
+        ""
+    } else {
+        " \"${fleet_args[@]}\""
+    };
+    s.push_str(&format!(
+        "exec {} accept {} -o {out}{fleet}\n",
         shell_quote(i.baton),
         shell_quote(i.file)
     ));
@@ -87,6 +101,7 @@ mod tests {
             gpus_per_node: 8,
             exclusive: true,
             results: Some("/out/$(x)"),
+            fleet: &[],
         });
         assert!(
             s.contains("#SBATCH --job-name=nccl_8gpu__rm_-rf__\n"),

@@ -315,6 +315,12 @@ pub fn render(args: &super::render::Args) -> Outcome {
         .baton
         .as_ref()
         .map_or("baton".to_string(), |b| b.display().to_string());
+    // `baton accept` keeps no history of its own: its phases' plans name theirs.
+    let fleet = baton::render::fleet::Fleet {
+        history: None,
+        ..args.fleet.clone()
+    };
+    let fleet = fleet.lines();
     let script = acceptance::slurm_script(&acceptance::ScriptInput {
         name: &doc.name,
         file: &file,
@@ -324,6 +330,7 @@ pub fn render(args: &super::render::Args) -> Outcome {
         gpus_per_node: most.1,
         exclusive: most.2,
         results: results.as_deref(),
+        fleet: &fleet,
     });
     let path = args.out.join(format!("{}.sbatch", doc.name));
     if !args.dry_run {

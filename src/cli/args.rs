@@ -277,6 +277,15 @@ pub struct RenderArgs {
     /// complete there.
     #[arg(long)]
     pub resume: bool,
+    /// History store the scripts' run reads and `trend` criteria use: a file or a postgres://
+    /// URL, written without its password (the job's PGPASSWORD gives it). Default: the site
+    /// file's `outputs.history`.
+    #[arg(long, value_name = "STORE")]
+    pub history: Option<PathBuf>,
+    /// The scripts' run reports here too (`--metrics`, `--notify`: a URL with a path is read
+    /// from BATON_NOTIFY_URL at run time, not written in the script). See docs/fleet.md.
+    #[command(flatten)]
+    pub fleet: super::fleet::FleetArgs,
 }
 
 // The arguments of `baton grade` (its help is the variant's doc comment).

@@ -16,17 +16,50 @@ use super::ui::Verdict;
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct FleetArgs {
     /// Write Prometheus metrics (node_exporter's textfile format) here: a file, or a directory
-    /// (node_exporter's textfile directory) that gets `baton-PLAN.prom`. See docs/fleet.md.
+    /// (node_exporter's textfile directory) that gets `baton-PLAN.prom`. Default: the site
+    /// file's `outputs.metrics`. See docs/fleet.md.
     #[arg(long, value_name = "FILE|DIR")]
     pub metrics: Option<PathBuf>,
-    /// POST the verdict JSON (schemas/verdict.schema.json) to this http:// URL, with the run's
+    /// POST the verdict JSON (schemas/verdict.schema.json) to this http(s):// URL, with the run's
     /// ID in `X-Baton-Run-Id`; retried within --notify-within; never changes the exit code.
+    /// Default: the site file's `outputs.notify`.
     #[arg(long, value_name = "URL", value_parser = target)]
     pub notify: Option<Target>,
-    /// The longest --notify may take, retries included (1 to 3600).
-    #[arg(long, value_name = "SECONDS", default_value_t = 30, requires = "notify",
+    /// The longest --notify may take, retries included (1 to 3600; default: the site file's
+    /// `outputs.notify_within`, else 30).
+    #[arg(long, value_name = "SECONDS",
           value_parser = clap::value_parser!(u64).range(1..=3600))]
-    pub notify_within: u64,
+    pub notify_within: Option<u64>,
+    /// Verify an https:// --notify receiver against the certificates of this PEM file (a
+    /// site's own CA) instead of the usual public roots.
+    #[arg(long, value_name = "FILE")]
+    pub notify_ca: Option<PathBuf>,
+}
+
+impl FleetArgs {
+    /// These flags with the site file's `outputs:` filling what they leave out.
+    pub fn with_site(self, site: &baton::site::Outputs) -> FleetArgs {
+        FleetArgs {
+            metrics: self.metrics.or_else(|| site.metrics.clone()),
+            notify: self.notify.or_else(|| site.notify.clone()),
+            notify_within: self
+                .notify_within
+                .or(site.notify_within.map(|d| d.as_secs())),
+            notify_ca: self.notify_ca,
+        }
+    }
+
+    fn within(&self) -> Duration {
+        self.notify_within
+            .map_or(baton::notify::DEFAULT_WITHIN, Duration::from_secs)
+    }
+}
+
+/// `--history` of `run` and `grade`: the flag, else `BATON_HISTORY`, else the site file's
+/// `outputs.history` (the plan's own `history:` comes after all three).
+pub fn history(flag: Option<PathBuf>, site: &baton::site::Outputs) -> Option<PathBuf> {
+    flag.or_else(baton::history::from_env)
+        .or_else(|| site.history.clone())
 }
 
 fn target(s: &str) -> Result<Target, String> {
@@ -42,14 +75,49 @@ pub fn publish(
     exit: Exit,
     verdict: Verdict,
 ) -> Result<(), CliError> {
+    publish_as(a, g, &session::run_id(results), exit, verdict)
+}
+
+/// A run that ended on `error` before it had results to grade: its plan graded with none (every
+/// job fails closed) and published with the run's exit, so the fleet hears of it too. A
+/// publication that fails is said first; `error` and its exit code stand.
+pub fn failed(
+    a: &FleetArgs,
+    g: Option<Grade>,
+    id: &str,
+    error: CliError,
+    verdict: Verdict,
+) -> CliError {
+    let Some(g) = g.filter(|_| a.metrics.is_some() || a.notify.is_some()) else {
+        return error;
+    };
+    let exit = error.exit();
+    if let Err(e) = publish_as(a, &g, id, exit, verdict) {
+        super::ui::error(&e);
+    }
+    error
+}
+
+fn publish_as(
+    a: &FleetArgs,
+    g: &Grade,
+    id: &str,
+    exit: Exit,
+    verdict: Verdict,
+) -> Result<(), CliError> {
     if let Some(target) = &a.metrics {
         let file = session::write_metrics(g, exit, target)?;
         verdict.line(&format!("metrics: {}", file.display()))?;
     }
     if let Some(to) = &a.notify {
-        let id = session::run_id(results);
-        let within = Duration::from_secs(a.notify_within);
-        let d = session::notify(g, exit, &id, to, within);
+        let d = match session::notify_tls(a.notify_ca.as_deref()) {
+            Ok(tls) => session::notify(g, exit, id, to, &tls, a.within()),
+            Err(why) => baton::notify::Delivery {
+                attempts: 0,
+                elapsed: Duration::ZERO,
+                outcome: Err(why),
+            },
+        };
         let tries = format!(
             "{} attempt(s), {:.1} s",
             d.attempts,

@@ -42,8 +42,9 @@ pub enum Action {
 #[derive(Debug, clap::Args)]
 pub struct StoreArg {
     /// History store: an SQLite file, or a PostgreSQL database as a postgres:// URL (the
-    /// password may come from PGPASSWORD). Default: $BATON_HISTORY, else
-    /// $XDG_DATA_HOME/baton/history.sqlite, else ~/.local/share/baton/history.sqlite.
+    /// password may come from PGPASSWORD). Default: $BATON_HISTORY, else the site file's
+    /// `outputs.history`, else $XDG_DATA_HOME/baton/history.sqlite, else
+    /// ~/.local/share/baton/history.sqlite.
     #[arg(long, value_name = "PATH")]
     pub store: Option<PathBuf>,
 }
@@ -54,6 +55,7 @@ impl StoreArg {
         self.store
             .clone()
             .or_else(baton::history::from_env)
+            .or_else(|| super::load::site_outputs().history)
             .or_else(baton::history::default_path)
             .ok_or_else(|| {
                 CliError::invalid(

@@ -45,6 +45,16 @@ pub fn layers(format: DiagFormat) -> Result<Layers, CliError> {
     Layers::new(site, &args.sets).map_err(plan_error)
 }
 
+/// The site file's `outputs:` (what commands report to without a flag); none under
+/// `--no-site`, or when the site file cannot be used — the plan's loading then says why.
+pub fn site_outputs() -> baton::site::Outputs {
+    layers(DiagFormat::Human)
+        .ok()
+        .and_then(|l| l.site)
+        .map(|s| s.outputs)
+        .unwrap_or_default()
+}
+
 /// Loads a plan and shows its warnings; `Err` with its diagnostics when it is invalid.
 pub fn load_plan(path: &Path, format: DiagFormat, trust: Trust) -> Result<Loaded, CliError> {
     let loaded = load_quietly(path, format, trust)?;

@@ -111,9 +111,27 @@ fn dispatch(command: Command, trust: baton::plan::Trust, mpi: Option<MpiEntry>) 
             let given = GivenNodes::of(nodes.as_deref(), hostfile.as_deref());
             expand::run(&plan, format, max_listed, given, trust)
         }
-        Command::Run(args) => run::run(&run::Args { trust, ..args }, mpi),
-        Command::Accept(args) => accept::run(&accept::Args { trust, ..args }),
-        Command::Render(args) => render::run(&render::Args::of(args, trust)),
+        Command::Run(args) => {
+            let site = load::site_outputs();
+            let history = fleet::history(args.history.clone(), &site);
+            let fleet = args.fleet.clone().with_site(&site);
+            let args = run::Args {
+                trust,
+                history,
+                fleet,
+                ..args
+            };
+            run::run(&args, mpi)
+        }
+        Command::Accept(args) => {
+            let fleet = args.fleet.clone().with_site(&load::site_outputs());
+            accept::run(&accept::Args {
+                trust,
+                fleet,
+                ..args
+            })
+        }
+        Command::Render(args) => render::run(&render::Args::of(args, trust)?),
         Command::Ranks => ranks::run(),
         Command::Probe(a) => probe::run(a),
         Command::Worker(w) => match mpi {
@@ -127,8 +145,21 @@ fn dispatch(command: Command, trust: baton::plan::Trust, mpi: Option<MpiEntry>) 
             job,
             collective,
         } => ingest::run(&logs, &output, job.as_deref(), collective),
-        Command::Grade(args) => grade::grade(args, trust),
-        Command::Report(args) => grade::report(args, trust),
+        Command::Grade(args) => {
+            let site = load::site_outputs();
+            let history = fleet::history(args.history.clone(), &site);
+            let fleet = args.fleet.clone().with_site(&site);
+            let args = args::GradeArgs {
+                history,
+                fleet,
+                ..args
+            };
+            grade::grade(args, trust)
+        }
+        Command::Report(args) => {
+            let history = fleet::history(args.history.clone(), &load::site_outputs());
+            grade::report(args::ReportArgs { history, ..args }, trust)
+        }
         Command::Baseline { action } => baseline::dispatch(action, trust),
         Command::Completions { shell } => manual::completions(shell),
         Command::Man { out } => manual::man(&out),

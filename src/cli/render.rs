@@ -25,11 +25,14 @@ pub struct Args {
     pub submit: Option<Submit>,
     /// `--trust-plan`.
     pub trust: baton::plan::Trust,
+    /// `--metrics`, `--notify`, `--history`, the site's `outputs:` filling what they leave out.
+    pub fleet: baton::render::fleet::Fleet,
 }
 
 impl Args {
-    /// The arguments of `baton render`, as the libraries take them.
-    pub fn of(given: RenderArgs, trust: baton::plan::Trust) -> Args {
+    /// The arguments of `baton render`, as the libraries take them; `Err` when a path the
+    /// scripts carry is not UTF-8.
+    pub fn of(given: RenderArgs, trust: baton::plan::Trust) -> Result<Args, CliError> {
         let RenderArgs {
             plan,
             target,
@@ -42,7 +45,10 @@ impl Args {
             wait,
             results,
             resume,
+            history,
+            fleet,
         } = given;
+        let fleet = fleet_of(history, fleet)?;
         let targets = target
             .into_iter()
             .map(|t| match t {
@@ -51,7 +57,7 @@ impl Args {
                 RenderTarget::Mpirun => Target::Mpirun,
             })
             .collect();
-        Args {
+        Ok(Args {
             plan,
             targets,
             out,
@@ -63,8 +69,38 @@ impl Args {
             resume,
             submit: submit.then_some(Submit { wait }),
             trust,
-        }
+            fleet,
+        })
     }
+}
+
+/// What the scripts report to: the flags, else the site's `outputs:` (`--history` after
+/// `BATON_HISTORY`, as `baton run` takes it).
+fn fleet_of(
+    history: Option<PathBuf>,
+    given: super::fleet::FleetArgs,
+) -> Result<baton::render::fleet::Fleet, CliError> {
+    let site = super::load::site_outputs();
+    let history = super::fleet::history(history, &site);
+    let given = given.with_site(&site);
+    let text = |flag: &str, p: Option<&Path>| match p {
+        None => Ok(None),
+        Some(p) => baton::render::fleet::script_path(p)
+            .map(Some)
+            .ok_or_else(|| {
+                CliError::invalid(format!(
+                    "{flag} {} is not UTF-8; scripts need it as text",
+                    p.display()
+                ))
+            }),
+    };
+    Ok(baton::render::fleet::Fleet {
+        metrics: text("--metrics", given.metrics.as_deref())?,
+        notify: given.notify,
+        notify_within: given.notify_within,
+        notify_ca: text("--notify-ca", given.notify_ca.as_deref())?,
+        history: text("--history", history.as_deref())?,
+    })
 }
 
 /// `--submit [--wait]`.
@@ -101,6 +137,7 @@ pub fn run(args: &Args) -> Outcome {
         sweep: sweep.clone(),
         results: results_text.as_deref(),
         resume: args.resume,
+        fleet: &args.fleet,
     };
     let scripts = baton::render::render(&input, &args.targets, args.templates.as_deref())
         .map_err(|e| CliError::invalid(format!("{}: {e}", args.plan.display())))?;

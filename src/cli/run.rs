@@ -228,6 +228,7 @@ fn ended(
                 // The directory is another run's, or holds another plan's results.
                 return Err(error);
             }
+            let error = failed(args, input, grading, error);
             return Err(junit::run_junit(args, error, "run", &e.to_string()));
         }
     };
@@ -259,6 +260,32 @@ fn ended(
         exit: outcome.exit,
     };
     finish_by(args, input.plan, grading, end)
+}
+
+/// A run that failed before grading, told to the fleet (`--metrics`, `--notify`) with its plan
+/// graded over no results.
+fn failed(
+    args: &Args,
+    input: &Input<'_>,
+    judged_by: Option<&Grading<'_>>,
+    error: CliError,
+) -> CliError {
+    if args.env_set.is_some() {
+        return error;
+    }
+    let ids: Vec<String> = input.jobs.iter().map(|j| j.id.clone()).collect();
+    let resolved = match judged_by {
+        Some(_) => None,
+        None => super::grade::grading(input.plan, &args.plan, args.trust, against(args)).ok(),
+    };
+    let g = judged_by
+        .or(resolved.as_ref())
+        .map(|grading| grading.grade(&[], Some(&ids)));
+    let id = baton::session::failed_run_id(&input.opts.plan_hash, &args.out);
+    let verdict = ui::Verdict {
+        on_stderr: args.format == RunFormat::Json,
+    };
+    super::fleet::failed(&args.fleet, g, &id, error, verdict)
 }
 
 /// `--baseline` and `--history`.

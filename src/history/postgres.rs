@@ -62,31 +62,14 @@ pub fn is_url(p: &Path) -> bool {
 /// `url` without its password (in the user part or a `password=` parameter): how every
 /// message names the store.
 pub fn shown(url: &str) -> String {
-    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
-    let end = rest.find(['/', '?']).unwrap_or(rest.len());
-    let (authority, tail) = rest.split_at(end);
-    let authority = match authority.rsplit_once('@') {
-        Some((user, host)) => {
-            let user = user.split(':').next().unwrap_or("");
-            format!("{user}@{host}")
-        }
-        None => authority.to_string(),
-    };
-    let tail = match tail.split_once('?') {
-        Some((path, query)) => {
-            let kept: Vec<String> = query
-                .split('&')
-                .map(|kv| match kv.split_once('=') {
-                    Some((k, _)) if k.eq_ignore_ascii_case("password") => format!("{k}=***"),
-                    _ => kv.to_string(),
-                })
-                .collect();
-            format!("{path}?{}", kept.join("&"))
-        }
-        None => tail.to_string(),
-    };
-    format!("{scheme}://{authority}{tail}")
+    crate::secrets::url_redacted(url)
 }
+
+/// Why `sslmode=require` is refused before connecting: this build links no TLS stack, and a
+/// store that insists on TLS would otherwise fail only at the handshake, after the run.
+const NO_TLS: &str = "sslmode=require: this baton has no TLS to PostgreSQL; reach the server \
+                      over a trusted network or a local socket, or through a tunnel (stunnel, ssh -L), \
+                      with sslmode=disable or prefer";
 
 pub(super) struct Pg {
     client: RefCell<Client>,
@@ -103,6 +86,12 @@ impl Pg {
             path: shown.clone(),
             why: "not a PostgreSQL URL (postgres://USER@HOST:PORT/DATABASE)",
         })?;
+        if config.get_ssl_mode() == postgres::config::SslMode::Require {
+            return Err(HistoryError::BadName {
+                path: shown,
+                why: NO_TLS,
+            });
+        }
         if config.get_password().is_none()
             && let Some(pw) = std::env::var_os("PGPASSWORD")
         {
@@ -360,10 +349,20 @@ mod tests {
     fn the_password_is_never_shown() {
         assert_eq!(
             shown("postgres://baton:s3cr%40t@db.example:5432/history?sslmode=disable&password=x"),
-            "postgres://baton@db.example:5432/history?sslmode=disable&password=***"
+            "postgres://baton:<redacted>@db.example:5432/history?sslmode=disable&password=<redacted>"
         );
         assert_eq!(shown("postgresql://db/h"), "postgresql://db/h");
         assert!(is_url(Path::new("postgres://h/d")));
         assert!(!is_url(Path::new("./postgres:/x")));
+    }
+
+    #[test]
+    fn tls_required_is_refused_before_connecting() {
+        // Port 1 on loopback: were it tried, the error would be a refused connection.
+        let e = Pg::connect("postgres://baton:pw@127.0.0.1:1/h?sslmode=require", false)
+            .err()
+            .unwrap();
+        assert!(e.to_string().contains("no TLS to PostgreSQL"), "{e}");
+        assert!(!e.to_string().contains("pw@"), "{e}");
     }
 }

@@ -5,14 +5,16 @@
 //! Delivery is best effort within a bound: retries with doubling backoff while the total time
 //! allows, then it gives up. It never changes the command's exit code; what happened comes
 //! back as a [`Delivery`] for the CLI to say. A tiny HTTP/1.1 client over std sockets: one
-//! request, the status line read, the connection closed — no TLS (see [`url::UrlError::Https`]).
+//! request, the status line read, the connection closed; `https://` over rustls ([`tls`]).
 
+pub mod tls;
 pub mod url;
 
 use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::time::{Duration, Instant};
 
+pub use tls::Tls;
 pub use url::{Target, UrlError};
 
 /// The longest a delivery may take, retries included, unless told otherwise.
@@ -38,15 +40,16 @@ enum Failed {
     Final(String),
 }
 
-/// POSTs `body` (JSON) to `target`, retrying within `within` in all.
-pub fn send(target: &Target, run_id: &str, body: &[u8], within: Duration) -> Delivery {
+/// POSTs `body` (JSON) to `target`, retrying within `within` in all; an https target is
+/// verified against `tls`.
+pub fn send(target: &Target, tls: &Tls, run_id: &str, body: &[u8], within: Duration) -> Delivery {
     let start = Instant::now();
     let mut backoff = FIRST_BACKOFF;
     let mut attempts = 0;
     loop {
         attempts += 1;
         let left = within.saturating_sub(start.elapsed());
-        let failed = match attempt(target, run_id, body, left) {
+        let failed = match attempt(target, tls, run_id, body, left) {
             Ok(status) => return delivered(attempts, start, Ok(status)),
             Err(Failed::Final(why)) => return delivered(attempts, start, Err(why)),
             Err(Failed::Retry(why)) => why,
@@ -69,13 +72,47 @@ fn delivered(attempts: u32, start: Instant, outcome: Result<u16, String>) -> Del
 }
 
 /// One request, every step bounded by what is `left` of the total.
-fn attempt(target: &Target, run_id: &str, body: &[u8], left: Duration) -> Result<u16, Failed> {
+fn attempt(
+    target: &Target,
+    tls: &Tls,
+    run_id: &str,
+    body: &[u8],
+    left: Duration,
+) -> Result<u16, Failed> {
     let left = left.max(Duration::from_millis(1));
     let retry = |e: std::io::Error| Failed::Retry(e.to_string());
     let addr = resolve(target, left)?;
-    let mut s = TcpStream::connect_timeout(&addr, left).map_err(retry)?;
+    let s = TcpStream::connect_timeout(&addr, left).map_err(retry)?;
     s.set_write_timeout(Some(left)).map_err(retry)?;
     s.set_read_timeout(Some(left)).map_err(retry)?;
+    let status = if target.tls {
+        let mut s = tls.wrap(&target.host, s).map_err(retry)?;
+        exchange(&mut s, target, run_id, body)
+    } else {
+        exchange(&mut { s }, target, run_id, body)
+    };
+    // A certificate the roots do not vouch for will not change on a retry.
+    let status =
+        status.map_err(
+            |e| match e.get_ref().is_some_and(|i| i.is::<rustls::Error>()) {
+                true => Failed::Final(e.to_string()),
+                false => Failed::Retry(e.to_string()),
+            },
+        )?;
+    match status {
+        200..=299 => Ok(status),
+        408 | 429 | 500..=599 => Err(Failed::Retry(format!("answered {status}"))),
+        _ => Err(Failed::Final(format!("answered {status}"))),
+    }
+}
+
+/// The request written and the answer's status read, over plain TCP or TLS.
+fn exchange<S: Read + Write>(
+    s: &mut S,
+    target: &Target,
+    run_id: &str,
+    body: &[u8],
+) -> std::io::Result<u16> {
     let head = format!(
         "POST {} HTTP/1.1\r\nHost: {}\r\nUser-Agent: baton/{}\r\nContent-Type: application/json\r\n\
          Content-Length: {}\r\nX-Baton-Run-Id: {run_id}\r\nIdempotency-Key: {run_id}\r\nConnection: close\r\n\r\n",
@@ -84,14 +121,10 @@ fn attempt(target: &Target, run_id: &str, body: &[u8], left: Duration) -> Result
         env!("CARGO_PKG_VERSION"),
         body.len(),
     );
-    s.write_all(head.as_bytes()).map_err(retry)?;
-    s.write_all(body).map_err(retry)?;
-    let status = status_line(&mut s).map_err(retry)?;
-    match status {
-        200..=299 => Ok(status),
-        408 | 429 | 500..=599 => Err(Failed::Retry(format!("answered {status}"))),
-        _ => Err(Failed::Final(format!("answered {status}"))),
-    }
+    s.write_all(head.as_bytes())?;
+    s.write_all(body)?;
+    s.flush()?;
+    status_line(s)
 }
 
 /// The receiver's address, looked up within `left`: name resolution has no timeout of its own,
@@ -114,7 +147,7 @@ fn resolve(target: &Target, left: Duration) -> Result<std::net::SocketAddr, Fail
 }
 
 /// The status code of the answer's first line (`HTTP/1.1 204 No Content`).
-fn status_line(s: &mut TcpStream) -> std::io::Result<u16> {
+fn status_line<S: Read>(s: &mut S) -> std::io::Result<u16> {
     let mut line = Vec::new();
     let mut byte = [0u8; 1];
     let mut limited = s.take(MAX_ANSWER);

@@ -1,4 +1,4 @@
-//! The webhook's address: `http://HOST[:PORT][/PATH][?QUERY]`, checked before anything runs so
+//! The webhook's address: `http[s]://HOST[:PORT][/PATH][?QUERY]`, checked before anything runs so
 //! a typo is invalid input (exit 2), not a delivery that fails after an hour of measuring.
 
 use std::fmt;
@@ -11,15 +11,13 @@ pub struct Target {
     pub port: u16,
     /// Path and query as written, `/` when none.
     pub path: String,
+    /// `https://`: sent over TLS.
+    pub tls: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum UrlError {
-    #[error(
-        "https:// is not supported by this baton: POST to an http:// receiver (a relay on localhost or inside the cluster)"
-    )]
-    Https,
-    #[error("not an http:// URL (http://HOST[:PORT]/PATH)")]
+    #[error("not an http:// or https:// URL (http[s]://HOST[:PORT]/PATH)")]
     Scheme,
     #[error("no host")]
     NoHost,
@@ -37,26 +35,39 @@ impl Target {
             return Err(UrlError::Unsafe);
         }
         let lower = url.to_ascii_lowercase();
-        if lower.starts_with("https://") {
-            return Err(UrlError::Https);
-        }
-        if !lower.starts_with("http://") {
+        let tls = lower.starts_with("https://");
+        if !tls && !lower.starts_with("http://") {
             return Err(UrlError::Scheme);
         }
-        let rest = &url["http://".len()..];
+        let rest = &url[if tls { "https://" } else { "http://" }.len()..];
         let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
         let (authority, path) = rest.split_at(end);
         if authority.contains('@') {
             return Err(UrlError::Credentials);
         }
-        let (host, port) = host_port(authority)?;
+        let (host, port) = host_port(authority, if tls { 443 } else { 80 })?;
         let path = path.split('#').next().unwrap_or("");
         let path = match path {
             "" => "/".to_string(),
             p if p.starts_with('?') => format!("/{p}"),
             p => p.to_string(),
         };
-        Ok(Target { host, port, path })
+        Ok(Target {
+            host,
+            port,
+            path,
+            tls,
+        })
+    }
+
+    /// The whole URL, to send to or to hand a script through the environment; never to show.
+    pub fn url(&self) -> String {
+        format!("{self}{}", self.path)
+    }
+
+    /// Whether the path or query may hold the receiver's token: any path but `/`.
+    pub fn has_secret(&self) -> bool {
+        self.path != "/"
     }
 
     /// `HOST:PORT` as a socket address and a `Host` header take it.
@@ -69,7 +80,7 @@ impl Target {
     }
 }
 
-fn host_port(authority: &str) -> Result<(String, u16), UrlError> {
+fn host_port(authority: &str, default: u16) -> Result<(String, u16), UrlError> {
     let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
         let (h, after) = v6.split_once(']').ok_or(UrlError::NoHost)?;
         (h, after.strip_prefix(':'))
@@ -83,7 +94,7 @@ fn host_port(authority: &str) -> Result<(String, u16), UrlError> {
         return Err(UrlError::NoHost);
     }
     let port = match port {
-        None => 80,
+        None => default,
         Some(p) => p
             .parse::<u16>()
             .ok()
@@ -95,7 +106,8 @@ fn host_port(authority: &str) -> Result<(String, u16), UrlError> {
 
 impl fmt::Display for Target {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "http://{}", self.authority())
+        let scheme = if self.tls { "https" } else { "http" };
+        write!(f, "{scheme}://{}", self.authority())
     }
 }
 
@@ -110,6 +122,13 @@ mod tests {
         assert_eq!(t.port, 8080);
         assert_eq!(t.path, "/T0/secret?k=v");
         assert_eq!(t.to_string(), "http://hooks.example:8080");
+        assert_eq!(t.url(), "http://hooks.example:8080/T0/secret?k=v");
+        assert!(t.has_secret());
+        let bare = Target::parse("http://relay").unwrap();
+        assert_eq!(
+            (bare.url(), bare.has_secret()),
+            ("http://relay:80/".into(), false)
+        );
         let t = Target::parse("http://[::1]?a=b").unwrap();
         assert_eq!(
             (t.authority().as_str(), t.path.as_str()),
@@ -120,7 +139,11 @@ mod tests {
     #[test]
     fn refuses_what_it_cannot_send_safely() {
         let e = |u: &str| Target::parse(u).unwrap_err();
-        assert_eq!(e("https://x/"), UrlError::Https);
+        let t = Target::parse("https://hooks.example/T").unwrap();
+        assert_eq!(
+            (t.tls, t.port, t.to_string()),
+            (true, 443, "https://hooks.example:443".into())
+        );
         assert_eq!(e("ftp://x/"), UrlError::Scheme);
         assert_eq!(e("http://u:pw@x/"), UrlError::Credentials);
         assert_eq!(e("http://x:0/"), UrlError::Port("0".into()));

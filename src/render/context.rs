@@ -41,6 +41,8 @@ pub struct Input<'a> {
     /// `render --resume`: every run continues what the output directory holds, and the batch
     /// job may be requeued into it.
     pub resume: bool,
+    /// Where the scripts' run reports (`--metrics`, `--notify`, `--history`).
+    pub fleet: &'a super::fleet::Fleet,
 }
 
 /// A batch job whose `baton run` drives node sets (see [`crate::runner::nodesets`]), or runs a
@@ -94,6 +96,8 @@ pub struct Context {
     pub results: Option<String>,
     /// Continue what the output directory holds (`render --resume`).
     pub resume: bool,
+    /// Where the run reports: what fills `fleet_args` (`fleet.sh.j2`).
+    pub fleet: super::fleet::FleetInfo,
 }
 
 /// pyxis: the image is imported once, by the first step, under `name`; later steps reuse it.
@@ -388,6 +392,7 @@ impl Context {
             },
             results: input.results.map(str::to_string),
             resume: input.resume,
+            fleet: input.fleet.info(),
         })
     }
 }

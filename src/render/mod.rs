@@ -11,6 +11,7 @@
 //! lines as written; the context carries them only for a plan the user trusted.
 
 mod context;
+pub mod fleet;
 pub(crate) mod quote;
 pub mod submit;
 pub mod sweep;
@@ -37,6 +38,7 @@ const EMBEDDED: &[(&str, &str)] = &[
         include_str!("../../templates/srun_steps.sh.j2"),
     ),
     ("setup.sh.j2", include_str!("../../templates/setup.sh.j2")),
+    ("fleet.sh.j2", include_str!("../../templates/fleet.sh.j2")),
     (
         "prologue.sh.j2",
         include_str!("../../templates/prologue.sh.j2"),
@@ -219,10 +221,15 @@ pub fn render(
 
 fn template_error(name: &str, e: &Error) -> RenderError {
     let mut message = e.to_string();
+    let mut cause = std::error::Error::source(e);
+    while let Some(c) = cause {
+        message.push_str(&format!(": {c}"));
+        cause = c.source();
+    }
     if e.kind() == ErrorKind::UndefinedError {
         message.push_str(
             "; templates see: version, plan, layout, slurm, mpirun, env_sets, baton, baton_mpi, worker, \
-             step, cpus_auto, setup, container, trust_plan, baseline, sweep, results, resume \
+             step, cpus_auto, setup, container, trust_plan, baseline, sweep, results, resume, fleet \
              (docs/launching.md lists their fields)",
         );
     }
@@ -346,6 +353,7 @@ mod tests {
             vouched: false,
             results: None,
             resume: false,
+            fleet: &fleet::Fleet::default(),
         })
     }
 
@@ -408,6 +416,7 @@ mod tests {
                 vouched: false,
                 results: None,
                 resume: false,
+                fleet: &fleet::Fleet::default(),
             },
             &Target::ALL,
             None,

@@ -8,7 +8,7 @@ use std::time::Duration;
 use sha2::{Digest, Sha256};
 
 use crate::grade::Grade;
-use crate::notify::{Delivery, Target};
+use crate::notify::{Delivery, Target, Tls};
 use crate::output::OutputError;
 use crate::results::Results;
 
@@ -26,6 +26,25 @@ pub fn run_id(results: &[&Results]) -> String {
     format!("sha256:{hex}")
 }
 
+/// The ID of a run that failed before it measured anything: no results to key it by, so the
+/// plan, the output directory and the moment it failed — another attempt is another run, never
+/// taken by a receiver for a retry of this one.
+pub fn failed_run_id(plan_identity: &str, out_dir: &Path) -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let seed = format!(
+        "failed\n{plan_identity}\n{}\n{now}\n{}",
+        out_dir.display(),
+        std::process::id()
+    );
+    let hex: String = Sha256::digest(seed.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    format!("sha256:{hex}")
+}
+
 /// `--metrics TARGET`: the textfile for node_exporter; returns the file written.
 pub fn write_metrics(
     g: &Grade,
@@ -35,15 +54,27 @@ pub fn write_metrics(
     crate::metrics::write(target, g, exit)
 }
 
-/// `--notify URL`: POSTs the verdict JSON with the run's ID, retrying within `within`.
+/// `--notify URL`: POSTs the verdict JSON with the run's ID, retrying within `within`; an
+/// https receiver is verified against `tls`.
 pub fn notify(
     g: &Grade,
     exit: crate::exit::Exit,
     run_id: &str,
     to: &Target,
+    tls: &Tls,
     within: Duration,
 ) -> Delivery {
     let doc = crate::report::Verdict::new(g, exit);
     let body = serde_json::to_vec(&doc).unwrap_or_default();
-    crate::notify::send(to, run_id, &body, within)
+    crate::notify::send(to, tls, run_id, &body, within)
+}
+
+/// The roots an https webhook is verified against: `--notify-ca FILE` (PEM, read bounded),
+/// else Mozilla's; `Err` says why the file cannot be used.
+pub fn notify_tls(ca: Option<&Path>) -> Result<Tls, String> {
+    let Some(file) = ca else {
+        return Tls::new(None);
+    };
+    let pem = crate::input::read_bounded(file, 1 << 20, "CA file").map_err(|e| e.to_string())?;
+    Tls::new(Some(&pem)).map_err(|why| format!("--notify-ca {}: {why}", file.display()))
 }

@@ -17,7 +17,7 @@ mod rerun;
 
 pub use against::{Against, AgainstError, OpenedHistory, baseline_for, history_for};
 pub use early::{EarlyJunit, JunitError, plan_problems, run_junit, write_failed_junit};
-pub use fleet::{notify, run_id, write_metrics};
+pub use fleet::{failed_run_id, notify, notify_tls, run_id, write_metrics};
 pub use grading::{Grading, run_exit};
 pub use inputs::{
     Folded, ReadResults, UnusableResults, fold_journals, outputs_clear, read_results,

@@ -130,12 +130,16 @@ pub fn parse_layered(
         crate::plan::parse_str_vouched(file, &emitted.text, trust, &vouched_here)
             .map_err(|r| relocate(r, &emitted, file, text, layers))?;
     loaded.report = relocate(loaded.report, &emitted, file, text, layers);
+    let mut entries = super::origin::entries(&root, file, layers);
+    if let Some(site) = &layers.site {
+        entries.extend(site.outputs.entries(&site.path.display().to_string()));
+    }
     Ok(Layered {
         loaded,
         text: emitted.text,
         vouched,
         site: layers.site.as_ref().map(Site::reference),
-        entries: super::origin::entries(&root, file, layers),
+        entries,
     })
 }
 

@@ -10,6 +10,7 @@ mod discover;
 mod emit;
 pub mod layered;
 pub mod origin;
+mod outputs;
 mod raw;
 mod set;
 mod topology;
@@ -23,6 +24,7 @@ use serde::{Deserialize, Serialize};
 pub use discover::{DEFAULT_SITE, DEFAULT_SITE_VAR, SITE_VAR, discover};
 pub use layered::{Layered, Layers, load_layered, parse_layered};
 pub use origin::{Entry, Origin};
+pub use outputs::Outputs;
 pub use raw::site_schema;
 pub use topology::{Leaf, MAX_TOPOLOGY_BYTES, leaves};
 
@@ -48,6 +50,8 @@ pub struct Site {
     pub path: PathBuf,
     pub text: String,
     pub hash: String,
+    /// Where commands here report by default (`outputs:`), never laid over a plan.
+    pub outputs: Outputs,
     tree: Item,
 }
 
@@ -102,10 +106,16 @@ impl Site {
         }
         let dir = path.parent().unwrap_or(Path::new("."));
         with_topology(&mut tree, dir).map_err(|d| invalid(&name, &text, d))?;
+        let outputs = match tree.remove("outputs") {
+            Some((_, o)) => Outputs::read(&o, dir)
+                .map_err(|d| invalid(&name, &outputs::redacted_text(&text), d))?,
+            None => Outputs::default(),
+        };
         Ok(Site {
             path: path.to_path_buf(),
             hash: sha256(text.as_bytes()),
             text,
+            outputs,
             tree,
         })
     }

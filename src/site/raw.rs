@@ -28,6 +28,25 @@ pub struct RawSite {
     pub nodes: Option<SiteNodes>,
     /// The default hardware profile (`h200-sxm-8`), as the plan's `profile`.
     pub profile: Option<String>,
+    pub outputs: Option<SiteOutputs>,
+}
+
+/// Where every `run`, `grade` and `accept` here reports without a flag (a flag wins; `--no-site`
+/// drops them). Site-only: no plan has these keys.
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
+#[allow(dead_code)]
+pub struct SiteOutputs {
+    /// `--metrics`: node_exporter's textfile directory (or a file), relative to the site file.
+    pub metrics: Option<String>,
+    /// `--notify`: the http:// webhook the verdict JSON is POSTed to.
+    pub notify: Option<String>,
+    /// `--notify-within`: the longest a delivery may take, in seconds (1 to 3600).
+    #[schemars(range(min = 1, max = 3600))]
+    pub notify_within: Option<u64>,
+    /// `--history`/`--store`: an SQLite file (relative to the site file) or a postgres:// URL,
+    /// best without its password (PGPASSWORD).
+    pub history: Option<String>,
 }
 
 /// The plan's `launch` keys that belong to a site.

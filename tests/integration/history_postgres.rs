@@ -80,7 +80,7 @@ fn concurrent_adds_retries_show_and_trend_match_sqlite_and_hide_the_password() {
         let (a, b) = (grade(&url), grade(p(&sqlite)));
         assert_eq!(code(&a), code(&b), "{}\n{}", show(&a), show(&b));
         let strip = |s: String, store: &str| s.replace(store, "STORE");
-        let shown = url.replace(&format!(":{}@", pg.password), "@");
+        let shown = url.replace(&format!(":{}@", pg.password), ":<redacted>@");
         assert_eq!(strip(clean(&a, &pg), &shown), strip(stdout(&b), p(&sqlite)));
         let e = baton_env(&["grade", p(&plan), p(night)], &[("BATON_HISTORY", &url)]);
         assert_eq!(code(&e), code(&a), "{}", show(&e));
@@ -93,7 +93,7 @@ fn concurrent_adds_retries_show_and_trend_match_sqlite_and_hide_the_password() {
     let o = baton(&["history", "show", "--store", &wrong]);
     assert_eq!(code(&o), 3, "{}", show(&o));
     assert!(
-        stderr(&o).contains("postgres://baton@127.0.0.1"),
+        stderr(&o).contains("postgres://baton:<redacted>@127.0.0.1"),
         "{}",
         show(&o)
     );
@@ -102,7 +102,7 @@ fn concurrent_adds_retries_show_and_trend_match_sqlite_and_hide_the_password() {
     let o = baton(&["grade", p(&plan), p(&nights[3]), "--history", &wrong]);
     assert_eq!(code(&o), 1, "{}", show(&o));
     assert!(
-        clean(&o, &pg).contains("postgres://baton@127.0.0.1"),
+        clean(&o, &pg).contains("postgres://baton:<redacted>@127.0.0.1"),
         "{}",
         show(&o)
     );

@@ -12,20 +12,20 @@ use common::*;
 
 /// What the receiver does with each request, in turn (the last repeats).
 #[derive(Clone, Copy)]
-enum Answer {
+pub(crate) enum Answer {
     Status(u16),
     /// Reads the request and never answers.
     Silent,
 }
 
 /// One request received: its headers (lower-cased names) and body.
-struct Received {
+pub(crate) struct Received {
     headers: Vec<(String, String)>,
-    body: String,
+    pub(crate) body: String,
 }
 
 impl Received {
-    fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
             .find(|(k, _)| k == name)
@@ -34,7 +34,7 @@ impl Received {
 }
 
 /// A receiver on a free port: its URL and what it got.
-fn receiver(answers: Vec<Answer>) -> (String, Arc<Mutex<Vec<Received>>>) {
+pub(crate) fn receiver(answers: Vec<Answer>) -> (String, Arc<Mutex<Vec<Received>>>) {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!(
         "http://127.0.0.1:{}/hooks/T0K3N?x=1",
@@ -186,7 +186,7 @@ fn a_receiver_that_never_answers_costs_at_most_the_bound_and_not_the_exit_code()
 fn a_url_it_cannot_send_to_is_invalid_input_before_grading() {
     let d = tmp("notify-bad-url");
     for (url, said) in [
-        ("https://hooks.example/x", "https:// is not supported"),
+        ("ftp://hooks.example/x", "not an http:// or https:// URL"),
         ("http://user:pw@hooks.example/x", "credentials in the URL"),
         ("http://hooks.example/a b", "percent-encoded"),
     ] {
@@ -216,4 +216,161 @@ fn a_run_posts_its_verdict_once_with_its_results_key_and_its_own_exit_code() {
         (Some(0), Some("pass"))
     );
     let _ = std::fs::remove_dir_all(dir);
+}
+
+/// A CA and a certificate for 127.0.0.1 signed by it, made by the real `openssl` in `d`; `None`
+/// (the test skipped, saying so) where there is no openssl.
+fn tls_files(
+    d: &std::path::Path,
+) -> Option<(std::path::PathBuf, std::path::PathBuf, std::path::PathBuf)> {
+    let ssl = |args: &[&str]| {
+        std::process::Command::new("openssl")
+            .args(args)
+            .current_dir(d)
+            .output()
+    };
+    let ec = [
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+    ];
+    let ca = [
+        &["req", "-x509"][..],
+        &ec,
+        &[
+            "-keyout",
+            "ca.key",
+            "-out",
+            "ca.pem",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=baton-test-ca",
+        ],
+    ]
+    .concat();
+    match ssl(&ca) {
+        Ok(o) if o.status.success() => {}
+        Ok(o) => panic!("openssl: {}", show(&o)),
+        Err(_) => {
+            eprintln!("SKIPPED: no openssl");
+            return None;
+        }
+    }
+    let csr = [
+        &["req"][..],
+        &ec,
+        &[
+            "-keyout",
+            "srv.key",
+            "-out",
+            "srv.csr",
+            "-subj",
+            "/CN=127.0.0.1",
+        ],
+    ]
+    .concat();
+    assert!(ssl(&csr).unwrap().status.success());
+    write(d, "ext.cnf", "subjectAltName=IP:127.0.0.1\n");
+    let sign = [
+        "x509",
+        "-req",
+        "-in",
+        "srv.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        "srv.pem",
+        "-days",
+        "1",
+        "-extfile",
+        "ext.cnf",
+    ];
+    let o = ssl(&sign).unwrap();
+    assert!(o.status.success(), "{}", show(&o));
+    Some((d.join("ca.pem"), d.join("srv.pem"), d.join("srv.key")))
+}
+
+/// A real TLS receiver (Python's http.server behind its ssl module) on a free port: answers
+/// each POST 204 and prints its run ID; its URL and the process.
+fn tls_receiver(
+    cert: &std::path::Path,
+    key: &std::path::Path,
+) -> Option<(String, std::process::Child)> {
+    let script = format!(
+        "import http.server, ssl, sys\n\
+         class H(http.server.BaseHTTPRequestHandler):\n    \
+         def do_POST(self):\n        \
+         self.rfile.read(int(self.headers['Content-Length']))\n        \
+         self.send_response(204); self.end_headers()\n        \
+         print(self.headers['X-Baton-Run-Id'], flush=True)\n    \
+         def log_message(self, *a): pass\n\
+         s = http.server.HTTPServer(('127.0.0.1', 0), H)\n\
+         c = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER); c.load_cert_chain({cert:?}, {key:?})\n\
+         s.socket = c.wrap_socket(s.socket, server_side=True)\n\
+         print(s.server_address[1], flush=True)\n\
+         s.timeout = 30\n\
+         while True: s.handle_request()\n",
+        cert = cert.display().to_string(),
+        key = key.display().to_string(),
+    );
+    let Ok(mut child) = std::process::Command::new("python3")
+        .args(["-c", &script])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+    else {
+        eprintln!("SKIPPED: no python3");
+        return None;
+    };
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut port = String::new();
+    out.read_line(&mut port).unwrap();
+    let port: u16 = port.trim().parse().expect("the receiver's port");
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        while out.read_line(&mut line).unwrap_or(0) > 0 {
+            eprintln!("receiver: {}", line.trim());
+            line.clear();
+        }
+    });
+    Some((format!("https://127.0.0.1:{port}/hooks/T0K3N"), child))
+}
+
+#[test]
+fn an_https_receiver_gets_the_verdict_verified_against_the_ca_given() {
+    let d = tmp("notify-https");
+    let Some((ca, cert, key)) = tls_files(&d) else {
+        return;
+    };
+    let Some((url, mut server)) = tls_receiver(&cert, &key) else {
+        return;
+    };
+    let o = graded(&d, &["--notify", &url, "--notify-ca", p(&ca)]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    assert!(
+        stdout(&o).contains("notify: https://127.0.0.1:"),
+        "{}",
+        show(&o)
+    );
+    assert!(stdout(&o).contains("delivered run sha256:"), "{}", show(&o));
+    assert!(stdout(&o).contains("(204; 1 attempt(s)"), "{}", show(&o));
+    // Without the CA the public roots do not vouch for it: not delivered, not retried, and the
+    // exit code is the verdict's.
+    let o = graded(&d, &["--notify", &url, "--notify-within", "5"]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    assert!(stdout(&o).contains("not delivered"), "{}", show(&o));
+    assert!(stdout(&o).contains("1 attempt(s)"), "{}", show(&o));
+    // A CA file that holds no certificate says so.
+    let bad = write(&d, "bad.pem", "not a certificate\n");
+    let o = graded(&d, &["--notify", &url, "--notify-ca", p(&bad)]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    assert!(stdout(&o).contains("no certificate in it"), "{}", show(&o));
+    let _ = server.kill();
+    let _ = server.wait();
 }
