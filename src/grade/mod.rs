@@ -32,7 +32,7 @@ mod verdict;
 pub use compare::{Comparison, JobComparison, SizeComparison, compare};
 pub use diagnosis::{Diagnosis, Shape};
 pub use measure::{measured_sizes, median as median_of, median_busbw, num, size};
-pub use nodesets::{SetVerdict, TestNodes, rerun_fleet};
+pub use nodesets::{SetVerdict, TestNodes, config_mismatches, rerun_fleet};
 pub use regression::explain_host_mismatches;
 pub use reruns::Superseded;
 pub use run_info::RunInfo;
@@ -185,7 +185,11 @@ fn grade_together(input: &GradeInput<'_>) -> Grade {
         &stragglers,
     );
     let nodes = nodesets::merged(&node_sets).map(|n| nodesets::with_preflight(n, input.results));
-    let status = worst(jobs.iter().map(|j| j.status));
+    let mut status = worst(jobs.iter().map(|j| j.status));
+    // A node left out for its configuration is a failed node, as one that failed a set.
+    if !nodesets::config_mismatches(nodes.as_ref()).is_empty() {
+        status = Status::Fail;
+    }
     Grade {
         plan: input.plan.name.clone(),
         plan_file: input.plan_file.map(str::to_string),

@@ -7,6 +7,18 @@ use std::fmt::Write;
 use crate::grade::Grade;
 use crate::probe::delta::{ChangeKind, clock};
 
+/// The nodes the preflight left out, for the one-line summary: `; 1 node config-mismatch:
+/// node05 eth0 mtu 1400, fleet 1500` (empty when none).
+pub fn mismatch_summary(g: &Grade) -> String {
+    let m = crate::grade::config_mismatches(g.nodes.as_ref());
+    if m.is_empty() {
+        return String::new();
+    }
+    let each: Vec<String> = m.iter().map(|(h, why)| format!("{h} {why}")).collect();
+    let nodes = if m.len() == 1 { "node" } else { "nodes" };
+    format!("; {} {nodes} config-mismatch: {}", m.len(), each.join("; "))
+}
+
 /// (node, job, what moved) for every job whose evidence shows a change, in job order.
 fn moved(g: &Grade) -> Vec<(String, String, Vec<String>)> {
     let mut out = Vec::new();
