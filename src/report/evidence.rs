@@ -36,7 +36,7 @@ fn moved(g: &Grade) -> Vec<(String, String, Vec<String>)> {
 }
 
 /// (time, node, job, line) of every kernel event the jobs' deltas hold, by time.
-fn events(g: &Grade) -> Vec<(u64, String, String, String)> {
+pub(super) fn events(g: &Grade) -> Vec<(u64, String, String, String)> {
     let mut out = Vec::new();
     for j in &g.jobs {
         let Some(s) = &j.source else { continue };
@@ -93,7 +93,12 @@ pub fn html(g: &Grade) -> String {
     }
     let ev = events(g);
     if !ev.is_empty() {
-        o.push_str("<h3>Kernel events</h3><ul>");
+        o.push_str("<h3>Kernel events</h3>");
+        o.push_str(&super::timeline::svg(
+            &super::timeline::rounds(g),
+            &super::timeline::marks(g),
+        ));
+        o.push_str("<ul>");
         for (at, host, job, line) in &ev {
             let _ = write!(
                 o,
