@@ -212,7 +212,26 @@ fn grade_together(input: &GradeInput<'_>) -> Grade {
             .iter()
             .find_map(|r| r.1.preflight.as_ref())
             .map_or_else(Vec::new, |p| p.inventory.clone()),
+        facts: preflight_facts(input.results),
     }
+}
+
+/// Every fact of the preflight's snapshots, each value with its nodes.
+fn preflight_facts(results: &[(String, &Results)]) -> Vec<crate::nodeset::fleet::InventoryRow> {
+    let Some(pf) = results.iter().find_map(|r| r.1.preflight.as_ref()) else {
+        return Vec::new();
+    };
+    let facts: Vec<(String, _)> = pf
+        .nodes
+        .iter()
+        .filter_map(|n| {
+            Some((
+                n.host.clone(),
+                crate::probe::inventory::facts(n.snapshot.as_ref()?),
+            ))
+        })
+        .collect();
+    crate::nodeset::fleet::every_field(&facts)
 }
 
 /// Results of the jobs that `relative` criteria compare with, by job ID (or why there are none).

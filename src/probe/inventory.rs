@@ -68,6 +68,30 @@ pub fn inventory(s: &Snapshot) -> Inventory {
     f
 }
 
+/// The configuration fields of `s` and the facts a fleet is not compared on but an acceptance
+/// cover shows (each HCA's firmware, each GPU's VBIOS and ECC mode): firmware differs across
+/// a healthy fleet mid-rollout, which is worth seeing but no reason to leave a node out.
+pub fn facts(s: &Snapshot) -> Inventory {
+    let mut f = inventory(s);
+    for h in s.hcas.get().into_iter().flatten() {
+        if let Some(fw) = &h.fw_ver {
+            f.insert(format!("{} firmware", h.name), fw.clone());
+        }
+    }
+    for d in s.gpus.get().into_iter().flat_map(|g| g.devices.iter()) {
+        if let Some(v) = &d.vbios {
+            f.insert(format!("GPU{} vbios", d.index), v.clone());
+        }
+        if let Some(on) = d.ecc_enabled {
+            f.insert(
+                format!("GPU{} ecc", d.index),
+                if on { "on" } else { "off" }.into(),
+            );
+        }
+    }
+    f
+}
+
 /// `NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.95.05  Thu …` → `580.95.05`.
 fn driver_of(line: &str) -> String {
     line.split_whitespace()
