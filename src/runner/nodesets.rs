@@ -2,9 +2,10 @@
 //! node list: test by test, round by round, every node set of a round is its own launcher step
 //! (`srun --exact -N k -w HOSTS`, or `mpirun -H`), all of them at once, each with its own
 //! deadline, output and journal. A set that crashes, hangs or cannot start costs only itself;
-//! its nodes are then probed with a trivial step, and a node that does not answer is dead: later
-//! rounds leave it out. `over: isolate` picks each round from the verdicts of the last, which
-//! the caller's `judge` gives (the runner never grades).
+//! its nodes are then probed with a trivial step (`baton probe`, when the job it ended in needs
+//! its after-snapshots), and a node that does not answer is dead: later rounds leave it out.
+//! `over: isolate` picks each round from the verdicts of the last, which the caller's `judge`
+//! gives (the runner never grades).
 //!
 //! Every set's rank 0 appends its rows to the set's own journal (`sets/T/rR-K.jsonl`), never
 //! to a file another node appends to; the run's journal names each set as it starts
@@ -614,12 +615,15 @@ fn probe(ctx: &Ctx<'_>, hosts: &[String], after: Option<&after::Pending>) -> Vec
                 let program = &program;
                 s.spawn(move || {
                     let out = after.map(|a| a.file(h));
+                    // An earlier attempt's snapshot is never read as this one's.
+                    if let Some(o) = &out
+                        && crate::output::write_atomic(o, b"").is_err()
+                    {
+                        return false;
+                    }
                     let (c, log) = probe_command(ctx, h, program, out.as_deref());
                     let limit = Limit::Total(PROBE_TIMEOUT);
-                    let written = out.as_ref().map_or(Ok(()), |o| {
-                        crate::output::write_atomic(o, b"").map_err(std::io::Error::other)
-                    });
-                    let Ok(log) = written.and_then(|_| log) else {
+                    let Ok(log) = log else {
                         return false;
                     };
                     supervise(c, Output::File(&log), &limit, None)

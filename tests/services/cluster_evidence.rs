@@ -20,6 +20,17 @@ fn plan(
     per_node: u32,
     extra: &str,
 ) -> std::path::PathBuf {
+    plan_timing_out(d, name, over, per_node, "30s", extra)
+}
+
+fn plan_timing_out(
+    d: &std::path::Path,
+    name: &str,
+    over: &str,
+    per_node: u32,
+    timeout: &str,
+    extra: &str,
+) -> std::path::PathBuf {
     write(
         d,
         "plan.yaml",
@@ -28,7 +39,7 @@ fn plan(
 name: {name}
 backend: mpi
 launch: {{ ranks_per_node: {per_node} }}
-defaults: {{ iters: 20, warmup: 1, timeout: 30s }}
+defaults: {{ iters: 20, warmup: 1, timeout: {timeout} }}
 tests:
   - name: sets
     over: {over}
@@ -228,23 +239,7 @@ fn a_set_that_hangs_still_gets_its_nodes_after_snapshots() {
     let nodes = c.nodes[..2].to_vec();
     let flapped = nodes[1].clone();
     let d = tmp("cluster-evidence-hang");
-    let plan = write(
-        &d,
-        "plan.yaml",
-        "version: 1
-name: hang
-backend: mpi
-launch: { ranks_per_node: 2 }
-defaults: { iters: 5, warmup: 1, timeout: 6s }
-tests:
-  - name: sets
-    over: each-node
-    collective: all_reduce
-    sizes: [64K]
-    expect:
-      - wrong: 0
-",
-    );
+    let plan = plan_timing_out(&d, "hang", "each-node", 2, "6s", "");
     let out = d.join("out");
     let flapper = {
         let node = flapped.clone();
