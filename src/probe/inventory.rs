@@ -102,6 +102,35 @@ fn driver_of(line: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use crate::probe::tests::{tree, write};
+
+    #[test]
+    fn the_cover_sees_the_firmware_the_fleet_is_not_compared_on() {
+        let root = tree("facts");
+        let hca = root.join("sys/class/infiniband/mlx5_0");
+        write(&hca.join("fw_ver"), "28.39.1002\n");
+        write(&hca.join("ports/1/rate"), "400 Gb/sec (4X NDR)\n");
+        write(
+            &root.join("proc/sys/kernel/osrelease"),
+            "6.8.0-45-generic\n",
+        );
+        let s = crate::probe::take(&crate::probe::Options {
+            roots: crate::probe::Roots {
+                sys: root.join("sys"),
+                proc: root.join("proc"),
+                kmsg: root.join("kmsg"),
+            },
+            since: None,
+            no_gpus: true,
+            no_journal: true,
+            no_helpers: true,
+        });
+        let facts = super::facts(&s);
+        assert_eq!(facts["mlx5_0 firmware"], "28.39.1002");
+        assert_eq!(facts["mlx5_0 rate"], "400 Gb/s");
+        assert_eq!(facts["kernel"], "6.8.0-45-generic");
+        assert!(!super::inventory(&s).contains_key("mlx5_0 firmware"));
+    }
     #[test]
     fn the_driver_version_is_cut_from_the_module_line() {
         let l = "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.95.05  Release Build  (dvs-builder@U22-I3-AE18-23-3)  Tue Sep 23 09:54:54 UTC 2025";
