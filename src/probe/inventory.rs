@@ -102,7 +102,7 @@ fn driver_of(line: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use crate::probe::tests::{tree, write};
+    use crate::probe::tests::{take_tree, tree, write};
 
     #[test]
     fn the_cover_sees_the_firmware_the_fleet_is_not_compared_on() {
@@ -114,17 +114,7 @@ mod tests {
             &root.join("proc/sys/kernel/osrelease"),
             "6.8.0-45-generic\n",
         );
-        let s = crate::probe::take(&crate::probe::Options {
-            roots: crate::probe::Roots {
-                sys: root.join("sys"),
-                proc: root.join("proc"),
-                kmsg: root.join("kmsg"),
-            },
-            since: None,
-            no_gpus: true,
-            no_journal: true,
-            no_helpers: true,
-        });
+        let s = take_tree(&root);
         let facts = super::facts(&s);
         assert_eq!(facts["mlx5_0 firmware"], "28.39.1002");
         assert_eq!(facts["mlx5_0 rate"], "400 Gb/s");
