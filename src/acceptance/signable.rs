@@ -137,10 +137,13 @@ fn word(v: NodeVerdict) -> &'static str {
     }
 }
 
+/// (kind, item, value) → the nodes that have it.
+type Seen = BTreeMap<(&'static str, String, String), Vec<String>>;
+
 /// The versions every phase's results recorded, each with the nodes that ran under it, and
 /// each host's GPUs: one item with two rows is a mismatch a reader sees at once.
 fn inventory(phases: &[PhaseRecord], grades: &[Option<Grade>]) -> Vec<InventoryRow> {
-    let mut seen: BTreeMap<(&'static str, String, String), Vec<String>> = BTreeMap::new();
+    let mut seen = Seen::new();
     for (r, g) in phases.iter().zip(grades) {
         let Some(g) = g else { continue };
         let env = &g.environment;
@@ -163,6 +166,7 @@ fn inventory(phases: &[PhaseRecord], grades: &[Option<Grade>]) -> Vec<InventoryR
                 e.extend(ran.iter().cloned());
             }
         }
+        add_facts(&mut seen, &g.facts);
         for h in &env.hosts {
             if let Some(gpus) = gpus(h) {
                 let e = seen.entry(("hardware", "GPU".into(), gpus)).or_default();
@@ -170,6 +174,10 @@ fn inventory(phases: &[PhaseRecord], grades: &[Option<Grade>]) -> Vec<InventoryR
             }
         }
     }
+    rows(seen)
+}
+
+fn rows(seen: Seen) -> Vec<InventoryRow> {
     seen.into_iter()
         .map(|((kind, item, value), mut nodes)| {
             nodes.sort();
@@ -182,6 +190,27 @@ fn inventory(phases: &[PhaseRecord], grades: &[Option<Grade>]) -> Vec<InventoryR
             }
         })
         .collect()
+}
+
+/// Rows of what the preflight's probes found on each node: a field with two values is two rows.
+fn add_facts(seen: &mut Seen, facts: &[crate::nodeset::fleet::InventoryRow]) {
+    for row in facts {
+        let (kind, item) = fact_item(&row.field);
+        for (value, hosts) in &row.values {
+            let e = seen.entry((kind, item.clone(), value.clone())).or_default();
+            e.extend(hosts.iter().cloned());
+        }
+    }
+}
+
+/// A preflight fact's kind and item, named as the results' environment names the same
+/// software (`NCCL`), so one version is one row.
+fn fact_item(field: &str) -> (&'static str, String) {
+    match field {
+        "nccl" => ("software", "NCCL".into()),
+        "kernel" | "driver" | "peermem" => ("software", field.into()),
+        _ => ("hardware", field.into()),
+    }
 }
 
 /// `8 × NVIDIA H200 (141 GB)`.
@@ -384,6 +413,45 @@ mod tests {
             cluster: "sim".into(),
             command: "baton accept acc.yaml -o out".into(),
         }
+    }
+
+    #[test]
+    fn the_preflights_facts_are_rows_of_the_inventory_one_per_value() {
+        let row = |field: &str, values: &[(&str, &[&str])]| crate::nodeset::fleet::InventoryRow {
+            field: field.into(),
+            values: values
+                .iter()
+                .map(|(v, h)| (v.to_string(), h.iter().map(|h| h.to_string()).collect()))
+                .collect(),
+        };
+        let mut seen = Seen::new();
+        add_facts(
+            &mut seen,
+            &[
+                row(
+                    "kernel",
+                    &[("6.8.0", &["n1", "n2", "n4"]), ("6.5.0", &["n3"])],
+                ),
+                row("nccl", &[("2.28.3", &["n1", "n2", "n3", "n4"])]),
+                row(
+                    "mlx5_0 firmware",
+                    &[("28.39.1002", &["n1", "n2", "n3", "n4"])],
+                ),
+            ],
+        );
+        let got: Vec<String> = rows(seen)
+            .iter()
+            .map(|r| format!("{} {} {} {}", r.kind, r.item, r.value, r.nodes))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                "hardware mlx5_0 firmware 28.39.1002 n[1-4]",
+                "software NCCL 2.28.3 n[1-4]",
+                "software kernel 6.5.0 n3",
+                "software kernel 6.8.0 n[1-2,4]",
+            ]
+        );
     }
 
     #[test]

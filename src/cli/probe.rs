@@ -32,6 +32,10 @@ pub struct Args {
     /// Leave the GPUs (NVML) alone.
     #[arg(long)]
     no_gpus: bool,
+    /// Run no helper program (`mpirun --version`, `systemctl is-active`): MPI and the fabric
+    /// manager are then unavailable, "not asked". The preflight asks so: neither is compared.
+    #[arg(long)]
+    no_helpers: bool,
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -56,7 +60,7 @@ pub fn run(a: Args) -> super::Outcome {
         },
         since,
         no_gpus: a.no_gpus,
-        no_helpers: false,
+        no_helpers: a.no_helpers,
     };
     let snapshot = probe::take(&options);
     let text = match a.format {

@@ -33,7 +33,7 @@ mod verdict;
 pub use compare::{Comparison, JobComparison, SizeComparison, compare};
 pub use diagnosis::{Diagnosis, Shape};
 pub use measure::{measured_sizes, median as median_of, median_busbw, num, size};
-pub use nodesets::{SetVerdict, TestNodes, rerun_fleet};
+pub use nodesets::{SetVerdict, TestNodes, config_mismatches, rerun_fleet};
 pub use regression::explain_host_mismatches;
 pub use reruns::Superseded;
 pub use run_info::RunInfo;
@@ -186,7 +186,11 @@ fn grade_together(input: &GradeInput<'_>) -> Grade {
         &stragglers,
     );
     let nodes = nodesets::merged(&node_sets).map(|n| nodesets::with_preflight(n, input.results));
-    let status = worst(jobs.iter().map(|j| j.status));
+    let mut status = worst(jobs.iter().map(|j| j.status));
+    // A node left out for its configuration is a failed node, as one that failed a set.
+    if !nodesets::config_mismatches(nodes.as_ref()).is_empty() {
+        status = Status::Fail;
+    }
     Grade {
         plan: input.plan.name.clone(),
         plan_file: input.plan_file.map(str::to_string),
@@ -209,7 +213,26 @@ fn grade_together(input: &GradeInput<'_>) -> Grade {
             .iter()
             .find_map(|r| r.1.preflight.as_ref())
             .map_or_else(Vec::new, |p| p.inventory.clone()),
+        facts: preflight_facts(input.results),
     }
+}
+
+/// Every fact of the preflight's snapshots, each value with its nodes.
+fn preflight_facts(results: &[(String, &Results)]) -> Vec<crate::nodeset::fleet::InventoryRow> {
+    let Some(pf) = results.iter().find_map(|r| r.1.preflight.as_ref()) else {
+        return Vec::new();
+    };
+    let facts: Vec<(String, _)> = pf
+        .nodes
+        .iter()
+        .filter_map(|n| {
+            Some((
+                n.host.clone(),
+                crate::probe::inventory::facts(n.snapshot.as_ref()?),
+            ))
+        })
+        .collect();
+    crate::nodeset::fleet::every_field(&facts)
 }
 
 /// Results of the jobs that `relative` criteria compare with, by job ID (or why there are none).

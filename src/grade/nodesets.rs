@@ -628,6 +628,28 @@ fn strength(tests: &[TestNodes], test: &str, e: &NodeEntry) -> u32 {
     ran.iter().filter(|s| s.status == Status::Fail).count() as u32
 }
 
+const MISMATCH: &str = "config-mismatch: ";
+const LEFT_OUT: &str = "; left out of every bandwidth round";
+
+/// A config-mismatch node's reason in `nodes.json`.
+fn mismatch_reason(why: &str) -> String {
+    format!("{MISMATCH}{why}{LEFT_OUT}")
+}
+
+/// The nodes left out for their configuration, each with what differs
+/// (`eth0 mtu 1400, fleet 1500`): each is a failed node, so the grade fails.
+pub fn config_mismatches(nodes: Option<&NodesFile>) -> Vec<(&str, &str)> {
+    nodes
+        .map_or(&[][..], |n| &n.nodes[..])
+        .iter()
+        .filter(|n| n.verdict == Verdict::ConfigMismatch)
+        .map(|n| {
+            let why = n.reason.strip_prefix(MISMATCH).unwrap_or(&n.reason);
+            (n.host.as_str(), why.strip_suffix(LEFT_OUT).unwrap_or(why))
+        })
+        .collect()
+}
+
 /// `nodes` with the nodes the preflight left out of the rounds: verdict `config-mismatch`,
 /// the reason naming each field, its value and the fleet's (or the plan's).
 pub fn with_preflight(mut nodes: NodesFile, results: &[(String, &Results)]) -> NodesFile {
@@ -639,7 +661,7 @@ pub fn with_preflight(mut nodes: NodesFile, results: &[(String, &Results)]) -> N
         nodes.nodes.push(NodeEntry::new(
             host,
             Verdict::ConfigMismatch,
-            format!("config-mismatch: {why}; left out of every bandwidth round"),
+            mismatch_reason(&why),
         ));
     }
     nodes
@@ -790,6 +812,40 @@ fn test_entry(t: &TestNodes, h: &String) -> Option<TestEntry> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_config_mismatch_node_is_named_with_what_differs() {
+        let entry = |host: &str, verdict, reason: String| NodeEntry {
+            host: host.into(),
+            verdict,
+            reason,
+            failed_rounds: Vec::new(),
+            passed_rounds: Vec::new(),
+            warnings: Vec::new(),
+            tests: Vec::new(),
+            earlier: Vec::new(),
+        };
+        let nodes = NodesFile {
+            passed: "n1".into(),
+            failed: "n2".into(),
+            suspect: String::new(),
+            nodes: vec![
+                entry("n1", Verdict::Passed, "passed".into()),
+                entry(
+                    "n2",
+                    Verdict::ConfigMismatch,
+                    mismatch_reason("eth0 mtu 1400, fleet 1500"),
+                ),
+            ],
+            faults: Vec::new(),
+            cluster: Vec::new(),
+        };
+        assert_eq!(
+            config_mismatches(Some(&nodes)),
+            [("n2", "eth0 mtu 1400, fleet 1500")]
+        );
+        assert!(config_mismatches(None).is_empty());
+    }
 
     fn set(round: u32, hosts: &[&str], status: Status, dead: &[&str], ran: bool) -> SetVerdict {
         SetVerdict {

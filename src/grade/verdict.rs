@@ -223,6 +223,10 @@ pub struct Grade {
     /// The preflight's fields that differ anywhere (the report's inventory table).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub inventory: Vec<crate::nodeset::fleet::InventoryRow>,
+    /// Every fact the preflight's probes found (`probe::inventory::facts`), each value with its
+    /// nodes: the acceptance cover's inventory.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub facts: Vec<crate::nodeset::fleet::InventoryRow>,
 }
 
 impl Grade {

@@ -88,9 +88,16 @@ pub struct InventoryRow {
 
 /// The fields that differ anywhere, for the report.
 pub fn differing(nodes: &[(String, Inventory)]) -> Vec<InventoryRow> {
+    let mut rows = every_field(nodes);
+    rows.retain(|r| r.values.len() > 1);
+    rows
+}
+
+/// Every field, each value with its nodes, the most common value first: the acceptance
+/// cover's inventory.
+pub fn every_field(nodes: &[(String, Inventory)]) -> Vec<InventoryRow> {
     by_field(nodes)
         .into_iter()
-        .filter(|(_, v)| v.len() > 1)
         .map(|(field, v)| {
             let mut values: Vec<(String, Vec<String>)> = v.into_iter().collect();
             values.sort_by_key(|(_, h)| std::cmp::Reverse(h.len()));

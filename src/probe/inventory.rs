@@ -68,6 +68,30 @@ pub fn inventory(s: &Snapshot) -> Inventory {
     f
 }
 
+/// The configuration fields of `s` and the facts a fleet is not compared on but an acceptance
+/// cover shows (each HCA's firmware, each GPU's VBIOS and ECC mode): firmware differs across
+/// a healthy fleet mid-rollout, which is worth seeing but no reason to leave a node out.
+pub fn facts(s: &Snapshot) -> Inventory {
+    let mut f = inventory(s);
+    for h in s.hcas.get().into_iter().flatten() {
+        if let Some(fw) = &h.fw_ver {
+            f.insert(format!("{} firmware", h.name), fw.clone());
+        }
+    }
+    for d in s.gpus.get().into_iter().flat_map(|g| g.devices.iter()) {
+        if let Some(v) = &d.vbios {
+            f.insert(format!("GPU{} vbios", d.index), v.clone());
+        }
+        if let Some(on) = d.ecc_enabled {
+            f.insert(
+                format!("GPU{} ecc", d.index),
+                if on { "on" } else { "off" }.into(),
+            );
+        }
+    }
+    f
+}
+
 /// `NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.95.05  Thu …` → `580.95.05`.
 fn driver_of(line: &str) -> String {
     line.split_whitespace()
@@ -78,6 +102,25 @@ fn driver_of(line: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use crate::probe::tests::{take_tree, tree, write};
+
+    #[test]
+    fn the_cover_sees_the_firmware_the_fleet_is_not_compared_on() {
+        let root = tree("facts");
+        let hca = root.join("sys/class/infiniband/mlx5_0");
+        write(&hca.join("fw_ver"), "28.39.1002\n");
+        write(&hca.join("ports/1/rate"), "400 Gb/sec (4X NDR)\n");
+        write(
+            &root.join("proc/sys/kernel/osrelease"),
+            "6.8.0-45-generic\n",
+        );
+        let s = take_tree(&root);
+        let facts = super::facts(&s);
+        assert_eq!(facts["mlx5_0 firmware"], "28.39.1002");
+        assert_eq!(facts["mlx5_0 rate"], "400 Gb/s");
+        assert_eq!(facts["kernel"], "6.8.0-45-generic");
+        assert!(!super::inventory(&s).contains_key("mlx5_0 firmware"));
+    }
     #[test]
     fn the_driver_version_is_cut_from_the_module_line() {
         let l = "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.95.05  Release Build  (dvs-builder@U22-I3-AE18-23-3)  Tue Sep 23 09:54:54 UTC 2025";

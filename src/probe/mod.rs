@@ -173,10 +173,9 @@ pub(crate) mod tests {
         std::fs::write(path, text).unwrap();
     }
 
-    #[test]
-    fn a_bare_tree_gives_every_source_a_reason_and_no_error() {
-        let root = tree("bare");
-        let s = super::take(&super::Options {
+    /// A snapshot of the recorded tree at `root` (`sys/`, `proc/`, `kmsg`), asking nothing live.
+    pub fn take_tree(root: &Path) -> super::Snapshot {
+        super::take(&super::Options {
             roots: super::Roots {
                 sys: root.join("sys"),
                 proc: root.join("proc"),
@@ -186,7 +185,12 @@ pub(crate) mod tests {
             no_gpus: true,
             no_journal: true,
             no_helpers: true,
-        });
+        })
+    }
+
+    #[test]
+    fn a_bare_tree_gives_every_source_a_reason_and_no_error() {
+        let s = take_tree(&tree("bare"));
         assert!(s.hcas.get().is_none() && s.interfaces.get().is_none());
         assert!(s.tcp.get().is_none() && s.pci.get().is_none());
         assert!(s.kernel_log.get().is_none() && s.software.kernel.get().is_none());

@@ -7,6 +7,18 @@ use std::fmt::Write;
 use crate::grade::Grade;
 use crate::probe::delta::{ChangeKind, clock};
 
+/// The nodes the preflight left out, for the one-line summary: `; 1 node config-mismatch:
+/// node05 eth0 mtu 1400, fleet 1500` (empty when none).
+pub fn mismatch_summary(g: &Grade) -> String {
+    let m = crate::grade::config_mismatches(g.nodes.as_ref());
+    if m.is_empty() {
+        return String::new();
+    }
+    let each: Vec<String> = m.iter().map(|(h, why)| format!("{h} {why}")).collect();
+    let nodes = if m.len() == 1 { "node" } else { "nodes" };
+    format!("; {} {nodes} config-mismatch: {}", m.len(), each.join("; "))
+}
+
 /// (node, job, what moved) for every job whose evidence shows a change, in job order.
 fn moved(g: &Grade) -> Vec<(String, String, Vec<String>)> {
     let mut out = Vec::new();
@@ -24,7 +36,7 @@ fn moved(g: &Grade) -> Vec<(String, String, Vec<String>)> {
 }
 
 /// (time, node, job, line) of every kernel event the jobs' deltas hold, by time.
-fn events(g: &Grade) -> Vec<(u64, String, String, String)> {
+pub(super) fn events(g: &Grade) -> Vec<(u64, String, String, String)> {
     let mut out = Vec::new();
     for j in &g.jobs {
         let Some(s) = &j.source else { continue };
@@ -81,7 +93,12 @@ pub fn html(g: &Grade) -> String {
     }
     let ev = events(g);
     if !ev.is_empty() {
-        o.push_str("<h3>Kernel events</h3><ul>");
+        o.push_str("<h3>Kernel events</h3>");
+        o.push_str(&super::timeline::svg(
+            &super::timeline::rounds(g),
+            &super::timeline::marks(g),
+        ));
+        o.push_str("<ul>");
         for (at, host, job, line) in &ev {
             let _ = write!(
                 o,

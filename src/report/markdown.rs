@@ -27,11 +27,12 @@ fn badge(s: Status) -> &'static str {
 /// The sentence under the title: how many jobs failed and what was graded.
 pub fn headline(g: &Grade) -> String {
     format!(
-        "{} of {} job(s) failed, {} warned, {} passed",
+        "{} of {} job(s) failed, {} warned, {} passed{}",
         g.count(Status::Fail),
         g.jobs.len(),
         g.count(Status::Warn),
-        g.count(Status::Pass) + g.count(Status::Skipped)
+        g.count(Status::Pass) + g.count(Status::Skipped),
+        super::evidence::mismatch_summary(g)
     )
 }
 

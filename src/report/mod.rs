@@ -22,6 +22,7 @@ mod set_summary;
 mod soak;
 mod tables;
 mod text;
+mod timeline;
 pub mod trend_chart;
 pub(crate) mod xml;
 

@@ -16,13 +16,14 @@ impl Exporter for TextExporter {
         let mut o = String::new();
         let _ = writeln!(
             o,
-            "plan {}: {} — {} job(s): {} failed, {} warned, {} passed",
+            "plan {}: {} — {} job(s): {} failed, {} warned, {} passed{}",
             g.plan,
             g.status.label(),
             g.jobs.len(),
             g.count(Status::Fail),
             g.count(Status::Warn),
-            g.count(Status::Pass) + g.count(Status::Skipped)
+            g.count(Status::Pass) + g.count(Status::Skipped),
+            super::evidence::mismatch_summary(g)
         );
         for line in super::reruns::lines(g) {
             let _ = writeln!(o, "{line}");

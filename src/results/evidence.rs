@@ -20,6 +20,9 @@ pub struct NodeEvidence {
     pub after: Option<Snapshot>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delta: Option<Delta>,
+    /// Why there is no `after`: the node did not answer the probe after its set failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unavailable: Option<String>,
 }
 
 impl NodeEvidence {

@@ -72,6 +72,7 @@ pub fn started(snaps: Vec<(String, Snapshot)>) -> Vec<NodeEvidence> {
             before: Some(s),
             after: None,
             delta: None,
+            unavailable: None,
         })
         .collect()
 }
@@ -91,6 +92,7 @@ pub fn ended(start: &[NodeEvidence], snaps: Vec<(String, Snapshot)>) -> Vec<Node
                 before,
                 after: Some(after),
                 delta,
+                unavailable: None,
             }
         })
         .collect()

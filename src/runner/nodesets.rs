@@ -2,9 +2,10 @@
 //! node list: test by test, round by round, every node set of a round is its own launcher step
 //! (`srun --exact -N k -w HOSTS`, or `mpirun -H`), all of them at once, each with its own
 //! deadline, output and journal. A set that crashes, hangs or cannot start costs only itself;
-//! its nodes are then probed with a trivial step, and a node that does not answer is dead: later
-//! rounds leave it out. `over: isolate` picks each round from the verdicts of the last, which
-//! the caller's `judge` gives (the runner never grades).
+//! its nodes are then probed with a trivial step (`baton probe`, when the job it ended in needs
+//! its after-snapshots), and a node that does not answer is dead: later rounds leave it out.
+//! `over: isolate` picks each round from the verdicts of the last, which the caller's `judge`
+//! gives (the runner never grades).
 //!
 //! Every set's rank 0 appends its rows to the set's own journal (`sets/T/rR-K.jsonl`), never
 //! to a file another node appends to; the run's journal names each set as it starts
@@ -17,6 +18,7 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+mod after;
 mod preflight;
 mod round;
 
@@ -601,34 +603,30 @@ fn step_command(
     }
 }
 
-/// The hosts of a failed set that do not run a trivial step within [`PROBE_TIMEOUT`].
-fn probe(ctx: &Ctx<'_>, hosts: &[String]) -> Vec<String> {
+/// The hosts of a failed set that do not run a trivial step within [`PROBE_TIMEOUT`]; with a
+/// job `after` left without its afters, the step is the probe that takes them.
+fn probe(ctx: &Ctx<'_>, hosts: &[String], after: Option<&after::Pending>) -> Vec<String> {
+    let after = after.filter(|a| a.prepare());
+    let program: Vec<OsString> = after.map_or_else(|| vec!["true".into()], |a| a.program(ctx));
     let answers: Vec<bool> = std::thread::scope(|s| {
         let handles: Vec<_> = hosts
             .iter()
             .map(|h| {
+                let program = &program;
                 s.spawn(move || {
-                    let c = match &ctx.step {
-                        Step::Srun { srun, .. } => {
-                            let mut c = Command::new(srun);
-                            // --overlap: a hung step may still hold the node's CPUs; a node
-                            // that is busy is not dead.
-                            c.args(["--overlap", "--nodes=1", "--ntasks=1"])
-                                .arg(format!("--nodelist={h}"))
-                                .args(["--job-name=baton-probe", "true"]);
-                            c
-                        }
-                        Step::Mpirun { mpirun } => {
-                            let mut c = Command::new(mpirun);
-                            c.args(["-np", "1", "-H", h, "true"]);
-                            c
-                        }
-                    };
-                    let Ok(null) = std::fs::File::create("/dev/null") else {
+                    let out = after.map(|a| a.file(h));
+                    // An earlier attempt's snapshot is never read as this one's.
+                    if let Some(o) = &out
+                        && crate::output::write_atomic(o, b"").is_err()
+                    {
+                        return false;
+                    }
+                    let (c, log) = probe_command(ctx, h, program, out.as_deref());
+                    let limit = Limit::Total(PROBE_TIMEOUT);
+                    let Ok(log) = log else {
                         return false;
                     };
-                    let limit = Limit::Total(PROBE_TIMEOUT);
-                    supervise(c, Output::File(&null), &limit, None)
+                    supervise(c, Output::File(&log), &limit, None)
                         .is_ok_and(|e| e.cause == Cause::Exited && e.status.success())
                 })
             })
@@ -644,6 +642,40 @@ fn probe(ctx: &Ctx<'_>, hosts: &[String]) -> Vec<String> {
         .filter(|(_, ok)| !ok)
         .map(|(h, _)| h.clone())
         .collect()
+}
+
+/// The step running `program` on `host` alone, and where its output goes: `out` for the
+/// snapshot (srun writes the task's there itself), else the null device.
+fn probe_command(
+    ctx: &Ctx<'_>,
+    host: &str,
+    program: &[OsString],
+    out: Option<&std::path::Path>,
+) -> (Command, std::io::Result<std::fs::File>) {
+    let null = || std::fs::File::create("/dev/null");
+    match &ctx.step {
+        Step::Srun { srun, .. } => {
+            let mut c = Command::new(srun);
+            // --overlap: a hung step may still hold the node's CPUs; a node that is busy is
+            // not dead.
+            c.args(["--overlap", "--nodes=1", "--ntasks=1"])
+                .arg(format!("--nodelist={host}"))
+                .arg("--job-name=baton-probe");
+            if let Some(o) = out {
+                c.arg(format!("--output={}", o.display()));
+            }
+            c.args(program);
+            (c, null())
+        }
+        Step::Mpirun { mpirun } => {
+            let mut c = Command::new(mpirun);
+            c.args(["-np", "1", "-H", host]).args(program);
+            let log = out.map_or_else(null, |o| {
+                crate::output::open_append(o).map_err(std::io::Error::other)
+            });
+            (c, log)
+        }
+    }
 }
 
 /// How each job a set's journal holds stands.

@@ -20,6 +20,17 @@ fn plan(
     per_node: u32,
     extra: &str,
 ) -> std::path::PathBuf {
+    plan_timing_out(d, name, over, per_node, "30s", extra)
+}
+
+fn plan_timing_out(
+    d: &std::path::Path,
+    name: &str,
+    over: &str,
+    per_node: u32,
+    timeout: &str,
+    extra: &str,
+) -> std::path::PathBuf {
     write(
         d,
         "plan.yaml",
@@ -28,7 +39,7 @@ fn plan(
 name: {name}
 backend: mpi
 launch: {{ ranks_per_node: {per_node} }}
-defaults: {{ iters: 20, warmup: 1, timeout: 30s }}
+defaults: {{ iters: 20, warmup: 1, timeout: {timeout} }}
 tests:
   - name: sets
     over: {over}
@@ -61,7 +72,15 @@ fn a_node_at_another_mtu_is_a_config_mismatch_and_left_out_of_every_set() {
             p(&out)
         ),
     );
-    assert!([0, 1].contains(&code(&o)), "{}", show(&o));
+    // A node left out for its configuration is a failed node: the run fails, and says why.
+    assert_eq!(code(&o), 1, "{}", show(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.contains(&format!(
+            "1 node config-mismatch: {odd} eth0 mtu 1400, fleet 1500"
+        )),
+        "{stdout}"
+    );
     let r = results::read(&out.join("results.json")).unwrap();
     let pf = r.preflight.as_ref().expect("the preflight is recorded");
     assert_eq!(pf.nodes.len(), 8);
@@ -207,4 +226,60 @@ fn a_flapping_node_has_its_carrier_changes_cited_and_no_other_node_is_blamed() {
             "{junit}"
         );
     }
+}
+
+/// Each of two nodes runs its own set, whose second rank stalls (`BATON_FAULT`), so both
+/// steps hang until the collective's timeout and their ranks never meet to take the job's
+/// after-snapshot. node02's link goes down and up during the hang. The probe that follows a
+/// failed set takes each node's after: node02's delta cites its carrier_changes, node01's
+/// does not, and node02's reason names them.
+#[test]
+fn a_set_that_hangs_still_gets_its_nodes_after_snapshots() {
+    let Some(c) = cluster_of(2) else { return };
+    let nodes = c.nodes[..2].to_vec();
+    let flapped = nodes[1].clone();
+    let d = tmp("cluster-evidence-hang");
+    let plan = plan_timing_out(&d, "hang", "each-node", 2, "6s", "");
+    let out = d.join("out");
+    let flapper = {
+        let node = flapped.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_secs(4));
+            let _ = std::process::Command::new(SIM)
+                .args(["flap", &node, "2"])
+                .output();
+        })
+    };
+    let _heal = Fault::apply(&["heal", &flapped]);
+    let o = c.salloc_n(
+        &d,
+        2,
+        2,
+        300,
+        &format!(
+            "BATON_FAULT=stall:rank=1 {} run {} --nodes {} -o {}",
+            env!("CARGO_BIN_EXE_baton-mpi"),
+            p(&plan),
+            baton::nodeset::compress(&nodes),
+            p(&out)
+        ),
+    );
+    flapper.join().unwrap();
+    assert!([1, 4].contains(&code(&o)), "{}", show(&o));
+    let r = results::read(&out.join("results.json")).unwrap();
+    assert_eq!(r.jobs.len(), 2, "{}", show(&o));
+    for j in &r.jobs {
+        let host = &j.node_set.as_ref().unwrap().hosts[0];
+        assert_eq!(j.evidence.len(), 1, "{}: {:?}", j.id, j.evidence);
+        let e = &j.evidence[0];
+        assert!(e.before.is_some() && e.after.is_some(), "{host}: {e:?}");
+        let moved = e.moved();
+        let cited = moved.iter().any(|l| l.contains("eth0 carrier_changes +"));
+        assert_eq!(cited, *host == flapped, "{host}: {moved:?}");
+    }
+    let n = nodes_json(&out);
+    let (_, why) = verdict_of(&n, &flapped);
+    assert!(why.contains("eth0 carrier_changes +"), "{why}");
+    let (_, other) = verdict_of(&n, &nodes[0]);
+    assert!(!other.contains("carrier_changes"), "{other}");
 }

@@ -317,10 +317,13 @@ fn close_set(
     let mut refusal = None;
     let mut launcher = None;
     if failed && !interrupt::requested() {
-        set_dead = probe(ctx, &run.hosts);
+        let pending = super::after::pending(ctx, run);
+        set_dead = probe(ctx, &run.hosts, pending.as_ref());
         // A signal during the probe stops it too: a probe cut short proves nothing.
         if interrupt::requested() {
             set_dead.clear();
+        } else if let Some(p) = pending {
+            p.record(&ctx.opts.out_dir, run, &set_dead)?;
         }
         let tail = super::log_tail(ctx, run);
         // Every node answered: the launcher's own refusal, if it printed one.
