@@ -282,6 +282,7 @@ fn job(
             average: Average::Avg,
             in_place: InPlace::Both,
             iterations: false,
+            knobs: Default::default(),
         },
         layout: layout.clone(),
         groups: groups.to_vec(),
@@ -295,6 +296,7 @@ fn job(
         sources: vec![log.source.clone()],
         node_set: None,
         evidence: Vec::new(),
+        measured_with: None,
     }
 }
 

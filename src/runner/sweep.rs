@@ -140,6 +140,7 @@ pub fn sweep<W: World, E: Engine>(
     let prepared = traffic
         .map(|_| ())
         .and_then(|_| power_of_two(job.collective, n))
+        .and_then(|_| engine.configure(&s.knobs, s.reports.memory))
         .and_then(|_| engine.prepare(job.split, my_group, max_bytes, s.check));
     consensus(world, engine, prepared.as_ref().err(), Vec::new())?;
 
