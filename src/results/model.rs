@@ -464,6 +464,13 @@ pub struct Cell {
     /// Per-iteration, per-rank timing (`iterations: true`); absent when it was off.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub iterations: Option<Iterations>,
+    /// µs per op the host spent enqueueing, aggregated like `time_us` (`cpu_time: true`,
+    /// nccl-tests `-C 1`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_time_us: Option<f64>,
+    /// When the cell finished, RFC 3339 (`timestamps: true`, nccl-tests `-S 1`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timestamp: Option<String>,
 }
 
 /// The distribution of one series of iteration times, µs per op, as nccl-tests `-I` computes
@@ -526,6 +533,8 @@ impl Cell {
             error: None,
             groups: Vec::new(),
             iterations: None,
+            cpu_time_us: None,
+            timestamp: None,
         }
     }
 
@@ -539,6 +548,8 @@ impl Cell {
             error: Some(error.into()),
             groups: Vec::new(),
             iterations: None,
+            cpu_time_us: None,
+            timestamp: None,
         }
     }
 }
