@@ -296,7 +296,11 @@ fn job(
         sources: vec![log.source.clone()],
         node_set: None,
         evidence: Vec::new(),
-        measured_with: None,
+        // What an nccl-tests log states of it: the NCCL its header printed.
+        measured_with: log.nccl_version.clone().map(|v| crate::results::MeasuredWith {
+            nccl_version: Some(v),
+            ..Default::default()
+        }),
     }
 }
 

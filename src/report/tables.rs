@@ -443,6 +443,15 @@ pub fn gpus(g: &Grade) -> String {
     }
 }
 
+/// What a job was measured with (NCCL version, registration, CTA policy, blocking, memory),
+/// for a report line; `None` when the results do not say (host backend, older results).
+pub fn measured_with(j: &JobVerdict) -> Option<String> {
+    j.source
+        .as_ref()
+        .and_then(|s| s.result.measured_with.as_ref())
+        .map(crate::results::MeasuredWith::summary)
+}
+
 /// Where a job's data came from, for a report line.
 pub fn provenance(j: &JobVerdict) -> String {
     match &j.source {
