@@ -22,6 +22,7 @@ mod ingest;
 mod ingest_fuzz;
 mod integrity;
 mod iterations;
+mod knobs;
 mod junit;
 mod metrics;
 mod node_verdicts;

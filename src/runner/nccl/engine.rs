@@ -277,6 +277,9 @@ impl<W: World> Engine for NcclEngine<'_, W> {
     }
 
     fn configure(&mut self, knobs: &Knobs, memory: bool) -> Result<(), EngineError> {
+        // Kept first, so a refused job's record says what it asked for.
+        self.knobs = *knobs;
+        self.memory.on = memory;
         if let Some(why) = refusal(knobs, self.version) {
             return Err(EngineError::new(ErrorKind::Nccl, why));
         }
@@ -284,8 +287,6 @@ impl<W: World> Engine for NcclEngine<'_, W> {
         if !self.comms.is_empty() && self.comm_policy != knobs.cta_policy {
             self.destroy_comms();
         }
-        self.knobs = *knobs;
-        self.memory.on = memory;
         self.gpu.use_null_stream(knobs.null_stream);
         Ok(())
     }
@@ -590,6 +591,45 @@ impl<W: World> Engine for NcclEngine<'_, W> {
             self.gpu.xor_byte(self.base(b.buf) + b.offset, 0x5a)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod refusal_tests {
+    use super::refusal;
+    use crate::plan::knobs::{DeviceApi, Knobs, Register};
+
+    #[test]
+    fn too_old_an_nccl_is_named_with_the_version_needed() {
+        let sym = Knobs {
+            register: Register::Symmetric,
+            ..Knobs::default()
+        };
+        assert_eq!(
+            refusal(&sym, 22603).as_deref(),
+            Some("`register: 2` needs NCCL 2.27.0 or newer; the loaded NCCL is 2.26.3")
+        );
+        assert_eq!(refusal(&sym, 22707), None);
+        let ce = Knobs {
+            cta_policy: Some(2),
+            ..Knobs::default()
+        };
+        assert!(refusal(&ce, 22707).unwrap().contains("needs NCCL 2.28.0"));
+        let p1 = Knobs {
+            cta_policy: Some(1),
+            ..Knobs::default()
+        };
+        assert!(refusal(&p1, 22707).unwrap().contains("2.28's communicator config"));
+        assert_eq!(refusal(&p1, 23007), None);
+        let dev = Knobs {
+            register: Register::Symmetric,
+            device_api: Some(DeviceApi {
+                implementation: 1,
+                ctas: 16,
+            }),
+            ..Knobs::default()
+        };
+        assert!(refusal(&dev, 23007).unwrap().contains("not built into baton"));
     }
 }
 
