@@ -614,7 +614,11 @@ fn registration_cta_policy_and_blocking_verify_and_are_recorded() {
         assert_eq!(j.status, JobStatus::Completed, "{}: {:?}", j.id, j.errors);
         let m = j.measured_with.as_ref().expect("measured_with");
         assert!(m.nccl_version.is_some(), "{}", j.id);
-        assert!(m.memory.is_some_and(|f| f.init_bytes > 0), "{}: {m:?}", j.id);
+        assert!(
+            m.memory.is_some_and(|f| f.init_bytes > 0),
+            "{}: {m:?}",
+            j.id
+        );
     }
     let m = |id: &str| r.jobs.iter().find(|j| j.id.starts_with(id)).unwrap();
     let r2 = m("r2").measured_with.as_ref().unwrap();
@@ -636,7 +640,9 @@ fn a_device_implementation_is_refused_as_not_built_into_baton() {
     let j = &r.jobs[0];
     assert_eq!(j.status, JobStatus::Error);
     assert!(
-        j.errors.iter().any(|e| e.message.contains("not built into baton")),
+        j.errors
+            .iter()
+            .any(|e| e.message.contains("not built into baton")),
         "{:?}",
         j.errors
     );

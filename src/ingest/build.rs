@@ -297,10 +297,13 @@ fn job(
         node_set: None,
         evidence: Vec::new(),
         // What an nccl-tests log states of it: the NCCL its header printed.
-        measured_with: log.nccl_version.clone().map(|v| crate::results::MeasuredWith {
-            nccl_version: Some(v),
-            ..Default::default()
-        }),
+        measured_with: log
+            .nccl_version
+            .clone()
+            .map(|v| crate::results::MeasuredWith {
+                nccl_version: Some(v),
+                ..Default::default()
+            }),
     }
 }
 

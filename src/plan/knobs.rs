@@ -6,7 +6,9 @@
 use serde::{Deserialize, Serialize};
 
 /// How the send and receive buffers are registered with the communicator (nccl-tests `-R`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Register {
     /// No registration (`-R 0`, nccl-tests' default).
@@ -43,7 +45,9 @@ impl Register {
 }
 
 /// When a sweep waits for each op (nccl-tests `-z`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Blocking {
     /// Ops are enqueued back to back; one wait at the end (`-z 0`, the default).

@@ -36,7 +36,10 @@ fn check_refuses_each_nccl_only_setting_on_the_mpi_backend_where_it_is_written()
             err.contains(&format!("`{key}: {value}` needs the nccl backend")),
             "{key}: {err}"
         );
-        assert!(err.contains("plan.yaml:8:"), "{key} located at its line: {err}");
+        assert!(
+            err.contains("plan.yaml:8:"),
+            "{key} located at its line: {err}"
+        );
     }
     // Under `defaults`, told once where it is written.
     let text = plan("mpi", "").replace("tests:\n", "defaults: { register: 2 }\ntests:\n");
@@ -57,7 +60,10 @@ fn the_host_backend_keeps_what_it_can_do() {
 fn bad_values_are_refused_with_their_location() {
     for (body, want) in [
         ("    register: 3\n", "`register: 3` is not a register mode"),
-        ("    cta_policy: 7\n", "`cta_policy: 7` is not a cta_policy mode"),
+        (
+            "    cta_policy: 7\n",
+            "`cta_policy: 7` is not a cta_policy mode",
+        ),
         ("    blocking: 9\n", "`blocking: 9` is not a blocking mode"),
         ("    device_api: 1\n", "`device_api` needs `register: 2`"),
         ("    parallel_init: false\n", "`parallel_init: false`"),
@@ -69,7 +75,13 @@ fn bad_values_are_refused_with_their_location() {
     }
     let (rc, err) = check(
         "knobs_ok",
-        &plan("nccl", "    register: 2\n    cta_policy: 2\n    device_api: 1\n    device_ctas: 8\n"),
+        &plan(
+            "nccl",
+            "    register: 2\n    cta_policy: 2\n    device_api: 1\n    device_ctas: 8\n",
+        ),
     );
-    assert_eq!(rc, 0, "a device implementation is a valid plan (refused at run time): {err}");
+    assert_eq!(
+        rc, 0,
+        "a device implementation is a valid plan (refused at run time): {err}"
+    );
 }

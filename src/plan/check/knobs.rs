@@ -9,6 +9,9 @@ use crate::plan::model::{Backend, Settings};
 
 use super::Checker;
 
+/// A key's value as written and where, when it asks for something.
+type Written = Option<(String, Pos)>;
+
 /// Borrowed view of the knob keys of `defaults` or of one test.
 #[derive(Clone, Copy)]
 pub(super) struct KnobsRef<'a> {
@@ -107,7 +110,8 @@ impl Checker<'_> {
             });
         }
         if let Some(c) = raw.device_ctas
-            && let Some(n) = self.in_range(c.value.into(), c.pos, "device_ctas", "at least 1", 1, 128)
+            && let Some(n) =
+                self.in_range(c.value.into(), c.pos, "device_ctas", "at least 1", 1, 128)
         {
             match &mut s.knobs.device_api {
                 Some(api) => api.ctas = n as u32,
@@ -124,9 +128,12 @@ impl Checker<'_> {
             return Some(v.value);
         }
         self.err(
-            Diagnostic::error(format!("`{key}: {}` is not a {key} mode", v.value), Some(v.pos))
-                .label(format!("not a {key} mode"))
-                .help(format!("valid: {valid}")),
+            Diagnostic::error(
+                format!("`{key}: {}` is not a {key} mode", v.value),
+                Some(v.pos),
+            )
+            .label(format!("not a {key} mode"))
+            .help(format!("valid: {valid}")),
         );
         None
     }
@@ -142,13 +149,37 @@ impl Checker<'_> {
                 .map(|v| (v.value.to_string(), v.pos))
         };
         let flag = |k: Option<&Loc<bool>>| k.filter(|v| v.value).map(|v| ("true".into(), v.pos));
-        let keys: [(&str, Option<(String, Pos)>, &str); 6] = [
-            ("register", int(raw.register, Some(0)), "buffer registration is an NCCL communicator's"),
-            ("cta_policy", int(raw.cta_policy, None), "CTA policies are NCCL's"),
-            ("device_api", int(raw.device_api, None), "the device API is NCCL's"),
-            ("device_ctas", int(raw.device_ctas, None), "the device API is NCCL's"),
-            ("null_stream", flag(raw.null_stream), "host memory has no CUDA streams"),
-            ("memory", flag(raw.memory), "the memory report is of GPU memory"),
+        let keys: [(&str, Written, &str); 6] = [
+            (
+                "register",
+                int(raw.register, Some(0)),
+                "buffer registration is an NCCL communicator's",
+            ),
+            (
+                "cta_policy",
+                int(raw.cta_policy, None),
+                "CTA policies are NCCL's",
+            ),
+            (
+                "device_api",
+                int(raw.device_api, None),
+                "the device API is NCCL's",
+            ),
+            (
+                "device_ctas",
+                int(raw.device_ctas, None),
+                "the device API is NCCL's",
+            ),
+            (
+                "null_stream",
+                flag(raw.null_stream),
+                "host memory has no CUDA streams",
+            ),
+            (
+                "memory",
+                flag(raw.memory),
+                "the memory report is of GPU memory",
+            ),
         ];
         for (key, written, why) in keys {
             if let Some((value, pos)) = written {
@@ -157,7 +188,9 @@ impl Checker<'_> {
                         format!("`{key}: {value}` needs the nccl backend: {why}"),
                         Some(pos),
                     )
-                    .help(format!("the mpi backend runs in host memory; remove `{key}`")),
+                    .help(format!(
+                        "the mpi backend runs in host memory; remove `{key}`"
+                    )),
                 );
             }
         }
@@ -188,7 +221,10 @@ impl Checker<'_> {
         } else if skip > 0 && skip >= s.iters {
             self.err(
                 Diagnostic::error(
-                    format!("`per_iter_skip: {skip}` leaves none of `iters: {}`", s.iters),
+                    format!(
+                        "`per_iter_skip: {skip}` leaves none of `iters: {}`",
+                        s.iters
+                    ),
                     at(raw.per_iter_skip.map(|d| d.pos)),
                 )
                 .help(format!("between 0 and {}", s.iters - 1)),
@@ -263,16 +299,25 @@ mod tests {
             assert!(e[0].1.contains(want), "{:?} lacks {want:?}", e[0].1);
         };
         one("    register: 3\n", "`register: 3` is not a register mode");
-        one("    cta_policy: -1\n", "`cta_policy: -1` is not a cta_policy mode");
+        one(
+            "    cta_policy: -1\n",
+            "`cta_policy: -1` is not a cta_policy mode",
+        );
         one("    blocking: 4\n", "`blocking: 4` is not a blocking mode");
         one("    device_api: 1\n", "`device_api` needs `register: 2`");
         one("    device_api: 0\n", "`device_api` is 0");
-        one("    device_ctas: 129\n    register: 2\n    device_api: 1\n", "at most 128");
+        one(
+            "    device_ctas: 129\n    register: 2\n    device_api: 1\n",
+            "at most 128",
+        );
         one("    device_ctas: 8\n", "`device_ctas` without `device_api`");
         one("    per_iter_skip: 1\n", "needs `iterations: true`");
         one("    parallel_init: false\n", "`parallel_init: false`");
         one("    run_cycles: 0\n", "`run_cycles` is 0");
-        one("    blocking: 3\n    cuda_graph: 1\n", "`blocking: 3` with `cuda_graph: 1`");
+        one(
+            "    blocking: 3\n    cuda_graph: 1\n",
+            "`blocking: 3` with `cuda_graph: 1`",
+        );
     }
 
     #[test]
@@ -281,6 +326,9 @@ mod tests {
         let l = parse_str("plan.yaml", text).unwrap();
         assert_eq!(l.plan.tests[0].repeat, crate::plan::Repeat::Times(4));
         let e = plan("    run_cycles: 2\n    repeat: 2\n").unwrap_err();
-        assert!(e[0].1.contains("`repeat` and `run_cycles` both set"), "{e:?}");
+        assert!(
+            e[0].1.contains("`repeat` and `run_cycles` both set"),
+            "{e:?}"
+        );
     }
 }

@@ -262,8 +262,9 @@ impl Checker<'_> {
             None => Repeat::Times(settings.run_cycles.unwrap_or(1)),
             Some(r) if t.run_cycles.is_some() => {
                 self.err(
-                    Diagnostic::error("`repeat` and `run_cycles` both set", Some(r.pos))
-                        .help("`run_cycles` is nccl-tests -N, the same as a count `repeat`; keep one"),
+                    Diagnostic::error("`repeat` and `run_cycles` both set", Some(r.pos)).help(
+                        "`run_cycles` is nccl-tests -N, the same as a count `repeat`; keep one",
+                    ),
                 );
                 Repeat::Times(1)
             }

@@ -16,10 +16,10 @@ use super::libs::{self, AlltoAllFn};
 use super::marks::Marks;
 use super::p2p;
 use super::register::Registration;
-use crate::plan::knobs::{Knobs, NCCL_2_28, Register};
-use crate::results::{MeasuredWith, MemoryFigures};
 use crate::collective::{Collective, Dtype, RedOp};
+use crate::plan::knobs::{Knobs, NCCL_2_28, Register};
 use crate::results::ErrorKind;
+use crate::results::{MeasuredWith, MemoryFigures};
 use crate::runner::engine::{Engine, EngineError, OpSpec};
 use crate::runner::layout::{self, Buf, Semantics};
 use crate::world::World;
@@ -249,7 +249,9 @@ impl<W: World> Drop for NcclEngine<'_, W> {
             // The context is gone: tearing down what lived in it could block; the process is
             // about to end and the driver reclaims everything.
             std::mem::forget(self.graph.take());
-            self.registration.take().map(Registration::forget);
+            if let Some(r) = self.registration.take() {
+                r.forget();
+            }
             self.marks.forget();
             std::mem::forget(std::mem::take(&mut self.comms));
             std::mem::forget(self.send.take());
@@ -619,7 +621,11 @@ mod refusal_tests {
             cta_policy: Some(1),
             ..Knobs::default()
         };
-        assert!(refusal(&p1, 22707).unwrap().contains("2.28's communicator config"));
+        assert!(
+            refusal(&p1, 22707)
+                .unwrap()
+                .contains("2.28's communicator config")
+        );
         assert_eq!(refusal(&p1, 23007), None);
         let dev = Knobs {
             register: Register::Symmetric,
@@ -629,7 +635,11 @@ mod refusal_tests {
             }),
             ..Knobs::default()
         };
-        assert!(refusal(&dev, 23007).unwrap().contains("not built into baton"));
+        assert!(
+            refusal(&dev, 23007)
+                .unwrap()
+                .contains("not built into baton")
+        );
     }
 }
 
