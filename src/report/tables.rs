@@ -534,6 +534,31 @@ mod tests {
     }
 
     #[test]
+    fn what_a_job_was_measured_with_is_one_line() {
+        let mut j = verdict(Vec::new());
+        assert_eq!(measured_with(&j), None, "older results say nothing");
+        if let Some(src) = j.source.as_mut() {
+            src.result.measured_with = Some(crate::results::MeasuredWith {
+                nccl_version: Some("2.30.7".into()),
+                register: Some(2),
+                cta_policy: Some(1),
+                blocking: Some(0),
+                memory: Some(crate::results::MemoryFigures {
+                    init_bytes: 1 << 30,
+                    user_bytes: 36 << 20,
+                    collective_bytes: 0,
+                }),
+            });
+        }
+        assert_eq!(
+            measured_with(&j).as_deref(),
+            Some(
+                "NCCL 2.30.7 · register 2 · cta_policy 1 · blocking 0 · memory init 1.0 GiB · user 36.0 MiB · collective 0 B"
+            )
+        );
+    }
+
+    #[test]
     fn split_groups_show_the_size_the_spread_failed_at() {
         let j = verdict(vec![
             Case::at_size(4096, Status::Fail, "40%".into()),
