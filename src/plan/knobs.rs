@@ -5,11 +5,10 @@
 
 use serde::{Deserialize, Serialize};
 
-/// How the send and receive buffers are registered with the communicator (nccl-tests `-R`).
-#[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
-)]
-#[serde(rename_all = "snake_case")]
+/// How the send and receive buffers are registered with the communicator (nccl-tests `-R`);
+/// written as the plan writes it, nccl-tests' number.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "u8", try_from = "u8")]
 pub enum Register {
     /// No registration (`-R 0`, nccl-tests' default).
     #[default]
@@ -44,11 +43,9 @@ impl Register {
     }
 }
 
-/// When a sweep waits for each op (nccl-tests `-z`).
-#[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
-)]
-#[serde(rename_all = "snake_case")]
+/// When a sweep waits for each op (nccl-tests `-z`); written as nccl-tests' number.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "u8", try_from = "u8")]
 pub enum Blocking {
     /// Ops are enqueued back to back; one wait at the end (`-z 0`, the default).
     #[default]
@@ -86,6 +83,32 @@ impl Blocking {
     }
 }
 
+impl From<Register> for u8 {
+    fn from(r: Register) -> u8 {
+        r.code()
+    }
+}
+
+impl TryFrom<u8> for Register {
+    type Error = String;
+    fn try_from(n: u8) -> Result<Self, String> {
+        Register::from_code(n.into()).ok_or_else(|| format!("register mode {n} (0, 1 or 2)"))
+    }
+}
+
+impl From<Blocking> for u8 {
+    fn from(b: Blocking) -> u8 {
+        b.code()
+    }
+}
+
+impl TryFrom<u8> for Blocking {
+    type Error = String;
+    fn try_from(n: u8) -> Result<Self, String> {
+        Blocking::from_code(n.into()).ok_or_else(|| format!("blocking mode {n} (0 to 3)"))
+    }
+}
+
 /// The NCCL device API implementation a job asks for (nccl-tests `-D` and `-V`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DeviceApi {
@@ -106,6 +129,7 @@ pub const NCCL_2_28: i32 = 22800;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Knobs {
     #[serde(default, skip_serializing_if = "Register::is_off")]
+    #[schemars(with = "u8", range(max = 2))]
     pub register: Register,
     /// `ncclConfig_t.CTAPolicy`: 0 default, 1 efficiency, 2 zero (copy-engine collectives);
     /// absent: left to NCCL.
@@ -114,6 +138,7 @@ pub struct Knobs {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device_api: Option<DeviceApi>,
     #[serde(default, skip_serializing_if = "Blocking::is_off")]
+    #[schemars(with = "u8", range(max = 3))]
     pub blocking: Blocking,
     /// Ops on the legacy default stream instead of a stream of their own (`-y 1`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -189,5 +214,19 @@ mod tests {
         }
         assert_eq!(Register::from_code(3), None);
         assert_eq!(Blocking::from_code(4), None);
+    }
+
+    #[test]
+    fn results_write_the_plans_numbers() {
+        let k = Knobs {
+            register: Register::Symmetric,
+            blocking: Blocking::Iteration,
+            ..Knobs::default()
+        };
+        let text = serde_json::to_string(&k).unwrap();
+        assert_eq!(text, r#"{"register":2,"blocking":3}"#);
+        assert_eq!(serde_json::from_str::<Knobs>(&text).unwrap(), k);
+        assert!(serde_json::from_str::<Knobs>(r#"{"register":5}"#).is_err());
+        assert_eq!(serde_json::to_string(&Knobs::default()).unwrap(), "{}");
     }
 }
