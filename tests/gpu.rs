@@ -613,3 +613,59 @@ fn rank_pid(r: u32) -> Option<u32> {
         (is_baton && is_rank).then_some(pid)
     })
 }
+
+/// nccl-tests' `-R 1/2`, `-x 0/1` and `-z`/`-y`/`-C`/`-S`/`-M` as plan settings on the local GPUs
+/// (one thread per GPU, one GPU is enough): every job verifies and records what it was measured
+/// with; a CTA policy change between tests makes fresh communicators.
+#[test]
+#[ignore = "needs a GPU (run with --include-ignored on a GPU machine)"]
+fn registration_cta_policy_and_blocking_verify_and_are_recorded() {
+    need_a_gpu();
+    let plan = "version: 1\nname: knobs\nbackend: nccl\ndefaults: { iters: 5, warmup: 1, memory: true }\ntests:\n  - name: r1\n    register: 1\n    collective: [all_reduce, gather]\n    sizes: { from: 8, to: 8M, factor: 64 }\n    expect: [ { wrong: 0 } ]\n  - name: r2\n    register: 2\n    cta_policy: 1\n    collective: [all_reduce, alltoallv]\n    sizes: { from: 8, to: 8M, factor: 64 }\n    expect: [ { wrong: 0 } ]\n  - name: z3\n    blocking: 3\n    null_stream: true\n    cpu_time: true\n    timestamps: true\n    collective: all_reduce\n    sizes: [1M]\n    expect: [ { wrong: 0 } ]\n";
+    let (r, _) = run_checked("gpu-knobs", plan, &[], 0);
+    assert_eq!(r.jobs.len(), 5);
+    for j in &r.jobs {
+        assert_eq!(j.status, JobStatus::Completed, "{}: {:?}", j.id, j.errors);
+        let m = j.measured_with.as_ref().expect("measured_with");
+        assert!(m.nccl_version.is_some(), "{}", j.id);
+        assert!(
+            m.memory.is_some_and(|f| f.init_bytes > 0),
+            "{}: {m:?}",
+            j.id
+        );
+    }
+    let m = |id: &str| r.jobs.iter().find(|j| j.id.starts_with(id)).unwrap();
+    let r2 = m("r2").measured_with.as_ref().unwrap();
+    assert_eq!((r2.register, r2.cta_policy), (Some(2), Some(1)));
+    assert_eq!(m("r1").measured_with.as_ref().unwrap().cta_policy, None);
+    let z3 = m("z3");
+    assert_eq!(z3.measured_with.as_ref().unwrap().blocking, Some(3));
+    let c = z3.repeats[0].rows[0].out_of_place.as_ref().unwrap();
+    assert!(c.cpu_time_us.is_some() && c.timestamp.is_some(), "{c:?}");
+}
+
+/// A device API implementation is a valid plan, refused at run time in words.
+#[test]
+#[ignore = "needs a GPU (run with --include-ignored on a GPU machine)"]
+fn a_device_implementation_is_refused_as_not_built_into_baton() {
+    need_a_gpu();
+    let plan = "version: 1\nname: dev\nbackend: nccl\ntests:\n  - name: d\n    register: 2\n    device_api: 1\n    collective: all_reduce\n    sizes: [1M]\n";
+    let (r, _) = run_checked("gpu-device-api", plan, &[], 3);
+    let j = &r.jobs[0];
+    assert_eq!(j.status, JobStatus::Error);
+    assert!(
+        j.errors
+            .iter()
+            .any(|e| e.message.contains("not built into baton")),
+        "{:?}",
+        j.errors
+    );
+    assert_eq!(j.measured_with.as_ref().and_then(|m| m.register), Some(2));
+}
+
+/// One GPU is enough: the local mode runs one rank per GPU.
+fn need_a_gpu() {
+    if let Err(e) = gpus() {
+        panic!("no GPU: {e} (these tests are ignored unless run on a GPU machine)");
+    }
+}

@@ -283,6 +283,7 @@ fn job(
             average: Average::Avg,
             in_place: InPlace::Both,
             iterations: false,
+            knobs: Default::default(),
         },
         layout: layout.clone(),
         groups: groups.to_vec(),
@@ -296,6 +297,14 @@ fn job(
         sources: vec![log.source.clone()],
         node_set: None,
         evidence: Vec::new(),
+        // What an nccl-tests log states of it: the NCCL its header printed.
+        measured_with: log
+            .nccl_version
+            .clone()
+            .map(|v| crate::results::MeasuredWith {
+                nccl_version: Some(v),
+                ..Default::default()
+            }),
     }
 }
 

@@ -6,6 +6,7 @@ mod diag;
 pub mod files;
 mod hints;
 pub mod jobs;
+pub mod knobs;
 mod load;
 pub mod loc;
 mod model;

@@ -103,6 +103,12 @@ pub struct Settings {
     /// Per-iteration, per-rank timing (nccl-tests `-I 1`): off unless asked, so the timed loop
     /// does no per-iteration work.
     pub iterations: bool,
+    /// nccl-tests' engine flags that change what is measured (`plan::knobs`).
+    pub knobs: crate::plan::knobs::Knobs,
+    /// What is recorded beside the rows (`cpu_time`, `timestamps`, `memory`).
+    pub reports: crate::plan::knobs::Reports,
+    /// nccl-tests `-N`: the test's repeat count when it sets no `repeat`.
+    pub run_cycles: Option<u32>,
 }
 
 impl Default for Settings {
@@ -119,6 +125,9 @@ impl Default for Settings {
             in_place: InPlace::Both,
             timeout: Duration::from_secs(300),
             iterations: false,
+            knobs: Default::default(),
+            reports: Default::default(),
+            run_cycles: None,
         }
     }
 }

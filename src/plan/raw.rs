@@ -48,6 +48,43 @@ macro_rules! with_settings {
             pub timeout: Option<Loc<String>>,
             /// Per-iteration, per-rank timing (nccl-tests `-I 1`, default false); not with `cuda_graph`.
             pub iterations: Option<Loc<bool>>,
+            /// Buffer registration (nccl-tests `-R`): 0 none (default), 1 `ncclCommRegister`,
+            /// 2 symmetric windows (NCCL ≥ 2.27). nccl backend only.
+            #[schemars(range(min = 0, max = 2))]
+            pub register: Option<Loc<i64>>,
+            /// `NCCL_CTA_POLICY` of the communicators (nccl-tests `-x`): 0 default, 1 efficiency,
+            /// 2 zero-CTA copy-engine collectives (NCCL ≥ 2.28); absent: NCCL's. nccl backend only.
+            #[schemars(range(min = 0, max = 2))]
+            pub cta_policy: Option<Loc<i64>>,
+            /// NCCL device API implementation (nccl-tests `-D`, > 0, NCCL ≥ 2.28, `register: 2`).
+            #[schemars(range(min = 1))]
+            pub device_api: Option<Loc<i64>>,
+            /// CTAs of the device API implementation (nccl-tests `-V`, 1–128, default 16).
+            #[schemars(range(min = 1, max = 128))]
+            pub device_ctas: Option<Loc<i64>>,
+            /// Wait after each op (nccl-tests `-z`): 0 no (default), 1 wait + barrier, 2 wait,
+            /// 3 wait + barrier per iteration with the barrier outside the clock.
+            #[schemars(range(min = 0, max = 3))]
+            pub blocking: Option<Loc<i64>>,
+            /// Ops on the default (null) CUDA stream (nccl-tests `-y`, default false). nccl backend only.
+            pub null_stream: Option<Loc<bool>>,
+            /// Each rank initialises its communicator on its own thread (nccl-tests `-p 1`): what
+            /// baton always does; `false` is refused.
+            pub parallel_init: Option<Loc<bool>>,
+            /// Record the CPU time of the enqueue loop per cell (nccl-tests `-C`, default false).
+            pub cpu_time: Option<Loc<bool>>,
+            /// Record the wall-clock time each row finished (nccl-tests `-S`, default false).
+            pub timestamps: Option<Loc<bool>>,
+            /// Record GPU memory per rank (nccl-tests `-M`): initialisation, user-allocated,
+            /// collective. nccl backend only.
+            pub memory: Option<Loc<bool>>,
+            /// Sweeps run, one repeat each (nccl-tests `-N`, at least 1); not with `repeat`.
+            #[schemars(range(min = 1))]
+            pub run_cycles: Option<Loc<i64>>,
+            /// Leading iterations left out of the per-iteration statistics (nccl-tests `-K`,
+            /// needs `iterations: true`, below `iters`).
+            #[schemars(range(min = 0))]
+            pub per_iter_skip: Option<Loc<i64>>,
         }
     };
 }

@@ -240,6 +240,9 @@ fn job(o: &mut String, i: usize, j: &JobVerdict) -> Result<(), ReportError> {
             src.result.repeats.len()
         );
     }
+    if let Some(m) = tables::measured_with(j) {
+        let _ = write!(o, "<br>Measured with: {}", esc(&m));
+    }
     o.push_str(
         "</p><table class=\"checks\"><tr><th>Verdict</th><th>Criterion</th><th>Result</th></tr>",
     );

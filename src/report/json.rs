@@ -127,6 +127,9 @@ pub struct JobEntry {
     /// The hosts its ranks ran on, in rank order without repeats.
     pub hosts: Vec<String>,
     pub criteria: Vec<CriterionEntry>,
+    /// The NCCL and engine flags it was measured with (results' `measured_with`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub measured_with: Option<crate::results::MeasuredWith>,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -333,6 +336,10 @@ fn job(j: &JobVerdict) -> JobEntry {
         run_status: j.source.as_ref().map(|s| s.result.status),
         hosts,
         criteria: j.criteria.iter().map(criterion).collect(),
+        measured_with: j
+            .source
+            .as_ref()
+            .and_then(|s| s.result.measured_with.clone()),
     }
 }
 

@@ -140,6 +140,9 @@ fn job(o: &mut String, i: usize, j: &JobVerdict) {
             src.result.repeats.len()
         );
     }
+    if let Some(m) = tables::measured_with(j) {
+        let _ = writeln!(o, "\nMeasured with: {}", cell(&m));
+    }
     let _ = writeln!(o, "\n| Verdict | Criterion | Result |\n|---|---|---|");
     for c in &j.criteria {
         let _ = writeln!(

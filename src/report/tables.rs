@@ -443,6 +443,15 @@ pub fn gpus(g: &Grade) -> String {
     }
 }
 
+/// What a job was measured with (NCCL version, registration, CTA policy, blocking, memory),
+/// for a report line; `None` when the results do not say (host backend, older results).
+pub fn measured_with(j: &JobVerdict) -> Option<String> {
+    j.source
+        .as_ref()
+        .and_then(|s| s.result.measured_with.as_ref())
+        .map(crate::results::MeasuredWith::summary)
+}
+
 /// Where a job's data came from, for a report line.
 pub fn provenance(j: &JobVerdict) -> String {
     match &j.source {
@@ -522,6 +531,31 @@ mod tests {
                 cases,
             }],
         }
+    }
+
+    #[test]
+    fn what_a_job_was_measured_with_is_one_line() {
+        let mut j = verdict(Vec::new());
+        assert_eq!(measured_with(&j), None, "older results say nothing");
+        if let Some(src) = j.source.as_mut() {
+            src.result.measured_with = Some(crate::results::MeasuredWith {
+                nccl_version: Some("2.30.7".into()),
+                register: Some(2),
+                cta_policy: Some(1),
+                blocking: Some(0),
+                memory: Some(crate::results::MemoryFigures {
+                    init_bytes: 1 << 30,
+                    user_bytes: 36 << 20,
+                    collective_bytes: 0,
+                }),
+            });
+        }
+        assert_eq!(
+            measured_with(&j).as_deref(),
+            Some(
+                "NCCL 2.30.7 · register 2 · cta_policy 1 · blocking 0 · memory init 1.0 GiB · user 36.0 MiB · collective 0 B"
+            )
+        );
     }
 
     #[test]

@@ -47,6 +47,9 @@ impl Exporter for TextExporter {
                 j.what,
                 tables::provenance(j)
             );
+            if let Some(m) = tables::measured_with(j) {
+                let _ = writeln!(o, "      measured with {m}");
+            }
             let mut passed = 0;
             // Criteria failing for one reason (a job without results fails every one of them
             // alike) are named together and the reason said once.

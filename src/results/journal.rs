@@ -50,6 +50,11 @@ pub enum Record {
     },
     /// Hosts, GPUs and versions a worker saw; merged into the run's.
     Environment { environment: Box<Environment> },
+    /// The NCCL and engine flags `job` was measured with.
+    MeasuredWith {
+        job: String,
+        measured_with: Box<super::MeasuredWith>,
+    },
     /// NCCL transports captured for `job`.
     Transports {
         job: String,
@@ -403,6 +408,14 @@ pub fn apply(results: &mut Results, record: Record) {
         }
         Record::Environment { environment } => {
             super::merge_environment(&mut results.environment, *environment)
+        }
+        Record::MeasuredWith {
+            job: id,
+            measured_with,
+        } => {
+            if let Some(i) = job(results, &id) {
+                results.jobs[i].measured_with = Some(*measured_with);
+            }
         }
         Record::Transports { job: id, links } => {
             if let Some(i) = job(results, &id) {

@@ -11,10 +11,12 @@ mod io;
 pub mod iterations;
 pub mod journal;
 pub mod measure;
+pub mod measured_with;
 mod model;
 mod ras;
 
 pub use io::{Notice, ResultsError, read, read_file, read_noting, read_str, write_atomic};
+pub use measured_with::{MeasuredWith, MemoryFigures};
 pub use model::*;
 
 /// Value of the `format` field, so a results file is recognisable on its own.

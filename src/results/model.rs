@@ -289,6 +289,10 @@ pub struct JobResult {
     /// `docs/evidence.md`); absent when the run took none (`evidence: false`, ingested logs).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub evidence: Vec<super::evidence::NodeEvidence>,
+    /// The NCCL and engine flags the job was measured with (absent: the host backend, or a
+    /// results file older than the record).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_with: Option<super::MeasuredWith>,
 }
 
 /// How a job's results find their plan job. A log nobody labelled cannot know the plan's job ID,
@@ -339,6 +343,10 @@ pub struct JobSettings {
     /// Per-iteration, per-rank timing was on (`iterations: true`, nccl-tests `-I 1`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub iterations: bool,
+    /// nccl-tests' engine flags (`register`, `cta_policy`, `device_api`, `blocking`,
+    /// `null_stream`, `per_iter_skip`); each absent when off.
+    #[serde(default, flatten)]
+    pub knobs: crate::plan::knobs::Knobs,
 }
 
 impl From<&crate::plan::Settings> for JobSettings {
@@ -352,6 +360,7 @@ impl From<&crate::plan::Settings> for JobSettings {
             average: s.average,
             in_place: s.in_place,
             iterations: s.iterations,
+            knobs: s.knobs,
         }
     }
 }
@@ -455,6 +464,13 @@ pub struct Cell {
     /// Per-iteration, per-rank timing (`iterations: true`); absent when it was off.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub iterations: Option<Iterations>,
+    /// µs per op the host spent enqueueing, aggregated like `time_us` (`cpu_time: true`,
+    /// nccl-tests `-C 1`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_time_us: Option<f64>,
+    /// When the cell finished, RFC 3339 (`timestamps: true`, nccl-tests `-S 1`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timestamp: Option<String>,
 }
 
 /// The distribution of one series of iteration times, µs per op, as nccl-tests `-I` computes
@@ -517,6 +533,8 @@ impl Cell {
             error: None,
             groups: Vec::new(),
             iterations: None,
+            cpu_time_us: None,
+            timestamp: None,
         }
     }
 
@@ -530,6 +548,8 @@ impl Cell {
             error: Some(error.into()),
             groups: Vec::new(),
             iterations: None,
+            cpu_time_us: None,
+            timestamp: None,
         }
     }
 }

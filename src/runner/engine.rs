@@ -1,7 +1,8 @@
 //! The seam between the shared sweep and a backend: one rank's data movement for one job.
 
 use crate::collective::{Collective, Counts, Dtype, RedOp, Traffic};
-use crate::results::{ErrorKind, Placement};
+use crate::plan::knobs::Knobs;
+use crate::results::{ErrorKind, MeasuredWith, Placement};
 
 /// One collective call as the sweep asks for it.
 #[derive(Debug, Clone, Copy)]
@@ -68,6 +69,17 @@ fn no_graphs() -> EngineError {
 pub trait Engine {
     /// The longest a `wait` may take before the backend aborts the op as hung.
     fn set_timeout(&mut self, _limit: std::time::Duration) {}
+    /// The next job's engine flags and whether it reports memory, before its `prepare`. A
+    /// backend refuses the job when it or the library it loaded cannot honour them; the host
+    /// backend has none (the plan's check keeps them off it).
+    fn configure(&mut self, _knobs: &Knobs, _memory: bool) -> Result<(), EngineError> {
+        Ok(())
+    }
+    /// What the job since `configure` was measured with, as this rank knows it (its own memory
+    /// figures); `None` for a backend without NCCL.
+    fn measured_with(&mut self) -> Option<MeasuredWith> {
+        None
+    }
     /// Buffers for a job whose largest op spans `max_bytes`, on the communicator of this rank's
     /// group under `split` (`None`: all ranks). Called by every rank at once: creating a split
     /// communicator is collective. Backends cache communicators per split across jobs.

@@ -122,6 +122,16 @@ impl<E: Engine> Engine for Faulty<'_, E> {
     fn set_timeout(&mut self, limit: std::time::Duration) {
         self.inner.set_timeout(limit)
     }
+    fn configure(
+        &mut self,
+        knobs: &crate::plan::knobs::Knobs,
+        memory: bool,
+    ) -> Result<(), EngineError> {
+        self.inner.configure(knobs, memory)
+    }
+    fn measured_with(&mut self) -> Option<crate::results::MeasuredWith> {
+        self.inner.measured_with()
+    }
     fn prepare(
         &mut self,
         split: Option<&str>,

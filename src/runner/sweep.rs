@@ -8,6 +8,7 @@ use std::time::Instant;
 use super::engine::{Engine, EngineError, OpSpec};
 use super::iterations;
 use crate::collective::{Collective, Dtype, RedOp, Traffic};
+use crate::plan::knobs::Blocking;
 use crate::plan::{Average, Settings};
 use crate::results::{Cell, ErrorKind, GroupCell, GroupInfo, Iterations, Placement, Row};
 use crate::world::World;
@@ -140,6 +141,7 @@ pub fn sweep<W: World, E: Engine>(
     let prepared = traffic
         .map(|_| ())
         .and_then(|_| power_of_two(job.collective, n))
+        .and_then(|_| engine.configure(&s.knobs, s.reports.memory))
         .and_then(|_| engine.prepare(job.split, my_group, max_bytes, s.check));
     consensus(world, engine, prepared.as_ref().err(), Vec::new())?;
 
@@ -274,55 +276,77 @@ fn kind_of(v: u64) -> ErrorKind {
 }
 
 /// The timed loop: `iters` iterations of `m` ops each (one NCCL group per iteration when
-/// aggregating), iteration indices walking the buffer rotation.
-fn enqueue<E: Engine>(
+/// aggregating), iteration indices walking the buffer rotation. Under `blocking` (nccl-tests
+/// `-z`) each op (each group, when aggregating) is waited for, with a barrier after it (1) or
+/// after the iteration (3, the barrier off the clock). Returns the seconds mode 3 counts,
+/// `None` for the others. `marked` (nccl-tests `-I`) puts a mark after `group_start`, before
+/// each iteration's ops, and once more after the last (under `blocking` 1 and 3 an
+/// iteration's time includes its barrier).
+fn enqueue<W: World, E: Engine>(
+    world: &W,
     engine: &mut E,
     spec: &OpSpec,
-    iters: u64,
-    m: u64,
-) -> Result<(), EngineError> {
+    (iters, m): (u64, u64),
+    blocking: Blocking,
+    marked: bool,
+) -> Result<Option<f64>, EngineError> {
+    let mut counted = 0.0;
     for it in 0..iters {
+        let t0 = Instant::now();
         if m > 1 {
             engine.group_start()?;
         }
+        if marked {
+            engine.mark(it as usize)?;
+        }
         for a in 0..m {
             engine.launch(spec, it * m + a)?;
+            if m == 1 {
+                settle(world, engine, blocking)?;
+            }
         }
         if m > 1 {
             engine.group_end()?;
+            settle(world, engine, blocking)?;
         }
+        if blocking == Blocking::Iteration {
+            engine.wait()?;
+            counted += t0.elapsed().as_secs_f64();
+            world.barrier();
+        }
+    }
+    if marked {
+        engine.mark(iters as usize)?;
+    }
+    Ok((blocking == Blocking::Iteration).then_some(counted))
+}
+
+/// After one op (or one group) under `blocking` 1 and 2.
+fn settle<W: World, E: Engine>(
+    world: &W,
+    engine: &mut E,
+    blocking: Blocking,
+) -> Result<(), EngineError> {
+    if matches!(blocking, Blocking::WaitBarrier | Blocking::Wait) {
+        engine.wait()?;
+    }
+    if blocking == Blocking::WaitBarrier {
+        world.barrier();
     }
     Ok(())
 }
 
-/// The timed loop with a mark at every iteration boundary (nccl-tests `-I`: the mark goes
-/// after `group_start`, before the iteration's ops, and once more after the last).
-fn enqueue_marked<E: Engine>(
-    engine: &mut E,
-    spec: &OpSpec,
-    iters: u64,
-    m: u64,
-) -> Result<(), EngineError> {
-    for it in 0..iters {
-        if m > 1 {
-            engine.group_start()?;
-        }
-        engine.mark(it as usize)?;
-        for a in 0..m {
-            engine.launch(spec, it * m + a)?;
-        }
-        if m > 1 {
-            engine.group_end()?;
-        }
-    }
-    engine.mark(iters as usize)
-}
-
 /// Every rank's iteration times (µs per op) → the cell's iterations.
-fn gather_iterations<W: World, E: Engine>(world: &W, engine: &mut E, m: u64) -> Option<Iterations> {
+/// The first `skip` iterations are left out (nccl-tests `-K`).
+fn gather_iterations<W: World, E: Engine>(
+    world: &W,
+    engine: &mut E,
+    m: u64,
+    skip: usize,
+) -> Option<Iterations> {
     let mine: Vec<f64> = engine
         .marked()
-        .map(|t| t.into_iter().map(|x| x / m as f64).collect())
+        .map(|t| t.into_iter().skip(skip).map(|x| x / m as f64).collect())
         .unwrap_or_default();
     let all = world.all_gather_string(&iterations::encode(&mine));
     iterations::of_ranks(
@@ -373,24 +397,31 @@ fn measure<W: World, E: Engine>(
     if graphs > 0 {
         // nccl-tests -G: the timed loop is recorded, not run; the clock restarts after a
         // barrier and covers `graphs` replays of the recording.
-        let recorded = record(engine, |e| enqueue(e, spec, s.iters as u64, m));
+        let recorded = record(engine, |e| {
+            enqueue(world, e, spec, (s.iters as u64, m), Blocking::Off, false).map(|_| ())
+        });
         consensus(world, engine, recorded.as_ref().err(), rows.clone())?;
         world.barrier();
         t0 = Instant::now();
     }
+    let ops = (s.iters as u64 * m * graphs.max(1)) as f64;
+    let mut cpu = 0.0;
     let timed = if graphs > 0 {
-        (0..graphs).try_for_each(|_| engine.replay())
-    } else if marked {
-        enqueue_marked(engine, spec, s.iters as u64, m)
+        (0..graphs).try_for_each(|_| engine.replay()).map(|_| None)
     } else {
-        enqueue(engine, spec, s.iters as u64, m)
+        let loop_ = (s.iters as u64, m);
+        enqueue(world, engine, spec, loop_, s.knobs.blocking, marked)
     }
-    .and_then(|_| engine.wait())
-    .map(|_| t0.elapsed().as_secs_f64() * 1e6 / (s.iters as u64 * m * graphs.max(1)) as f64);
+    .and_then(|counted| {
+        cpu = counted.unwrap_or_else(|| t0.elapsed().as_secs_f64()) * 1e6 / ops;
+        engine.wait()?;
+        Ok(counted.unwrap_or_else(|| t0.elapsed().as_secs_f64()) * 1e6 / ops)
+    });
     consensus(world, engine, timed.as_ref().err(), rows.clone())?;
     let times = world.all_gather_f64(timed.unwrap_or(f64::NAN));
+    let cpu_times = s.reports.cpu_time.then(|| world.all_gather_f64(cpu));
     let per_iteration = marked
-        .then(|| gather_iterations(world, engine, m))
+        .then(|| gather_iterations(world, engine, m, s.knobs.per_iter_skip as usize))
         .flatten();
     world.barrier();
 
@@ -425,6 +456,8 @@ fn measure<W: World, E: Engine>(
     let (algbw, busbw) = job.collective.bandwidths(size0, t, n0);
     let mut cell = Cell::measured(t, algbw, busbw, None);
     cell.iterations = per_iteration;
+    cell.cpu_time_us = cpu_times.map(|c| aggregate(s.average, &c));
+    cell.timestamp = s.reports.timestamps.then(crate::results::now_rfc3339);
     if let Some(w) = &wrongs {
         cell.wrong = checked.then(|| w.iter().sum());
     }
@@ -544,6 +577,8 @@ mod tests {
     struct Marking {
         begun: usize,
         marks: usize,
+        waits: usize,
+        configured: Option<crate::plan::knobs::Knobs>,
     }
 
     impl Engine for Marking {
@@ -563,6 +598,15 @@ mod tests {
             Ok(())
         }
         fn wait(&mut self) -> Result<(), EngineError> {
+            self.waits += 1;
+            Ok(())
+        }
+        fn configure(
+            &mut self,
+            knobs: &crate::plan::knobs::Knobs,
+            _: bool,
+        ) -> Result<(), EngineError> {
+            self.configured = Some(*knobs);
             Ok(())
         }
         fn verify(&mut self, _: &OpSpec, _: u64) -> Result<u64, EngineError> {
@@ -617,6 +661,73 @@ mod tests {
         // Both placements: iters + 1 marks each (the start of every iteration, the loop's end).
         assert_eq!((begun, marks), (2, 2 * 8));
         assert!(rows[0].in_place.as_ref().unwrap().iterations.is_some());
+    }
+
+    fn knobbed(settings: Settings) -> (Marking, Vec<Row>) {
+        let groups = [GroupInfo {
+            color: 0,
+            members: vec![0],
+        }];
+        let job = JobRun {
+            collective: Collective::AllReduce,
+            dtype: Dtype::Float,
+            op: RedOp::Sum,
+            root: 0,
+            split: None,
+            sizes: &[1024],
+            settings: &settings,
+            groups: &groups,
+        };
+        let mut e = Marking::default();
+        let rows = sweep(&Solo, &mut e, &job, &mut 0, &mut Quiet).unwrap();
+        (e, rows)
+    }
+
+    #[test]
+    fn blocking_waits_for_every_op_and_the_engine_is_configured_first() {
+        use crate::plan::knobs::{Blocking, Knobs, Register};
+        let base = |blocking| Settings {
+            iters: 5,
+            warmup: 0,
+            check: false,
+            in_place: crate::plan::InPlace::Out,
+            knobs: Knobs {
+                blocking,
+                register: Register::Local,
+                ..Knobs::default()
+            },
+            ..Settings::default()
+        };
+        // Untimed op + final wait: 2 waits; each mode adds one per timed op.
+        let (e, _) = knobbed(base(Blocking::Off));
+        assert_eq!(e.waits, 2);
+        assert_eq!(e.configured.map(|k| k.register), Some(Register::Local));
+        for mode in [Blocking::WaitBarrier, Blocking::Wait, Blocking::Iteration] {
+            let (e, _) = knobbed(base(mode));
+            assert_eq!(e.waits, 2 + 5, "{mode:?}");
+        }
+    }
+
+    #[test]
+    fn cpu_time_timestamps_and_skipped_iterations_reach_the_cell() {
+        let mut s = Settings {
+            iters: 7,
+            iterations: true,
+            in_place: crate::plan::InPlace::Out,
+            ..Settings::default()
+        };
+        s.reports.cpu_time = true;
+        s.reports.timestamps = true;
+        s.knobs.per_iter_skip = 3;
+        let (_, rows) = knobbed(s);
+        let c = rows[0].out_of_place.as_ref().unwrap();
+        assert!(c.cpu_time_us.is_some_and(|t| t >= 0.0));
+        assert!(c.timestamp.as_deref().is_some_and(|t| t.contains('T')));
+        let it = c.iterations.as_ref().unwrap();
+        assert_eq!(it.times_us.len(), 4, "7 iterations, the first 3 skipped");
+        let (_, rows) = knobbed(Settings::default());
+        let c = rows[0].out_of_place.as_ref().unwrap();
+        assert!(c.cpu_time_us.is_none() && c.timestamp.is_none());
     }
 
     #[test]

@@ -158,7 +158,27 @@ pub fn job_result(job: &Job, backend: Backend, layout: Layout) -> JobResult {
         errors: Vec::new(),
         node_set: job.node_set.clone(),
         evidence: Vec::new(),
+        measured_with: None,
     }
+}
+
+/// What the job was measured with, memory as the largest figure of any rank when the ranks
+/// can still meet (after a hang or a fatal error rank 0 records its own).
+fn measured_with<W: World, E: Engine>(
+    world: &W,
+    engine: &mut E,
+    meet: bool,
+) -> Option<results::MeasuredWith> {
+    let mut m = engine.measured_with()?;
+    if meet && let Some(mine) = m.memory {
+        let all = |v: u64| world.all_gather_u64(v).into_iter().max().unwrap_or(v);
+        m.memory = Some(results::MemoryFigures {
+            init_bytes: all(mine.init_bytes),
+            user_bytes: all(mine.user_bytes),
+            collective_bytes: all(mine.collective_bytes),
+        });
+    }
+    Some(m)
 }
 
 /// How much longer than the watchdog a world may wait inside a job, so the watchdog (which
@@ -440,6 +460,13 @@ pub fn run_jobs<W: World, E: Engine>(
             if !more {
                 break;
             }
+        }
+        let meet = fatal.is_none() && status != JobStatus::Timeout;
+        if let Some(m) = measured_with(world, &mut faulty, meet) {
+            shared.record(Record::MeasuredWith {
+                job: job.id.clone(),
+                measured_with: Box::new(m),
+            })?;
         }
         // After a hung collective or a fatal error the ranks may not meet again.
         if let Some(a) = around.as_ref().filter(|_| fatal.is_none())

@@ -43,6 +43,10 @@ fn every_fixture_ingests_with_its_numbers() {
             Some("2.28.3"),
             "{name}"
         );
+        // Each job says what it was measured with, as far as the log tells.
+        let m = j.measured_with.as_ref().expect("measured_with");
+        assert_eq!(m.nccl_version.as_deref(), Some("2.28.3"), "{name}");
+        assert_eq!(m.cta_policy, None, "{name}");
     }
 }
 

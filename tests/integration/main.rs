@@ -25,6 +25,7 @@ mod ingest_fuzz;
 mod integrity;
 mod iterations;
 mod junit;
+mod knobs;
 mod metrics;
 mod min_bw;
 mod node_verdicts;

@@ -8,6 +8,7 @@
 
 mod criterion;
 mod env;
+mod knobs;
 mod launch;
 mod min_bw;
 mod nodes;
@@ -146,6 +147,7 @@ impl Checker<'_> {
         let raw_defaults = raw.defaults.unwrap_or_default();
         let defaults = self.settings(&Settings::default(), &SettingsRef::from(&raw_defaults));
         self.graphs_need_nccl(raw_defaults.cuda_graph.as_ref(), backend);
+        self.knobs_need_nccl(&SettingsRef::from(&raw_defaults).knobs, backend);
         if raw.tests.value.is_empty() {
             self.err(
                 Diagnostic::error(

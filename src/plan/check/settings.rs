@@ -71,6 +71,7 @@ impl Checker<'_> {
                 ),
             }
         }
+        self.knobs(&mut s, &raw.knobs);
         s
     }
 
@@ -188,6 +189,7 @@ pub(super) struct SettingsRef<'a> {
     in_place: Option<&'a Loc<String>>,
     timeout: Option<&'a Loc<String>>,
     iterations: Option<&'a Loc<bool>>,
+    pub(super) knobs: super::knobs::KnobsRef<'a>,
 }
 
 macro_rules! settings_ref {
@@ -206,6 +208,20 @@ macro_rules! settings_ref {
                     in_place: s.in_place.as_ref(),
                     timeout: s.timeout.as_ref(),
                     iterations: s.iterations.as_ref(),
+                    knobs: super::knobs::KnobsRef {
+                        register: s.register.as_ref(),
+                        cta_policy: s.cta_policy.as_ref(),
+                        device_api: s.device_api.as_ref(),
+                        device_ctas: s.device_ctas.as_ref(),
+                        blocking: s.blocking.as_ref(),
+                        null_stream: s.null_stream.as_ref(),
+                        parallel_init: s.parallel_init.as_ref(),
+                        cpu_time: s.cpu_time.as_ref(),
+                        timestamps: s.timestamps.as_ref(),
+                        memory: s.memory.as_ref(),
+                        run_cycles: s.run_cycles.as_ref(),
+                        per_iter_skip: s.per_iter_skip.as_ref(),
+                    },
                 }
             }
         }

@@ -112,6 +112,9 @@ impl Checker<'_> {
         let settings = self.settings(defaults, &SettingsRef::from(&t));
         self.graphs_need_nccl(t.cuda_graph.as_ref(), backend);
         self.iterations_without_graphs(&settings, t.iterations.as_ref().map(|i| i.pos), test_pos);
+        let knobs = SettingsRef::from(&t).knobs;
+        self.knobs_need_nccl(&knobs, backend);
+        self.knobs_together(&settings, &knobs, test_pos);
         let matrix = t.matrix.as_ref();
         let mut named: Vec<&'static str> = Vec::new();
 
@@ -256,7 +259,15 @@ impl Checker<'_> {
 
         let sizes = self.sizes(&t.sizes);
         let repeat = match &t.repeat {
-            None => Repeat::Times(1),
+            None => Repeat::Times(settings.run_cycles.unwrap_or(1)),
+            Some(r) if t.run_cycles.is_some() => {
+                self.err(
+                    Diagnostic::error("`repeat` and `run_cycles` both set", Some(r.pos)).help(
+                        "`run_cycles` is nccl-tests -N, the same as a count `repeat`; keep one",
+                    ),
+                );
+                Repeat::Times(1)
+            }
             Some(r) => match &r.value {
                 Node::Scalar(Scalar::Int(i)) => Repeat::Times(
                     self.in_range(*i, r.pos, "repeat", "at least 1", 1, MAX_REPEAT.into())

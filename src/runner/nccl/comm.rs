@@ -36,7 +36,7 @@ struct Config2800 {
 }
 
 impl Config2800 {
-    fn nccl_tests() -> Self {
+    fn nccl_tests(cta_policy: Option<u8>) -> Self {
         const UNDEF: i32 = i32::MIN;
         Config2800 {
             size: std::mem::size_of::<Config2800>(),
@@ -51,7 +51,7 @@ impl Config2800 {
             traffic_class: UNDEF,
             comm_name: std::ptr::null(),
             collnet_enable: UNDEF,
-            cta_policy: UNDEF,
+            cta_policy: cta_policy.map_or(UNDEF, i32::from),
             shrink_share: UNDEF,
             nvls_ctas: UNDEF,
             n_channels_per_net_peer: UNDEF,
@@ -61,11 +61,8 @@ impl Config2800 {
 }
 
 /// Whether the loaded NCCL reads the 2.28 config (and so `nvlinkCentricSched`).
-fn config_2800() -> Option<Config2800> {
-    let mut v = 0;
-    // SAFETY: writes one int.
-    let ok = unsafe { sys::ncclGetVersion(&mut v) } == sys::ncclResult_t::ncclSuccess;
-    (ok && v >= 22800).then(Config2800::nccl_tests)
+fn config_2800(cta_policy: Option<u8>) -> Option<Config2800> {
+    (super::libs::loaded_version() >= 22800).then(|| Config2800::nccl_tests(cta_policy))
 }
 
 // SAFETY: an NCCL communicator may be used from the thread that owns it; ownership moves with
@@ -82,11 +79,17 @@ impl Comm {
         Ok(unsafe { id.assume_init() })
     }
 
-    /// `ncclCommInitRankConfig` (with nccl-tests' config on NCCL ≥ 2.28, else plain
-    /// `ncclCommInitRank`); every rank of the communicator calls it at once.
-    pub fn init(nranks: usize, id: ncclUniqueId, rank: usize) -> Result<Comm, GpuError> {
+    /// `ncclCommInitRankConfig` (with nccl-tests' config and the plan's CTA policy on NCCL ≥
+    /// 2.28, else plain `ncclCommInitRank`: the engine refuses a policy there); every rank of
+    /// the communicator calls it at once. Splits inherit the config.
+    pub fn init(
+        nranks: usize,
+        id: ncclUniqueId,
+        rank: usize,
+        cta_policy: Option<u8>,
+    ) -> Result<Comm, GpuError> {
         let mut raw: ncclComm_t = std::ptr::null_mut();
-        let rc = match (config_2800(), super::libs::init_rank_config()) {
+        let rc = match (config_2800(cta_policy), super::libs::init_rank_config()) {
             (Some(mut cfg), Some(f)) => {
                 // SAFETY: cfg has the 2.28 layout its version field announces.
                 unsafe {

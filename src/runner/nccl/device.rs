@@ -27,6 +27,8 @@ pub struct Gpu {
     dev: CUdevice,
     ctx: sys::CUcontext,
     pub stream: CUstream,
+    /// The stream `open` created, kept while `stream` is the null stream (nccl-tests `-y 1`).
+    own: CUstream,
     module: CUmodule,
     fill: CUfunction,
     check: CUfunction,
@@ -121,6 +123,7 @@ impl Gpu {
             dev,
             ctx,
             stream,
+            own: stream,
             module,
             fill,
             check,
@@ -131,6 +134,17 @@ impl Gpu {
     pub fn count() -> Result<u32, GpuError> {
         cuda(result::init(), "cuInit")?;
         Ok(cuda(result::device::get_count(), "cuDeviceGetCount")?.max(0) as u32)
+    }
+
+    /// Ops, data kernels and waits on the legacy default stream (`null_stream: true`) or on
+    /// this rank's own non-blocking stream.
+    pub fn use_null_stream(&mut self, on: bool) {
+        self.stream = if on { std::ptr::null_mut() } else { self.own };
+    }
+
+    /// Free device memory of the current context's GPU, as nccl-tests' `-M` reads it.
+    pub fn free_memory(&self) -> u64 {
+        result::mem_get_info().map_or(0, |(free, _)| free as u64)
     }
 
     pub fn make_current(&self) -> Result<(), GpuError> {
@@ -334,7 +348,7 @@ impl Drop for Gpu {
         // SAFETY: handles created in open(); errors on teardown are not actionable.
         unsafe {
             let _ = result::ctx::set_current(self.ctx);
-            let _ = result::stream::destroy(self.stream);
+            let _ = result::stream::destroy(self.own);
             let _ = result::module::unload(self.module);
             let _ = result::primary_ctx::release(self.dev);
         }

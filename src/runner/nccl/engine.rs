@@ -15,8 +15,11 @@ use super::error::{GpuError, nccl};
 use super::libs::{self, AlltoAllFn};
 use super::marks::Marks;
 use super::p2p;
+use super::register::Registration;
 use crate::collective::{Collective, Dtype, RedOp};
+use crate::plan::knobs::{Knobs, NCCL_2_28, Register};
 use crate::results::ErrorKind;
+use crate::results::{MeasuredWith, MemoryFigures};
 use crate::runner::engine::{Engine, EngineError, OpSpec};
 use crate::runner::layout::{self, Buf, Semantics};
 use crate::world::World;
@@ -35,6 +38,22 @@ pub struct NcclEngine<'w, W: World> {
     graph: Option<Graph>,
     /// Iteration boundaries of the timed loop, when the job asks for iterations.
     marks: Marks,
+    /// The job's engine flags (`configure`).
+    knobs: Knobs,
+    /// The CTA policy the communicators were made with.
+    comm_policy: Option<u8>,
+    /// The buffers' registration with the current communicator (`register` 1 or 2).
+    registration: Option<Registration>,
+    version: i32,
+    memory: Memory,
+}
+
+/// nccl-tests `-M`'s figures as this rank measures them (free memory before and after).
+#[derive(Default)]
+struct Memory {
+    on: bool,
+    figures: MemoryFigures,
+    before_sweep: u64,
 }
 
 fn dtype(d: Dtype) -> ncclDataType_t {
@@ -78,6 +97,11 @@ impl<'w, W: World> NcclEngine<'w, W> {
             timeout: Duration::from_secs(300),
             graph: None,
             marks: Marks::default(),
+            knobs: Knobs::default(),
+            comm_policy: None,
+            registration: None,
+            version: libs::loaded_version(),
+            memory: Memory::default(),
         }
     }
 
@@ -99,6 +123,9 @@ impl<'w, W: World> NcclEngine<'w, W> {
     /// builds fresh ones.
     fn abort_all(&mut self) {
         self.graph = None;
+        if let Some(r) = self.registration.take() {
+            r.forget();
+        }
         for (_, c) in self.comms.drain() {
             c.abort();
         }
@@ -125,10 +152,80 @@ impl<'w, W: World> NcclEngine<'w, W> {
             };
             self.world.broadcast_bytes(bytes);
         }
-        let c = Comm::init(self.world.size(), id, self.world.rank())?;
+        let free = self.gpu.free_memory();
+        let c = Comm::init(
+            self.world.size(),
+            id,
+            self.world.rank(),
+            self.knobs.cta_policy,
+        )?;
+        self.memory.figures.init_bytes = free.saturating_sub(self.gpu.free_memory());
+        self.comm_policy = self.knobs.cta_policy;
         self.comms.insert(None, c);
         Ok(())
     }
+
+    /// Every communicator destroyed in the one order all ranks share (after their buffers'
+    /// registration), so the next `prepare` makes them with the job's config.
+    fn destroy_comms(&mut self) {
+        self.graph = None;
+        self.registration = None;
+        for key in teardown_order(self.comms.keys()) {
+            self.comms.remove(&key);
+        }
+        self.current = None;
+    }
+
+    /// Registers the buffers with the current communicator as the job asks, unless they are.
+    fn register(&mut self, key: &Option<String>, bytes: u64) -> Result<(), GpuError> {
+        let (send, recv) = (self.base(Buf::Send), self.base(Buf::Recv));
+        let want = (key.clone(), send, recv);
+        let mode = self.knobs.register;
+        if self
+            .registration
+            .as_ref()
+            .is_some_and(|r| r.mode == mode && r.of == want)
+        {
+            return Ok(());
+        }
+        self.registration = None;
+        if mode == Register::Off {
+            return Ok(());
+        }
+        let comm = self.comm().map_err(|e| GpuError::Nccl {
+            call: "ncclCommRegister",
+            text: e.message,
+        })?;
+        self.registration = Some(Registration::new(comm.raw(), mode, want, bytes)?);
+        Ok(())
+    }
+}
+
+/// Why this NCCL (version code `loaded`) cannot run a job with `knobs`, in words naming what
+/// is needed and what is loaded.
+pub fn refusal(knobs: &Knobs, loaded: i32) -> Option<String> {
+    if let Some(d) = knobs.device_api {
+        return Some(format!(
+            "`device_api: {}`: the NCCL device API implementations (nccl-tests -D) are not built into baton",
+            d.implementation
+        ));
+    }
+    if let Some((need, what)) = knobs.needs_nccl()
+        && loaded < need
+    {
+        return Some(format!(
+            "{what} needs NCCL {} or newer; the loaded NCCL is {}",
+            libs::version_text(need),
+            libs::version_text(loaded)
+        ));
+    }
+    if knobs.cta_policy.is_some() && loaded < NCCL_2_28 {
+        return Some(format!(
+            "`cta_policy`: baton sets it in NCCL 2.28's communicator config; the loaded NCCL is {}",
+            libs::version_text(loaded)
+        ));
+    }
+    None
 }
 
 /// The order every rank destroys its communicators in: the splits by name, the world last
@@ -152,6 +249,9 @@ impl<W: World> Drop for NcclEngine<'_, W> {
             // The context is gone: tearing down what lived in it could block; the process is
             // about to end and the driver reclaims everything.
             std::mem::forget(self.graph.take());
+            if let Some(r) = self.registration.take() {
+                r.forget();
+            }
             self.marks.forget();
             std::mem::forget(std::mem::take(&mut self.comms));
             std::mem::forget(self.send.take());
@@ -160,6 +260,7 @@ impl<W: World> Drop for NcclEngine<'_, W> {
             return;
         }
         self.graph = None;
+        self.registration = None;
         // Destroying a communicator waits for its peers to destroy theirs: every rank must
         // take them in the same order, not its own hash order (four ranks with splits hung).
         for key in teardown_order(self.comms.keys()) {
@@ -177,6 +278,38 @@ impl<W: World> Engine for NcclEngine<'_, W> {
         self.timeout = limit;
     }
 
+    fn configure(&mut self, knobs: &Knobs, memory: bool) -> Result<(), EngineError> {
+        // Kept first, so a refused job's record says what it asked for.
+        self.knobs = *knobs;
+        self.memory.on = memory;
+        if let Some(why) = refusal(knobs, self.version) {
+            return Err(EngineError::new(ErrorKind::Nccl, why));
+        }
+        self.gpu.make_current()?;
+        if !self.comms.is_empty() && self.comm_policy != knobs.cta_policy {
+            self.destroy_comms();
+        }
+        self.gpu.use_null_stream(knobs.null_stream);
+        Ok(())
+    }
+
+    fn measured_with(&mut self) -> Option<MeasuredWith> {
+        let memory = self.memory.on.then(|| MemoryFigures {
+            collective_bytes: self
+                .memory
+                .before_sweep
+                .saturating_sub(self.gpu.free_memory()),
+            ..self.memory.figures
+        });
+        Some(MeasuredWith {
+            nccl_version: Some(libs::version_text(self.version)),
+            register: Some(self.knobs.register.code()),
+            cta_policy: self.comm_policy,
+            blocking: Some(self.knobs.blocking.code()),
+            memory,
+        })
+    }
+
     fn prepare(
         &mut self,
         split: Option<&str>,
@@ -192,15 +325,19 @@ impl<W: World> Engine for NcclEngine<'_, W> {
                 .comms
                 .get(&None)
                 .ok_or_else(|| EngineError::new(ErrorKind::Nccl, "no world communicator"))?;
+            let free = self.gpu.free_memory();
             let c = world.split(group as i32, self.world.rank() as i32)?;
+            self.memory.figures.init_bytes += free.saturating_sub(self.gpu.free_memory());
             self.comms.insert(key.clone(), c);
         }
-        self.current = Some(key);
+        self.current = Some(key.clone());
+        let free = self.gpu.free_memory();
         let need = max_bytes.max(1);
         let fits = |b: &Option<DevBuf>| b.as_ref().is_some_and(|b| b.bytes >= need);
         if !(fits(&self.send) && fits(&self.recv)) {
             // Both or neither: a job whose second buffer did not fit must not leave the next
             // job a send buffer without a receive buffer.
+            self.registration = None;
             self.send = None;
             self.recv = None;
             let send = DevBuf::alloc(need)?;
@@ -211,6 +348,15 @@ impl<W: World> Engine for NcclEngine<'_, W> {
         if self.counter.is_none() {
             self.counter = Some(DevBuf::alloc(8)?);
         }
+        let bytes = self.send.as_ref().map_or(need, |b| b.bytes);
+        self.register(&key, bytes)?;
+        let now = self.gpu.free_memory();
+        if now < free {
+            // Buffers or registrations were made for this job; otherwise the earlier figure
+            // still describes what the buffers take.
+            self.memory.figures.user_bytes = free - now;
+        }
+        self.memory.before_sweep = now;
         Ok(())
     }
 
@@ -447,6 +593,53 @@ impl<W: World> Engine for NcclEngine<'_, W> {
             self.gpu.xor_byte(self.base(b.buf) + b.offset, 0x5a)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod refusal_tests {
+    use super::refusal;
+    use crate::plan::knobs::{DeviceApi, Knobs, Register};
+
+    #[test]
+    fn too_old_an_nccl_is_named_with_the_version_needed() {
+        let sym = Knobs {
+            register: Register::Symmetric,
+            ..Knobs::default()
+        };
+        assert_eq!(
+            refusal(&sym, 22603).as_deref(),
+            Some("`register: 2` needs NCCL 2.27.0 or newer; the loaded NCCL is 2.26.3")
+        );
+        assert_eq!(refusal(&sym, 22707), None);
+        let ce = Knobs {
+            cta_policy: Some(2),
+            ..Knobs::default()
+        };
+        assert!(refusal(&ce, 22707).unwrap().contains("needs NCCL 2.28.0"));
+        let p1 = Knobs {
+            cta_policy: Some(1),
+            ..Knobs::default()
+        };
+        assert!(
+            refusal(&p1, 22707)
+                .unwrap()
+                .contains("2.28's communicator config")
+        );
+        assert_eq!(refusal(&p1, 23007), None);
+        let dev = Knobs {
+            register: Register::Symmetric,
+            device_api: Some(DeviceApi {
+                implementation: 1,
+                ctas: 16,
+            }),
+            ..Knobs::default()
+        };
+        assert!(
+            refusal(&dev, 23007)
+                .unwrap()
+                .contains("not built into baton")
+        );
     }
 }
 

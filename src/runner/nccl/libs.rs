@@ -118,25 +118,77 @@ pub type InitRankConfigFn = unsafe extern "C" fn(
     *mut std::ffi::c_void,
 ) -> cudarc::nccl::sys::ncclResult_t;
 
-pub fn init_rank_config() -> Option<InitRankConfigFn> {
+/// `ncclCommRegister(comm, buff, size, &handle)` (NCCL ≥ 2.19).
+pub type RegisterFn = unsafe extern "C" fn(
+    cudarc::nccl::sys::ncclComm_t,
+    *mut std::ffi::c_void,
+    usize,
+    *mut *mut std::ffi::c_void,
+) -> cudarc::nccl::sys::ncclResult_t;
+
+/// `ncclCommWindowRegister(comm, buff, size, &win, flags)` (NCCL ≥ 2.27).
+pub type WindowRegisterFn = unsafe extern "C" fn(
+    cudarc::nccl::sys::ncclComm_t,
+    *mut std::ffi::c_void,
+    usize,
+    *mut *mut std::ffi::c_void,
+    c_int,
+) -> cudarc::nccl::sys::ncclResult_t;
+
+/// `ncclCommDeregister(comm, handle)` and `ncclCommWindowDeregister(comm, win)`.
+pub type DeregisterFn = unsafe extern "C" fn(
+    cudarc::nccl::sys::ncclComm_t,
+    *mut std::ffi::c_void,
+) -> cudarc::nccl::sys::ncclResult_t;
+
+/// A symbol of the NCCL cudarc loaded, when this library has it.
+///
+/// # Safety
+/// `T` must be the function pointer type of `name` as nccl.h declares it.
+unsafe fn symbol<T: Copy>(name: &[u8]) -> Option<T> {
     let lib = open("nccl").ok()?;
-    // SAFETY: the signature matches nccl.h with the config passed by pointer.
-    let f = unsafe { lib.get::<InitRankConfigFn>(b"ncclCommInitRankConfig") }
-        .ok()
-        .map(|s| *s);
+    // SAFETY: the caller names the symbol's type.
+    let f = unsafe { lib.get::<T>(name) }.ok().map(|s| *s);
+    // The library stays loaded: NCCL is loaded by cudarc for the life of the process.
     std::mem::forget(lib);
     f
 }
 
+pub fn init_rank_config() -> Option<InitRankConfigFn> {
+    // SAFETY: the signature matches nccl.h with the config passed by pointer.
+    unsafe { symbol(b"ncclCommInitRankConfig") }
+}
+
 pub fn alltoall() -> Option<AlltoAllFn> {
-    let lib = open("nccl").ok()?;
     // SAFETY: the signature is ncclAlltoAll's in nccl.h 2.28.
-    let f = unsafe { lib.get::<AlltoAllFn>(b"ncclAlltoAll") }
-        .ok()
-        .map(|s| *s);
-    // The library stays loaded: NCCL is loaded by cudarc for the life of the process.
-    std::mem::forget(lib);
-    f
+    unsafe { symbol(b"ncclAlltoAll") }
+}
+
+pub fn register() -> Option<(RegisterFn, DeregisterFn)> {
+    // SAFETY: signatures as nccl.h 2.19+ declares them (handles as void*).
+    unsafe { Some((symbol(b"ncclCommRegister")?, symbol(b"ncclCommDeregister")?)) }
+}
+
+pub fn window_register() -> Option<(WindowRegisterFn, DeregisterFn)> {
+    // SAFETY: signatures as nccl.h 2.27+ declares them (ncclWindow_t is a pointer).
+    unsafe {
+        Some((
+            symbol(b"ncclCommWindowRegister")?,
+            symbol(b"ncclCommWindowDeregister")?,
+        ))
+    }
+}
+
+/// The loaded NCCL's version code, 0 when it cannot say.
+pub fn loaded_version() -> i32 {
+    let mut v: c_int = 0;
+    // SAFETY: writes one int; the preflight checked the symbol.
+    let rc = unsafe { cudarc::nccl::sys::ncclGetVersion(&mut v) };
+    if rc == cudarc::nccl::sys::ncclResult_t::ncclSuccess {
+        v
+    } else {
+        0
+    }
 }
 
 #[cfg(test)]

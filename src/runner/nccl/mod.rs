@@ -10,6 +10,7 @@ pub mod libs;
 pub mod local;
 mod marks;
 mod p2p;
+mod register;
 pub mod threads;
 
 pub use device::{Gpu, GpuInfo};
