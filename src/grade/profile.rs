@@ -149,6 +149,20 @@ mod tests {
         job.env
             .insert("NCCL_CTA_POLICY".into(), "EFFICIENCY".into());
         assert_eq!(measured(Some(&env), &job).cta_policy, Some(1));
+        // The log's header is the job's own record: it holds without the run's environment.
+        assert_eq!(measured(None, &job).nccl_version.as_deref(), Some("2.28.3"));
+        job.measured_with = None;
         assert_eq!(measured(None, &job).nccl_version, None);
+        // What the communicators were made with beats any variable.
+        job.measured_with = Some(crate::results::MeasuredWith {
+            nccl_version: Some("2.30.7".into()),
+            cta_policy: Some(0),
+            ..Default::default()
+        });
+        let m = measured(Some(&env), &job);
+        assert_eq!(
+            (m.nccl_version.as_deref(), m.cta_policy),
+            (Some("2.30.7"), Some(0))
+        );
     }
 }

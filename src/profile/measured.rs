@@ -1,6 +1,5 @@
 //! What a job was measured with, as far as picking a profile row needs it: the NCCL release and
-//! the CTA policy. One function reads it from results ([`measured`]), so that when results
-//! record it per job (`measured_with`) only that function changes.
+//! the CTA policy. One function reads it from results ([`measured`]).
 
 use super::nccl_range::NcclVersion;
 use crate::results::{Environment, JobResult};
@@ -28,16 +27,23 @@ impl Measured {
     }
 }
 
-/// What `job` was measured with: the run's NCCL version and the CTA policy the job's variables
-/// (else the run's) set.
+/// What `job` was measured with: its own record (`measured_with`: the library it loaded, the
+/// policy its communicators were made with) where results have one; else, for results from
+/// before that record or an ingested log, the run's NCCL version and the CTA policy the job's
+/// variables (else the run's) set.
 pub fn measured(env: Option<&Environment>, job: &JobResult) -> Measured {
+    let with = job.measured_with.as_ref();
     let var = job
         .env
         .get(CTA_POLICY_VAR)
         .or_else(|| env.and_then(|e| e.variables.get(CTA_POLICY_VAR)));
     Measured {
-        nccl_version: env.and_then(|e| e.nccl_version.clone()),
-        cta_policy: var.and_then(|v| cta_policy(v)),
+        nccl_version: with
+            .and_then(|w| w.nccl_version.clone())
+            .or_else(|| env.and_then(|e| e.nccl_version.clone())),
+        cta_policy: with
+            .and_then(|w| w.cta_policy.map(u32::from))
+            .or_else(|| var.and_then(|v| cta_policy(v))),
     }
 }
 
