@@ -603,18 +603,44 @@ fn step_command(
     }
 }
 
-/// The hosts of a failed set that do not run a trivial step within [`PROBE_TIMEOUT`]; with a
-/// job `after` left without its afters, the step is the probe that takes them.
+/// The hosts of a failed set that do not run a trivial step within [`PROBE_TIMEOUT`]. With a
+/// job `after` left without its afters, the nodes that answered are then probed for them, in
+/// a step of its own: a probe that fails or is slow leaves a node without its after, never
+/// dead (a node whose link flaps may miss a longer step that `true` gets through).
 fn probe(ctx: &Ctx<'_>, hosts: &[String], after: Option<&after::Pending>) -> Vec<String> {
-    let after = after.filter(|a| a.prepare());
-    let program: Vec<OsString> = after.map_or_else(|| vec!["true".into()], |a| a.program(ctx));
-    let answers: Vec<bool> = std::thread::scope(|s| {
+    let answers = on_each(ctx, hosts, &["true".into()], |_| None);
+    let dead: Vec<String> = hosts
+        .iter()
+        .zip(&answers)
+        .filter(|(_, ok)| !**ok)
+        .map(|(h, _)| h.clone())
+        .collect();
+    if let Some(a) = after.filter(|a| a.prepare()) {
+        let alive: Vec<String> = hosts
+            .iter()
+            .filter(|h| !dead.contains(h))
+            .cloned()
+            .collect();
+        on_each(ctx, &alive, &a.program(ctx), |h| Some(a.file(h)));
+    }
+    dead
+}
+
+/// Runs `program` on each host alone, at once, each within [`PROBE_TIMEOUT`]; whether each
+/// exited 0. `out` names where a host's output goes (else the null device).
+fn on_each(
+    ctx: &Ctx<'_>,
+    hosts: &[String],
+    program: &[OsString],
+    out: impl Fn(&str) -> Option<PathBuf> + Sync,
+) -> Vec<bool> {
+    std::thread::scope(|s| {
         let handles: Vec<_> = hosts
             .iter()
             .map(|h| {
-                let program = &program;
+                let out = &out;
                 s.spawn(move || {
-                    let out = after.map(|a| a.file(h));
+                    let out = out(h);
                     // An earlier attempt's snapshot is never read as this one's.
                     if let Some(o) = &out
                         && crate::output::write_atomic(o, b"").is_err()
@@ -635,13 +661,7 @@ fn probe(ctx: &Ctx<'_>, hosts: &[String], after: Option<&after::Pending>) -> Vec
             .into_iter()
             .map(|h| h.join().unwrap_or(false))
             .collect()
-    });
-    hosts
-        .iter()
-        .zip(answers)
-        .filter(|(_, ok)| !ok)
-        .map(|(h, _)| h.clone())
-        .collect()
+    })
 }
 
 /// The step running `program` on `host` alone, and where its output goes: `out` for the

@@ -113,7 +113,7 @@ impl Pending {
             .and_then(|e| e.before.clone());
         let after = if dead {
             Err(format!(
-                "did not answer a probe within {} s after its set failed",
+                "did not answer a step within {} s after its set failed",
                 PROBE_TIMEOUT.as_secs()
             ))
         } else {
