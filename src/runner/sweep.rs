@@ -630,28 +630,12 @@ mod tests {
 
     #[test]
     fn the_loop_marks_iterations_only_when_asked() {
-        let groups = [GroupInfo {
-            color: 0,
-            members: vec![0],
-        }];
         let run = |iterations: bool| {
-            let settings = Settings {
+            let (e, rows) = knobbed(Settings {
                 iters: 7,
                 iterations,
                 ..Settings::default()
-            };
-            let job = JobRun {
-                collective: Collective::AllReduce,
-                dtype: Dtype::Float,
-                op: RedOp::Sum,
-                root: 0,
-                split: None,
-                sizes: &[1024],
-                settings: &settings,
-                groups: &groups,
-            };
-            let mut e = Marking::default();
-            let rows = sweep(&Solo, &mut e, &job, &mut 0, &mut Quiet).unwrap();
+            });
             (e.begun, e.marks, rows)
         };
         let (begun, marks, rows) = run(false);
