@@ -51,7 +51,7 @@ pub fn check_or_record(
     hosts: &[String],
 ) -> Result<(), IdentityError> {
     let now = Started {
-        acceptance: sha256(doc.text.as_bytes()),
+        acceptance: crate::digest::sha256_id(doc.text.as_bytes()),
         nodes: compress(hosts),
     };
     let path = out.join(FILE);
@@ -88,15 +88,6 @@ pub fn check_or_record(
 
 fn short(hash: &str) -> String {
     hash.chars().take("sha256:".len() + 12).collect()
-}
-
-fn sha256(bytes: &[u8]) -> String {
-    use sha2::{Digest, Sha256};
-    let mut out = String::from("sha256:");
-    for b in Sha256::digest(bytes) {
-        out.push_str(&format!("{b:02x}"));
-    }
-    out
 }
 
 #[cfg(test)]

@@ -6,7 +6,6 @@
 //! and results graded again, while a changed measurement is never mistaken for the old one.
 
 use serde::Serialize;
-use sha2::{Digest, Sha256};
 
 use super::Job;
 use crate::plan::{Backend, Plan};
@@ -77,13 +76,7 @@ pub fn plan_identity(plan: &Plan, all_jobs: &[Job]) -> String {
 
 fn hash(value: &impl Serialize) -> String {
     let bytes = serde_json::to_vec(value).expect("plain data serializes");
-    let digest = Sha256::digest(&bytes);
-    let mut out = String::with_capacity(71);
-    out.push_str("sha256:");
-    for b in digest {
-        out.push_str(&format!("{b:02x}"));
-    }
-    out
+    crate::digest::sha256_id(&bytes)
 }
 
 #[cfg(test)]

@@ -2,8 +2,6 @@
 //! ended, and per requested size the median out-of-place busbw and time over repeats — the
 //! numbers a trend is drawn and judged on. Not the raw cells: the results file stays the record.
 
-use sha2::{Digest, Sha256};
-
 use crate::results::measure::{followed_placement, measured_sizes, median_busbw, median_time_us};
 use crate::results::{JobResult, Results};
 
@@ -67,9 +65,7 @@ pub fn hosts_of(j: &JobResult, r: &Results) -> String {
 /// read from two copies of a file, or re-saved, are one run.
 pub fn key_of(r: &Results) -> String {
     let bytes = serde_json::to_vec(r).unwrap_or_default();
-    let digest = Sha256::digest(&bytes);
-    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
-    format!("sha256:{hex}")
+    crate::digest::sha256_id(&bytes)
 }
 
 pub fn record(r: &Results, added: &str) -> RunRecord {

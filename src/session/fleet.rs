@@ -5,8 +5,6 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use sha2::{Digest, Sha256};
-
 use crate::grade::Grade;
 use crate::notify::{Delivery, Target, Tls};
 use crate::output::OutputError;
@@ -21,9 +19,7 @@ pub fn run_id(results: &[&Results]) -> String {
         return keys.remove(0);
     }
     keys.sort_unstable();
-    let digest = Sha256::digest(keys.join("\n").as_bytes());
-    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
-    format!("sha256:{hex}")
+    crate::digest::sha256_id(keys.join("\n").as_bytes())
 }
 
 /// The ID of a run that failed before it measured anything: no results to key it by, so the
@@ -38,11 +34,7 @@ pub fn failed_run_id(plan_identity: &str, out_dir: &Path) -> String {
         out_dir.display(),
         std::process::id()
     );
-    let hex: String = Sha256::digest(seed.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    format!("sha256:{hex}")
+    crate::digest::sha256_id(seed.as_bytes())
 }
 
 /// `--metrics TARGET`: the textfile for node_exporter; returns the file written.

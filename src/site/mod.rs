@@ -113,7 +113,7 @@ impl Site {
         };
         Ok(Site {
             path: path.to_path_buf(),
-            hash: sha256(text.as_bytes()),
+            hash: crate::digest::sha256_id(text.as_bytes()),
             text,
             outputs,
             tree,
@@ -233,15 +233,6 @@ fn nodes_mut(tree: &mut Item) -> Option<&mut Item> {
             .map(|(_, v)| v),
         _ => None,
     }
-}
-
-fn sha256(bytes: &[u8]) -> String {
-    use sha2::{Digest, Sha256};
-    let mut out = String::from("sha256:");
-    for b in Sha256::digest(bytes) {
-        out.push_str(&format!("{b:02x}"));
-    }
-    out
 }
 
 #[cfg(test)]

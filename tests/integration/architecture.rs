@@ -27,6 +27,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "host",
             "world",
             "notify",
+            "digest",
         ],
     ),
     ("node evidence", &["probe"]),
