@@ -122,4 +122,30 @@ mod tests {
         );
         std::fs::remove_dir_all(&out).unwrap();
     }
+
+    #[test]
+    fn a_start_record_that_is_not_one_is_unreadable_never_taken_as_a_match() {
+        let out = std::env::temp_dir().join(format!("baton-acc-hostile-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&out);
+        std::fs::create_dir_all(&out).unwrap();
+        let hosts = vec!["n1".to_string()];
+        let path = out.join(FILE);
+        for hostile in [
+            &b"not json"[..],
+            &b"\x00\xff\xfe"[..],
+            &vec![b'{'; 2 * MAX][..],
+        ] {
+            std::fs::write(&path, hostile).unwrap();
+            let e = check_or_record(&out, &doc(ACC), &hosts).unwrap_err();
+            assert!(matches!(e, IdentityError::Unreadable { .. }), "{e}");
+        }
+        std::fs::remove_file(&path).unwrap();
+        std::fs::create_dir(&path).unwrap();
+        let e = check_or_record(&out, &doc(ACC), &hosts).unwrap_err();
+        assert!(
+            matches!(e, IdentityError::Unreadable { .. }),
+            "a directory: {e}"
+        );
+        std::fs::remove_dir_all(&out).unwrap();
+    }
 }
