@@ -222,26 +222,37 @@ fn accept_line(out: &Path) -> String {
     )
 }
 
-/// The verification: one command, node03 killed during A, node05 slow from the start;
-/// then SIGTERM during B and the same command again: nothing measured twice, the same verdicts.
+/// Every node's verdict and its cell in each phase A–E: node03 dead in A, node05 failed in B,
+/// both excluded after; the other six pass all five.
+fn expected_verdicts() -> Vec<(String, String, Vec<String>)> {
+    (1..=8)
+        .map(|k| {
+            let host = format!("node{k:02}");
+            let cells: &[&str] = match k {
+                3 => &["dead", "excluded", "excluded", "excluded", "excluded"],
+                5 => &["passed", "failed", "excluded", "excluded", "excluded"],
+                _ => &["passed"; 5],
+            };
+            let verdict = if k == 3 || k == 5 { "failed" } else { "passed" };
+            (
+                host,
+                verdict.into(),
+                cells.iter().map(|c| c.to_string()).collect(),
+            )
+        })
+        .collect()
+}
+
+/// The verification: one command, node03 killed during A, node05 slow from the start,
+/// stopped by SIGTERM during B, then the same command again: nothing measured twice, and the
+/// verdicts a whole run gives. (One run, not a whole run beside the resumed one: the resumed run
+/// asserts everything the whole run would, and CI's 2 cores pay ~2.5 min per acceptance.)
 #[test]
 fn the_cpu_acceptance_gates_each_phase_and_resumes_after_sigterm() {
     let Some(c) = common::cluster::cluster_of(8) else {
         return;
     };
     let d = tmp("cluster-accept");
-    let whole = d.join("whole");
-    let verdicts_whole = {
-        let _slow = Fault::apply(&["slow", "node05", "20mbit"]);
-        let (o, _killed) = with_node03_killed(&c, &d, &whole, accept_line(&whole));
-        assert_the_acceptance(&whole, &o, false);
-        // `--metrics DIR`: each phase's plan its own textfile.
-        for plan in ["a", "b", "c", "d", "e"] {
-            let prom = read(&d.join(format!("baton-phase-{plan}-cpu.prom")));
-            assert!(prom.contains("baton_"), "{plan}: {prom}");
-        }
-        verdicts(&nodes_json(&whole))
-    };
     let cut = d.join("cut");
     let keep = |what: &str| -> PathBuf { d.join(what) };
     let script = format!(
@@ -282,5 +293,10 @@ fn the_cpu_acceptance_gates_each_phase_and_resumes_after_sigterm() {
         let again = after.jobs.iter().find(|k| k.id == j.id).expect("kept");
         assert_eq!(again.repeats, j.repeats, "{} measured again", j.id);
     }
-    assert_eq!(verdicts(&nodes_json(&cut)), verdicts_whole);
+    // `--metrics DIR`: each phase's plan its own textfile.
+    for plan in ["a", "b", "c", "d", "e"] {
+        let prom = read(&d.join(format!("baton-phase-{plan}-cpu.prom")));
+        assert!(prom.contains("baton_"), "{plan}: {prom}");
+    }
+    assert_eq!(verdicts(&nodes_json(&cut)), expected_verdicts());
 }
