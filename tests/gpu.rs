@@ -645,13 +645,14 @@ fn registration_cta_policy_and_blocking_verify_and_are_recorded() {
 }
 
 /// nccl-tests `-D 1 -R 2`'s plan: baton's device-API kernels for all_reduce and alltoall over
-/// nccl-tests' sizes `-b 8 -e 8M -f 16`, default and 32 CTAs, several types.
-const DEVICE_API_PLAN: &str = "version: 1\nname: dev\nbackend: nccl\ndefaults: { iters: 5, warmup: 1, register: 2, device_api: 1 }\ntests:\n  - name: d\n    collective: [all_reduce, alltoall]\n    matrix: { dtype: [float, int8, half, uint64] }\n    sizes: { from: 8, to: 8M, factor: 16 }\n    expect: [ { wrong: 0 } ]\n  - name: v32\n    device_ctas: 32\n    collective: [all_reduce, alltoall]\n    sizes: { from: 8, to: 8M, factor: 16 }\n    expect: [ { wrong: 0 } ]\n";
+/// nccl-tests' sizes `-b 8 -e 8M -f 16`, default and 32 CTAs, several types, and recorded as a
+/// CUDA graph replayed twice (`-G 2`).
+const DEVICE_API_PLAN: &str = "version: 1\nname: dev\nbackend: nccl\ndefaults: { iters: 5, warmup: 1, register: 2, device_api: 1 }\ntests:\n  - name: d\n    collective: [all_reduce, alltoall]\n    matrix: { dtype: [float, int8, half, uint64] }\n    sizes: { from: 8, to: 8M, factor: 16 }\n    expect: [ { wrong: 0 } ]\n  - name: v32\n    device_ctas: 32\n    collective: [all_reduce, alltoall]\n    sizes: { from: 8, to: 8M, factor: 16 }\n    expect: [ { wrong: 0 } ]\n  - name: graph\n    cuda_graph: 2\n    collective: all_reduce\n    sizes: { from: 8, to: 8M, factor: 16 }\n    expect: [ { wrong: 0 } ]\n";
 
 /// Every job of [`DEVICE_API_PLAN`] completed with `#wrong` 0 in both placements it verifies,
 /// nccl-tests' six sizes, and records baton's kernels and the headers they were built with.
 fn device_api_jobs_verified(r: &results::Results) {
-    assert_eq!(r.jobs.len(), 10);
+    assert_eq!(r.jobs.len(), 11);
     for j in &r.jobs {
         assert_eq!(j.status, JobStatus::Completed, "{}: {:?}", j.id, j.errors);
         let d = j
