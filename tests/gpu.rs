@@ -644,23 +644,54 @@ fn registration_cta_policy_and_blocking_verify_and_are_recorded() {
     assert!(c.cpu_time_us.is_some() && c.timestamp.is_some(), "{c:?}");
 }
 
-/// A device API implementation is a valid plan, refused at run time in words.
+/// nccl-tests `-D 1 -R 2`'s plan: baton's device-API kernels for all_reduce and alltoall over
+/// nccl-tests' sizes `-b 8 -e 8M -f 16`, default and 32 CTAs, several types, and recorded as a
+/// CUDA graph replayed twice (`-G 2`).
+const DEVICE_API_PLAN: &str = "version: 1\nname: dev\nbackend: nccl\ndefaults: { iters: 5, warmup: 1, register: 2, device_api: 1 }\ntests:\n  - name: d\n    collective: [all_reduce, alltoall]\n    matrix: { dtype: [float, int8, half, uint64] }\n    sizes: { from: 8, to: 8M, factor: 16 }\n    expect: [ { wrong: 0 } ]\n  - name: v32\n    device_ctas: 32\n    collective: [all_reduce, alltoall]\n    sizes: { from: 8, to: 8M, factor: 16 }\n    expect: [ { wrong: 0 } ]\n  - name: graph\n    cuda_graph: 2\n    collective: all_reduce\n    sizes: { from: 8, to: 8M, factor: 16 }\n    expect: [ { wrong: 0 } ]\n";
+
+/// Every job of [`DEVICE_API_PLAN`] completed with `#wrong` 0 in both placements it verifies,
+/// nccl-tests' six sizes, and records baton's kernels and the headers they were built with.
+fn device_api_jobs_verified(r: &results::Results) {
+    assert_eq!(r.jobs.len(), 11);
+    for j in &r.jobs {
+        assert_eq!(j.status, JobStatus::Completed, "{}: {:?}", j.id, j.errors);
+        let d = j
+            .measured_with
+            .as_ref()
+            .and_then(|m| m.device_api.clone())
+            .expect("measured_with.device_api");
+        let ctas = if j.id.starts_with("v32") { 32 } else { 16 };
+        assert_eq!((d.implementation, d.ctas), (1, ctas), "{}", j.id);
+        assert!(d.headers.starts_with("2."), "{d:?}");
+        let rows = &j.repeats[0].rows;
+        let sizes: Vec<u64> = rows.iter().map(|r| r.requested).collect();
+        assert_eq!(sizes, [8, 128, 2048, 32768, 524288, 8388608], "{}", j.id);
+        for row in rows {
+            let c = row.out_of_place.as_ref().expect("out-of-place cell");
+            assert_eq!(c.wrong, Some(0), "{} at {}", j.id, row.size);
+        }
+    }
+}
+
+/// The device implementation runs baton's own kernels on symmetric windows and verifies, one
+/// rank per GPU.
 #[test]
 #[ignore = "needs a GPU (run with --include-ignored on a GPU machine)"]
-fn a_device_implementation_is_refused_as_not_built_into_baton() {
+fn a_device_implementation_verifies_and_is_recorded() {
     need_a_gpu();
-    let plan = "version: 1\nname: dev\nbackend: nccl\ntests:\n  - name: d\n    register: 2\n    device_api: 1\n    collective: all_reduce\n    sizes: [1M]\n";
-    let (r, _) = run_checked("gpu-device-api", plan, &[], 3);
-    let j = &r.jobs[0];
-    assert_eq!(j.status, JobStatus::Error);
-    assert!(
-        j.errors
-            .iter()
-            .any(|e| e.message.contains("not built into baton")),
-        "{:?}",
-        j.errors
-    );
-    assert_eq!(j.measured_with.as_ref().and_then(|m| m.register), Some(2));
+    let (r, _) = run_checked("gpu-device-api", DEVICE_API_PLAN, &[], 0);
+    device_api_jobs_verified(&r);
+}
+
+/// The same with four ranks (on one GPU: NCCL ≥ 2.30 with `NCCL_MULTI_RANK_GPU_ENABLE=1`),
+/// where every kernel reads and writes its peers' windows.
+#[test]
+#[ignore = "needs 4 GPUs, or one with NCCL_MULTI_RANK_GPU_ENABLE=1 (run with --include-ignored)"]
+fn a_device_implementation_verifies_across_four_ranks() {
+    need_four_ranks();
+    let (o, _, out) = mpirun_four("gpu-device-api-4", DEVICE_API_PLAN, &[]);
+    expect_exit(&o, 0);
+    device_api_jobs_verified(&results::read(&out.join("results.json")).unwrap());
 }
 
 /// One GPU is enough: the local mode runs one rank per GPU.

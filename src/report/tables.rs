@@ -548,6 +548,7 @@ mod tests {
                     user_bytes: 36 << 20,
                     collective_bytes: 0,
                 }),
+                device_api: None,
             });
         }
         assert_eq!(

@@ -23,6 +23,21 @@ pub struct MeasuredWith {
     /// GPU memory per rank, the largest of any rank (`memory: true`, nccl-tests `-M`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory: Option<MemoryFigures>,
+    /// The NCCL device API implementation that moved the data (`device_api`, nccl-tests `-D`);
+    /// absent: NCCL's own collective.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_api: Option<DeviceImplementation>,
+}
+
+/// Which device-API kernels ran: baton's own restatement of nccl-tests' implementation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct DeviceImplementation {
+    /// nccl-tests' `-D` number.
+    pub implementation: u32,
+    /// CTAs per launch (`-V`).
+    pub ctas: u32,
+    /// The NCCL headers baton's kernels were built against, e.g. `2.30.7`.
+    pub headers: String,
 }
 
 /// nccl-tests `-M`'s three figures, bytes, each the maximum over ranks.
@@ -63,6 +78,12 @@ impl MeasuredWith {
         });
         if let Some(b) = self.blocking {
             parts.push(format!("blocking {b}"));
+        }
+        if let Some(d) = &self.device_api {
+            parts.push(format!(
+                "device_api {} ({} CTAs, baton's kernels, NCCL {} headers)",
+                d.implementation, d.ctas, d.headers
+            ));
         }
         if let Some(m) = self.memory {
             parts.push(format!(
@@ -110,5 +131,26 @@ mod tests {
             ..MeasuredWith::default()
         };
         assert_eq!(m.summary(), "NCCL 2.30.7 · register 2 · cta_policy default");
+    }
+
+    #[test]
+    fn a_device_implementation_is_named_with_its_headers() {
+        let m = MeasuredWith {
+            nccl_version: Some("2.30.7".into()),
+            register: Some(2),
+            device_api: Some(DeviceImplementation {
+                implementation: 1,
+                ctas: 16,
+                headers: "2.30.7".into(),
+            }),
+            ..MeasuredWith::default()
+        };
+        assert_eq!(
+            m.summary(),
+            "NCCL 2.30.7 · register 2 · cta_policy default · device_api 1 (16 CTAs, baton's kernels, NCCL 2.30.7 headers)"
+        );
+        let text = serde_json::to_string(&m).unwrap();
+        assert!(text.contains(r#""device_api":{"implementation":1,"ctas":16,"headers":"2.30.7"}"#));
+        assert_eq!(serde_json::from_str::<MeasuredWith>(&text).unwrap(), m);
     }
 }

@@ -16,7 +16,7 @@ mod model;
 mod ras;
 
 pub use io::{Notice, ResultsError, read, read_file, read_noting, read_str, write_atomic};
-pub use measured_with::{MeasuredWith, MemoryFigures};
+pub use measured_with::{DeviceImplementation, MeasuredWith, MemoryFigures};
 pub use model::*;
 
 /// Value of the `format` field, so a results file is recognisable on its own.

@@ -82,6 +82,18 @@ fn bad_values_are_refused_with_their_location() {
     );
     assert_eq!(
         rc, 0,
-        "a device implementation is a valid plan (refused at run time): {err}"
+        "a device implementation baton has a kernel for is a valid plan: {err}"
+    );
+    let (rc, err) = check(
+        "knobs_device_bf16",
+        &plan(
+            "nccl",
+            "    register: 2\n    device_api: 1\n    dtype: bfloat16\n",
+        ),
+    );
+    assert_eq!(rc, 2, "{err}");
+    assert!(
+        err.contains("`device_api` has no bfloat16 kernel") && err.contains("plan.yaml:9:"),
+        "{err}"
     );
 }

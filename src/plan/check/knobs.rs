@@ -2,6 +2,7 @@
 //! written when it is out of range, when another setting it needs is missing, or when the plan's
 //! backend cannot do it.
 
+use crate::collective::{Collective, Dtype, RedOp};
 use crate::plan::diag::Diagnostic;
 use crate::plan::knobs::{Blocking, DEFAULT_DEVICE_CTAS, DeviceApi, Register};
 use crate::plan::loc::{Loc, Pos};
@@ -120,6 +121,64 @@ impl Checker<'_> {
                         .help("nccl-tests -V only counts the CTAs of a device implementation (-D); set `device_api` beside it"),
                 ),
             }
+        }
+    }
+
+    /// What baton has device-API kernels for (`kernels/device_api.cu`): implementation 1 of
+    /// nccl-tests' two collectives, sum, nccl-tests' device types; the rest refused at the key.
+    pub(super) fn device_api_fits(
+        &mut self,
+        s: &Settings,
+        raw: &KnobsRef<'_>,
+        (collectives, dtypes, ops): (&[Collective], &[Dtype], &[RedOp]),
+        test: Pos,
+    ) {
+        let Some(d) = s.knobs.device_api else {
+            return;
+        };
+        let at = Some(raw.device_api.map_or(test, |d| d.pos));
+        if d.implementation != 1 {
+            self.err(
+                Diagnostic::error(
+                    format!("`device_api: {}` is not built into baton", d.implementation),
+                    at,
+                )
+                .help("baton has implementation 1 (nccl-tests -D 1: load/store over symmetric windows, LSA barriers); 2 (vectorized) and 3–4 (multimem) are nccl-tests' alone"),
+            );
+        }
+        for c in collectives
+            .iter()
+            .filter(|c| !matches!(c, Collective::AllReduce | Collective::AllToAll))
+        {
+            self.err(
+                Diagnostic::error(format!("`device_api` has no {} implementation", c.name()), at)
+                    .help("the device API runs all_reduce and alltoall, as in nccl-tests; run this collective in another test"),
+            );
+        }
+        let device_types = [
+            Dtype::Int8,
+            Dtype::Uint8,
+            Dtype::Int32,
+            Dtype::Uint32,
+            Dtype::Int64,
+            Dtype::Uint64,
+            Dtype::Half,
+            Dtype::Float,
+            Dtype::Double,
+        ];
+        for t in dtypes.iter().filter(|t| !device_types.contains(t)) {
+            self.err(
+                Diagnostic::error(format!("`device_api` has no {t} kernel"), at).help(
+                    "nccl-tests' device kernels are int8, uint8, int32, uint32, int64, uint64, half, float and double",
+                ),
+            );
+        }
+        let reduces = collectives.contains(&Collective::AllReduce);
+        for o in ops.iter().filter(|o| reduces && **o != RedOp::Sum) {
+            self.err(
+                Diagnostic::error(format!("`device_api` all_reduce only sums, not `{o}`"), at)
+                    .help("nccl-tests' device kernels add; use `op: sum`"),
+            );
         }
     }
 
@@ -317,6 +376,51 @@ mod tests {
         one(
             "    blocking: 3\n    cuda_graph: 1\n",
             "`blocking: 3` with `cuda_graph: 1`",
+        );
+    }
+
+    #[test]
+    fn device_api_is_refused_where_baton_has_no_kernel() {
+        let errors = |test: &str| {
+            let text = format!(
+                "version: 1\nname: t\ntests:\n  - name: a\n    sizes: [1M]\n    register: 2\n{test}"
+            );
+            match parse_str("plan.yaml", &text) {
+                Ok(l) => l.report.diagnostics,
+                Err(r) => r.diagnostics,
+            }
+            .into_iter()
+            .filter(|d| d.level == Level::Error)
+            .map(|d| d.message)
+            .collect::<Vec<_>>()
+        };
+        let fine = "    device_api: 1\n    collective: [all_reduce, alltoall]\n    matrix: { dtype: [int8, uint8, int32, uint32, int64, uint64, half, float, double] }\n";
+        assert_eq!(errors(fine), Vec::<String>::new());
+        let one = |test: &str, want: &str| {
+            let e = errors(test);
+            assert_eq!(e.len(), 1, "{e:?}");
+            assert!(e[0].contains(want), "{:?} lacks {want:?}", e[0]);
+        };
+        one(
+            "    device_api: 1\n    collective: [all_reduce, all_gather]\n",
+            "`device_api` has no all_gather",
+        );
+        one(
+            "    device_api: 1\n    collective: all_reduce\n    matrix: { dtype: [float, bfloat16] }\n",
+            "`device_api` has no bfloat16 kernel",
+        );
+        one(
+            "    device_api: 1\n    collective: all_reduce\n    op: max\n",
+            "`device_api` all_reduce only sums",
+        );
+        assert_eq!(
+            errors("    device_api: 1\n    collective: alltoall\n    op: max\n"),
+            Vec::<String>::new(),
+            "alltoall reduces nothing"
+        );
+        one(
+            "    device_api: 2\n    collective: all_reduce\n",
+            "`device_api: 2` is not built into baton",
         );
     }
 

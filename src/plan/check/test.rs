@@ -197,6 +197,8 @@ impl Checker<'_> {
             }
         }
 
+        self.device_api_fits(&settings, &knobs, (&collective, &dtype, &op), test_pos);
+
         let mut split: Vec<Option<SplitSpec>> =
             vec![t.split.as_ref().and_then(|s| self.split(s)).flatten()];
         if let Some(ms) = matrix.and_then(|m| m.split.as_ref()) {

@@ -11,6 +11,7 @@ use cudarc::nccl::sys::{self, ncclDataType_t, ncclRedOp_t};
 
 use super::comm::Comm;
 use super::device::{DevBuf, Gpu, Graph};
+use super::device_api::{self, DevComm, Kernels};
 use super::error::{GpuError, nccl};
 use super::libs::{self, AlltoAllFn};
 use super::marks::Marks;
@@ -19,7 +20,7 @@ use super::register::Registration;
 use crate::collective::{Collective, Dtype, RedOp};
 use crate::plan::knobs::{Knobs, NCCL_2_28, Register};
 use crate::results::ErrorKind;
-use crate::results::{MeasuredWith, MemoryFigures};
+use crate::results::{DeviceImplementation, MeasuredWith, MemoryFigures};
 use crate::runner::engine::{Engine, EngineError, OpSpec};
 use crate::runner::layout::{self, Buf, Semantics};
 use crate::world::World;
@@ -46,6 +47,10 @@ pub struct NcclEngine<'w, W: World> {
     registration: Option<Registration>,
     version: i32,
     memory: Memory,
+    /// The device-API kernels, loaded by the first `device_api` job.
+    kernels: Option<Kernels>,
+    /// The current communicator's device communicator (`device_api`), destroyed before it.
+    devcomm: Option<DevComm>,
 }
 
 /// nccl-tests `-M`'s figures as this rank measures them (free memory before and after).
@@ -102,6 +107,8 @@ impl<'w, W: World> NcclEngine<'w, W> {
             registration: None,
             version: libs::loaded_version(),
             memory: Memory::default(),
+            kernels: None,
+            devcomm: None,
         }
     }
 
@@ -123,6 +130,9 @@ impl<'w, W: World> NcclEngine<'w, W> {
     /// builds fresh ones.
     fn abort_all(&mut self) {
         self.graph = None;
+        if let Some(d) = self.devcomm.take() {
+            d.forget();
+        }
         if let Some(r) = self.registration.take() {
             r.forget();
         }
@@ -169,6 +179,7 @@ impl<'w, W: World> NcclEngine<'w, W> {
     /// registration), so the next `prepare` makes them with the job's config.
     fn destroy_comms(&mut self) {
         self.graph = None;
+        self.devcomm = None;
         self.registration = None;
         for key in teardown_order(self.comms.keys()) {
             self.comms.remove(&key);
@@ -201,14 +212,81 @@ impl<'w, W: World> NcclEngine<'w, W> {
     }
 }
 
+impl<W: World> NcclEngine<'_, W> {
+    /// The device communicator and kernels a `device_api` job launches with, made once per
+    /// communicator and CTA count (all ranks reach here at the same job).
+    fn device_comm(&mut self, key: &Option<String>) -> Result<(), GpuError> {
+        let Some(d) = self.knobs.device_api else {
+            return Ok(());
+        };
+        let want = (key.clone(), d.ctas);
+        if self.devcomm.as_ref().is_some_and(|c| c.of == want) {
+            return Ok(());
+        }
+        self.devcomm = None;
+        if self.kernels.is_none() {
+            self.kernels = Some(Kernels::load()?);
+        }
+        let comm = self.comm().map_err(|e| GpuError::Nccl {
+            call: "ncclDevCommCreate",
+            text: e.message,
+        })?;
+        self.devcomm = Some(DevComm::new(comm.raw(), want)?);
+        Ok(())
+    }
+
+    /// One op of baton's device-API kernels on the symmetric windows (nccl-tests `-D`).
+    fn launch_device(
+        &mut self,
+        op: &OpSpec,
+        idx: u64,
+        implementation: u32,
+    ) -> Result<(), EngineError> {
+        let name = device_api::entry(op.collective, implementation, op.dtype).ok_or_else(|| {
+            EngineError::new(
+                ErrorKind::Nccl,
+                format!(
+                    "`device_api: {implementation}` has no kernel for {} {}",
+                    op.collective.name(),
+                    op.dtype.name()
+                ),
+            )
+        })?;
+        let windows = self.registration.as_ref().and_then(|r| r.windows());
+        let (Some([send_win, recv_win]), Some(devcomm), Some(kernels)) =
+            (windows, self.devcomm.as_ref(), self.kernels.as_mut())
+        else {
+            return Err(EngineError::new(
+                ErrorKind::Nccl,
+                "`device_api` without symmetric windows and a device communicator",
+            ));
+        };
+        let (sbuf, so, ro) = layout::pointers(op);
+        let rot = op.rotation(idx);
+        let launch = device_api::Launch {
+            send_window: if sbuf == Buf::Send {
+                send_win
+            } else {
+                recv_win
+            },
+            send_offset: so + rot,
+            recv_window: recv_win,
+            recv_offset: ro + rot,
+            count: op.counts.param,
+            ctas: devcomm.of.1,
+            devcomm,
+        };
+        Ok(kernels.launch(&name, &launch, self.gpu.stream)?)
+    }
+}
+
 /// Why this NCCL (version code `loaded`) cannot run a job with `knobs`, in words naming what
 /// is needed and what is loaded.
 pub fn refusal(knobs: &Knobs, loaded: i32) -> Option<String> {
-    if let Some(d) = knobs.device_api {
-        return Some(format!(
-            "`device_api: {}`: the NCCL device API implementations (nccl-tests -D) are not built into baton",
-            d.implementation
-        ));
+    if knobs.device_api.is_some()
+        && let Some(why) = device_api::refusal(loaded)
+    {
+        return Some(why);
     }
     if let Some((need, what)) = knobs.needs_nccl()
         && loaded < need
@@ -249,6 +327,10 @@ impl<W: World> Drop for NcclEngine<'_, W> {
             // The context is gone: tearing down what lived in it could block; the process is
             // about to end and the driver reclaims everything.
             std::mem::forget(self.graph.take());
+            if let Some(d) = self.devcomm.take() {
+                d.forget();
+            }
+            std::mem::forget(self.kernels.take());
             if let Some(r) = self.registration.take() {
                 r.forget();
             }
@@ -260,12 +342,14 @@ impl<W: World> Drop for NcclEngine<'_, W> {
             return;
         }
         self.graph = None;
+        self.devcomm = None;
         self.registration = None;
         // Destroying a communicator waits for its peers to destroy theirs: every rank must
         // take them in the same order, not its own hash order (four ranks with splits hung).
         for key in teardown_order(self.comms.keys()) {
             self.comms.remove(&key);
         }
+        self.kernels = None;
         self.send = None;
         self.recv = None;
         self.counter = None;
@@ -307,6 +391,13 @@ impl<W: World> Engine for NcclEngine<'_, W> {
             cta_policy: self.comm_policy,
             blocking: Some(self.knobs.blocking.code()),
             memory,
+            device_api: self.knobs.device_api.and_then(|d| {
+                Some(DeviceImplementation {
+                    implementation: d.implementation,
+                    ctas: d.ctas,
+                    headers: libs::version_text(device_api::built_with()?),
+                })
+            }),
         })
     }
 
@@ -350,6 +441,7 @@ impl<W: World> Engine for NcclEngine<'_, W> {
         }
         let bytes = self.send.as_ref().map_or(need, |b| b.bytes);
         self.register(&key, bytes)?;
+        self.device_comm(&key)?;
         let now = self.gpu.free_memory();
         if now < free {
             // Buffers or registrations were made for this job; otherwise the earlier figure
@@ -394,6 +486,9 @@ impl<W: World> Engine for NcclEngine<'_, W> {
     }
 
     fn launch(&mut self, op: &OpSpec, idx: u64) -> Result<(), EngineError> {
+        if let Some(d) = self.knobs.device_api {
+            return self.launch_device(op, idx, d.implementation);
+        }
         let comm = self.comm()?.raw();
         let (sbuf, so, ro) = layout::pointers(op);
         let rot = op.rotation(idx);
@@ -635,10 +730,11 @@ mod refusal_tests {
             }),
             ..Knobs::default()
         };
+        let old = refusal(&dev, 22803).unwrap();
         assert!(
-            refusal(&dev, 23007)
-                .unwrap()
-                .contains("not built into baton")
+            old.contains("`device_api` needs NCCL 2.30.7 or newer")
+                && old.contains("the loaded NCCL is 2.28.3"),
+            "{old}"
         );
     }
 }

@@ -141,6 +141,20 @@ pub type DeregisterFn = unsafe extern "C" fn(
     *mut std::ffi::c_void,
 ) -> cudarc::nccl::sys::ncclResult_t;
 
+/// `ncclDevCommCreate(comm, &reqs, &devComm)`, both structures passed by pointer in the layout
+/// of the headers the device kernels were built with (`device_api::abi`).
+pub type DevCommCreateFn = unsafe extern "C" fn(
+    cudarc::nccl::sys::ncclComm_t,
+    *const std::ffi::c_void,
+    *mut std::ffi::c_void,
+) -> cudarc::nccl::sys::ncclResult_t;
+
+/// `ncclDevCommDestroy(comm, &devComm)`.
+pub type DevCommDestroyFn = unsafe extern "C" fn(
+    cudarc::nccl::sys::ncclComm_t,
+    *const std::ffi::c_void,
+) -> cudarc::nccl::sys::ncclResult_t;
+
 /// A symbol of the NCCL cudarc loaded, when this library has it.
 ///
 /// # Safety
@@ -175,6 +189,16 @@ pub fn window_register() -> Option<(WindowRegisterFn, DeregisterFn)> {
         Some((
             symbol(b"ncclCommWindowRegister")?,
             symbol(b"ncclCommWindowDeregister")?,
+        ))
+    }
+}
+
+pub fn dev_comm() -> Option<(DevCommCreateFn, DevCommDestroyFn)> {
+    // SAFETY: signatures as nccl_device/core.h (NCCL ≥ 2.28) declares them, structures by pointer.
+    unsafe {
+        Some((
+            symbol(b"ncclDevCommCreate")?,
+            symbol(b"ncclDevCommDestroy")?,
         ))
     }
 }

@@ -4,6 +4,7 @@
 
 mod comm;
 pub mod device;
+mod device_api;
 mod engine;
 pub mod error;
 pub mod libs;

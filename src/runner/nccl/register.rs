@@ -77,6 +77,11 @@ impl Registration {
         Ok(r)
     }
 
+    /// The symmetric windows (`ncclWindow_t`) of send and receive, for device kernels.
+    pub fn windows(&self) -> Option<[*mut c_void; 2]> {
+        (self.mode == Register::Symmetric).then_some(self.handles)
+    }
+
     /// A registration whose communicator was aborted: nothing to undo.
     pub fn forget(self) {
         std::mem::forget(self);
