@@ -35,15 +35,16 @@ fn moved(g: &Grade) -> Vec<(String, String, Vec<String>)> {
     out
 }
 
-/// (time, node, job, line) of every kernel event the jobs' deltas hold, by time.
+/// (time, node, job, line) of every kernel event the jobs' deltas hold and every line of NCCL's
+/// the runner heard, by time.
 pub(super) fn events(g: &Grade) -> Vec<(u64, String, String, String)> {
     let mut out = Vec::new();
     for j in &g.jobs {
         let Some(s) = &j.source else { continue };
         for e in &s.result.evidence {
-            for c in e.delta.iter().flat_map(|d| d.changes.iter()) {
-                if let ChangeKind::Event { at_unix_ms, line } = &c.kind {
-                    out.push((*at_unix_ms, e.host.clone(), j.id.clone(), line.clone()));
+            for c in e.changes() {
+                if let ChangeKind::Event { at_unix_ms, line } = c.kind {
+                    out.push((at_unix_ms, e.host.clone(), j.id.clone(), line));
                 }
             }
         }

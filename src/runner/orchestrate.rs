@@ -197,9 +197,12 @@ fn run_set(
         let finished = set.jobs.iter().filter(|i| !waiting.contains(i));
         let watch = (events, done + events::rows(finished.map(|i| &jobs[*i])));
         let from = journal.len()?;
-        let status = run_worker(ctx, k, attempt, &pending, jobs, &env, watch)?;
+        let listener = super::nccl_lines::Listener::new(watch.0);
+        let status = run_worker(ctx, k, attempt, &pending, jobs, &env, (&listener, watch.1))?;
         // What this attempt started and how each of those jobs stands, from its own records.
         let (records, _) = results::journal::records(journal.path(), from)?;
+        let here = [crate::host::hostname()];
+        super::nccl_lines::record(journal, &records, listener.heard(), &here)?;
         let started = results::journal::statuses(records);
         let interrupted = super::interrupt::requested();
         let timeout = status.code() == Some(Exit::Timeout.code());
