@@ -94,7 +94,7 @@ pub fn html(g: &Grade) -> String {
     }
     let ev = events(g);
     if !ev.is_empty() {
-        o.push_str("<h3>Kernel events</h3>");
+        o.push_str("<h3>Kernel and NCCL events</h3>");
         o.push_str(&super::timeline::svg(
             &super::timeline::rounds(g),
             &super::timeline::marks(g),
@@ -150,7 +150,7 @@ pub fn markdown(g: &Grade, cell: fn(&str) -> String) -> String {
     }
     let ev = events(g);
     if !ev.is_empty() {
-        o.push_str("\n### Kernel events\n\n");
+        o.push_str("\n### Kernel and NCCL events\n\n");
         for (at, host, job, line) in &ev {
             let _ = writeln!(
                 o,

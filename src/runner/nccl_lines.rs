@@ -93,8 +93,8 @@ pub fn from_log(path: &Path) -> (Vec<Heard>, u64) {
     (heard, dropped)
 }
 
-/// Journals `heard` on the jobs `records` started (a worker's or a step's records, in order):
-/// each job's hosts are those its evidence names, else `hosts`.
+/// Journals `heard` on the jobs `records` started (a worker's or a step's records, in order),
+/// which ran on `hosts` (the names the run gives its nodes: this machine's, or the set's).
 pub fn record(
     journal: &mut Journal,
     records: &[Record],
@@ -119,7 +119,7 @@ pub fn record(
 }
 
 /// The jobs `records` started, in order, each with its start (its earliest before-snapshot,
-/// else its first repeat's start) and hosts.
+/// else its first repeat's start) and `hosts`.
 fn spans(records: &[Record], hosts: &[String]) -> (Vec<String>, Vec<Span>) {
     let mut ids: Vec<String> = Vec::new();
     let mut spans: Vec<Span> = Vec::new();
@@ -129,7 +129,7 @@ fn spans(records: &[Record], hosts: &[String]) -> (Vec<String>, Vec<Span>) {
                 ids.push(job.id.clone());
                 spans.push(Span {
                     start_unix_ms: None,
-                    hosts: Vec::new(),
+                    hosts: hosts.to_vec(),
                 });
             }
             Record::Evidence { job, nodes } => {
@@ -137,9 +137,6 @@ fn spans(records: &[Record], hosts: &[String]) -> (Vec<String>, Vec<Span>) {
                     continue;
                 };
                 for e in nodes {
-                    if !spans[i].hosts.contains(&e.host) {
-                        spans[i].hosts.push(e.host.clone());
-                    }
                     if let Some(b) = &e.before {
                         let s = spans[i].start_unix_ms.get_or_insert(b.taken_unix_ms);
                         *s = (*s).min(b.taken_unix_ms);
@@ -160,9 +157,6 @@ fn spans(records: &[Record], hosts: &[String]) -> (Vec<String>, Vec<Span>) {
             }
             _ => {}
         }
-    }
-    for s in spans.iter_mut().filter(|s| s.hosts.is_empty()) {
-        s.hosts = hosts.to_vec();
     }
     (ids, spans)
 }
