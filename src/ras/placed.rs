@@ -107,7 +107,7 @@ fn job_of(h: &Heard, jobs: &[Span]) -> usize {
         .filter_map(|(i, j)| Some((i, start(j.start_unix_ms?))))
         .filter(|(_, s)| *s <= at)
         .map(|(i, _)| i)
-        .last()
+        .next_back()
         .unwrap_or_else(|| {
             jobs.iter()
                 .position(|j| j.start_unix_ms.is_some())
