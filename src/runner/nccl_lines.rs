@@ -93,6 +93,18 @@ pub fn from_log(path: &Path) -> (Vec<Heard>, u64) {
     (heard, dropped)
 }
 
+/// The NCCL lines of several logs (the per-process files of a transport capture, where NCCL
+/// writes its WARN lines instead of its output), as [`from_log`] reads each.
+pub fn from_logs(paths: &[std::path::PathBuf]) -> (Vec<Heard>, u64) {
+    let mut all = (Vec::new(), 0);
+    for p in paths {
+        let (h, dropped) = from_log(p);
+        all.0.extend(h);
+        all.1 += dropped;
+    }
+    all
+}
+
 /// Journals `heard` on the jobs `records` started (a worker's or a step's records, in order),
 /// which ran on `hosts` (the names the run gives its nodes: this machine's, or the set's).
 pub fn record(
@@ -263,6 +275,8 @@ mod tests {
         let at: Vec<Option<u64>> = h.iter().map(|h| h.at_unix_ms).collect();
         assert_eq!(at, [Some(1_796_072_645_000), None]);
         assert_eq!(from_log(&d.join("absent")).0, []);
+        let both = from_logs(&[log.clone(), d.join("absent"), log]);
+        assert_eq!(both.0.len(), 4);
         let _ = std::fs::remove_dir_all(&d);
     }
 }

@@ -30,8 +30,11 @@ fn a_nodes_nccl_warn_in_its_step_output_is_its_evidence_and_a_warning_only() {
             env!("CARGO_BIN_EXE_baton-mpi")
         ),
     );
-    std::fs::set_permissions(&wrapper, std::os::unix::fs::PermissionsExt::from_mode(0o755))
-        .unwrap();
+    std::fs::set_permissions(
+        &wrapper,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
     let plan = write(
         &d,
         "plan.yaml",
