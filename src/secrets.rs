@@ -90,6 +90,44 @@ pub fn url_redacted(url: &str) -> String {
     format!("{scheme}://{authority}{tail}")
 }
 
+/// A line of someone else's output (NCCL's diagnostics print `NAME=value` of the variables
+/// they compare) with every secret's value after `NAME=` and every URL's password made
+/// [`REDACTED`]; the rest as it was.
+pub fn line_redacted(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut rest = line;
+    while let Some(eq) = rest.find('=') {
+        let (head, tail) = rest.split_at(eq);
+        let name_at = head
+            .char_indices()
+            .rfind(|(_, c)| !(c.is_ascii_alphanumeric() || *c == '_'))
+            .map_or(0, |(i, c)| i + c.len_utf8());
+        out.push_str(head);
+        out.push('=');
+        let tail = &tail[1..];
+        let end = tail
+            .find(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | ')' | '}' | ']'))
+            .unwrap_or(tail.len());
+        if is_secret(&head[name_at..]) && end > 0 {
+            out.push_str(REDACTED);
+            rest = &tail[end..];
+        } else {
+            rest = tail;
+        }
+    }
+    out.push_str(rest);
+    out.split(' ')
+        .map(|w| {
+            if w.contains("://") {
+                url_redacted(w)
+            } else {
+                w.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// Whether a variable of the process environment is worth recording at all.
 pub fn recorded(name: &str) -> bool {
     (RECORDED_PREFIXES.iter().any(|p| name.starts_with(p)) || RECORDED_NAMES.contains(&name))
@@ -240,5 +278,19 @@ mod tests {
         raw.insert("UCX_PASSWORD".to_string(), "pw".to_string());
         let text = serde_json::to_string(&W { v: raw }).unwrap();
         assert!(!text.contains("pw\""), "{text}");
+    }
+
+    #[test]
+    fn a_line_keeps_its_words_and_loses_its_secrets() {
+        let l = "NCCL environment: MY_API_TOKEN=abc123 on rank(s) {0,1} NCCL_IB_HCA=mlx5_0, \
+                 db postgres://u:hunter2@db/x";
+        let r = line_redacted(l);
+        assert!(!r.contains("abc123") && !r.contains("hunter2"), "{r}");
+        assert!(
+            r.contains("MY_API_TOKEN=<redacted> on rank(s) {0,1}"),
+            "{r}"
+        );
+        assert!(r.contains("NCCL_IB_HCA=mlx5_0,"), "{r}");
+        assert_eq!(line_redacted("a=b c==d =e x="), "a=b c==d =e x=");
     }
 }

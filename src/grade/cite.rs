@@ -7,14 +7,14 @@ use super::verdict::{JobVerdict, Status};
 use crate::probe::delta::Change;
 use crate::results::JobResult;
 
-/// Per host of the job, the changes a verdict cites, in the job's host order; hosts where
-/// nothing citable moved are left out.
+/// Per host of the job, the changes a verdict cites (NCCL's own lines among them), in the job's
+/// host order; hosts where nothing citable moved are left out.
 pub fn moved(result: &JobResult) -> Vec<(String, Vec<Change>)> {
     result
         .evidence
         .iter()
         .filter_map(|e| {
-            let lines = e.delta.as_ref()?.cited();
+            let lines: Vec<Change> = e.changes().into_iter().filter(Change::cited).collect();
             (!lines.is_empty()).then(|| (e.host.clone(), lines))
         })
         .collect()

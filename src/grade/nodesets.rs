@@ -401,7 +401,8 @@ fn cluster_finding(test: &str, jobs: &[Job], verdicts: &[JobVerdict]) -> Option<
         .map(|c| format!("{}: {}", c.text, c.message))
 }
 
-/// Per set, the nodes whose own counters moved during it (not TCP's, which both ends count).
+/// Per set, the nodes whose own counters moved during it (not TCP's, which both ends count, nor
+/// NCCL's reports, which the survivors of a fault print too).
 fn implicated(hosts: &[String], facts: &[SetFacts]) -> Vec<Vec<usize>> {
     facts
         .iter()
@@ -409,7 +410,7 @@ fn implicated(hosts: &[String], facts: &[SetFacts]) -> Vec<Vec<usize>> {
             let mut nodes: Vec<usize> = f
                 .moved
                 .iter()
-                .filter(|(_, c)| c.iter().any(|c| c.local()))
+                .filter(|(_, c)| c.iter().any(|c| c.isolates()))
                 .filter_map(|(h, _)| hosts.iter().position(|x| x == h))
                 .collect();
             nodes.sort_unstable();

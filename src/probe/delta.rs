@@ -63,6 +63,14 @@ impl Change {
         self.subject != "tcp"
     }
 
+    /// Whether the change alone can single its node out of a failing set: a local change that
+    /// is no report of NCCL's (`NCCL WARN …`, `NCCL DIAG …`), which a healthy rank prints as
+    /// often as a faulty one (the survivor of a dead peer warns that it is gone). An IB port's
+    /// GID table changing is the node's own.
+    pub fn isolates(&self) -> bool {
+        self.local() && !self.what.starts_with("NCCL ")
+    }
+
     /// `eth0 carrier_changes +2`, `mlx5_4 state ACTIVE → DOWN`, `Xid 79 at 12:03:11`.
     pub fn line(&self) -> String {
         match &self.kind {

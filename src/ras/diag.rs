@@ -18,8 +18,13 @@ pub const FINDING_LIMIT: usize = 256;
 #[derive(Debug, Clone, PartialEq)]
 pub struct Finding {
     pub host: Option<String>,
+    /// The line carried its own time (NCCL's `[YYYY-MM-DD HH:MM:SS]`, to the second).
+    pub stamped: bool,
     pub event: KernelEvent,
 }
+
+/// The most bytes of a finding's short name (`NCCL WARN` and its message).
+const WHAT_LIMIT: usize = 120;
 
 /// The findings of one output, and how many past [`FINDING_LIMIT`] were not kept.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -33,7 +38,7 @@ pub struct Findings {
 pub fn findings(text: &str, seen_unix_ms: u64) -> Findings {
     let mut out = Findings::default();
     for l in text.lines() {
-        let Some(f) = finding(l, seen_unix_ms) else {
+        let Some(f) = line(l, seen_unix_ms) else {
             continue;
         };
         if out.found.len() < FINDING_LIMIT {
@@ -45,19 +50,22 @@ pub fn findings(text: &str, seen_unix_ms: u64) -> Findings {
     out
 }
 
-fn finding(raw: &str, seen_unix_ms: u64) -> Option<Finding> {
+/// The finding of one line of output, if it is one; dated `seen_unix_ms` when it has no stamp.
+/// Secrets' values in it are redacted (`crate::secrets::line_redacted`).
+pub fn line(raw: &str, seen_unix_ms: u64) -> Option<Finding> {
     let (stamp, l) = stamped(raw.trim());
     let (prefix, subject, what) = if let Some((prefix, body)) = l.split_once("NCCL DIAG ") {
-        let check = body.trim_start().strip_prefix("[INFO]")?.split_once(':')?.0;
+        let (check, said) = body.trim_start().strip_prefix("[INFO]")?.split_once(':')?;
         let check = cut(check.trim(), 64);
-        (prefix, check.clone(), format!("NCCL DIAG {check}"))
+        (prefix, check.clone(), format!("NCCL DIAG {check}:{said}"))
     } else {
         let (prefix, msg) = l.split_once(" NCCL WARN ")?;
         match gid_change(msg) {
-            Some(port) => (prefix, port, "GID table changed".to_string()),
-            None => (prefix, source(prefix), "NCCL WARN".to_string()),
+            Some(port) => (prefix, port.clone(), format!("{port} GID table changed")),
+            None => (prefix, source(prefix), format!("NCCL WARN {}", msg.trim())),
         }
     };
+    let what = cut(&crate::secrets::line_redacted(&what), WHAT_LIMIT);
     let host = prefix
         .split_whitespace()
         .next()
@@ -66,10 +74,11 @@ fn finding(raw: &str, seen_unix_ms: u64) -> Option<Finding> {
         .filter(|h| !h.is_empty());
     Some(Finding {
         host,
+        stamped: stamp.is_some(),
         event: KernelEvent {
             at_unix_ms: stamp.unwrap_or(seen_unix_ms),
             kind: EventKind::Nccl { subject, what },
-            line: cut(raw.trim(), LINE_LIMIT),
+            line: cut(&crate::secrets::line_redacted(raw.trim()), LINE_LIMIT),
         },
     })
 }
@@ -165,7 +174,7 @@ mod tests {
         assert!(
             said(&f)
                 .iter()
-                .all(|(h, w)| *h == Some("gpu07") && w == "NCCL DIAG NCCL environment")
+                .all(|(h, w)| *h == Some("gpu07") && w.starts_with("NCCL DIAG NCCL environment: "))
         );
         assert!(
             f.found[1]
@@ -182,8 +191,17 @@ mod tests {
         assert_eq!(
             said(&f),
             [
-                (None, "NCCL DIAG p2p".to_string()),
-                (Some("gpu03"), "NCCL DIAG net bw".to_string())
+                (
+                    None,
+                    "NCCL DIAG p2p: only 54/56 GPU-to-GPU peer accesses passed verification"
+                        .to_string()
+                ),
+                (
+                    Some("gpu03"),
+                    "NCCL DIAG net bw: cross-nic rank 11 (gpu04): 201.7 Gbit/s, >30% off median \
+                     390.4 Gbit/s in comm 0x77ab"
+                        .to_string()
+                )
             ]
         );
         assert!(f.found[1].event.line.contains("cross-nic rank 11 (gpu04)"));
@@ -195,14 +213,21 @@ mod tests {
         assert_eq!(
             said(&f),
             [
-                (Some("gpu05"), "NCCL WARN".to_string()),
-                (Some("gpu05"), "GID table changed".to_string()),
-                (Some("gpu05"), "GID table changed".to_string()),
+                (
+                    Some("gpu05"),
+                    "NCCL WARN Failed to initialize any NET plugin".to_string()
+                ),
+                (Some("gpu05"), "mlx5_3:1 GID table changed".to_string()),
+                (Some("gpu05"), "mlx5_3:1 GID table changed".to_string()),
             ]
         );
         // 2026-11-30 21:04:05 UTC.
         assert_eq!(f.found[0].event.at_unix_ms, 1_796_072_645_000);
         assert_eq!(f.found[1].event.at_unix_ms, 1);
+        assert_eq!(
+            f.found.iter().map(|x| x.stamped).collect::<Vec<_>>(),
+            [true, false, true]
+        );
         let subject = |i: usize| match &f.found[i].event.kind {
             EventKind::Nccl { subject, .. } => subject.clone(),
             k => panic!("{k:?}"),
@@ -210,6 +235,21 @@ mod tests {
         assert_eq!(
             (subject(0), subject(1)),
             ("plugin/net.cc:334".into(), "mlx5_3:1".into())
+        );
+    }
+
+    #[test]
+    fn a_secret_a_line_shows_is_redacted_in_what_is_kept() {
+        let f = line(
+            "gpu07:1 NCCL DIAG [INFO] NCCL environment: NCCL_NET_PLUGIN_TOKEN=s3cr3t on rank(s) {1}",
+            0,
+        )
+        .unwrap();
+        assert!(!format!("{f:?}").contains("s3cr3t"), "{f:?}");
+        assert!(
+            f.event
+                .line
+                .contains("NCCL_NET_PLUGIN_TOKEN=<redacted> on rank(s)")
         );
     }
 

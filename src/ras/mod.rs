@@ -9,6 +9,7 @@
 pub mod client;
 pub mod diag;
 pub mod json;
+pub mod placed;
 mod record;
 pub mod text;
 

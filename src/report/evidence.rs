@@ -35,15 +35,16 @@ fn moved(g: &Grade) -> Vec<(String, String, Vec<String>)> {
     out
 }
 
-/// (time, node, job, line) of every kernel event the jobs' deltas hold, by time.
+/// (time, node, job, line) of every kernel event the jobs' deltas hold and every line of NCCL's
+/// the runner heard, by time.
 pub(super) fn events(g: &Grade) -> Vec<(u64, String, String, String)> {
     let mut out = Vec::new();
     for j in &g.jobs {
         let Some(s) = &j.source else { continue };
         for e in &s.result.evidence {
-            for c in e.delta.iter().flat_map(|d| d.changes.iter()) {
-                if let ChangeKind::Event { at_unix_ms, line } = &c.kind {
-                    out.push((*at_unix_ms, e.host.clone(), j.id.clone(), line.clone()));
+            for c in e.changes() {
+                if let ChangeKind::Event { at_unix_ms, line } = c.kind {
+                    out.push((at_unix_ms, e.host.clone(), j.id.clone(), line));
                 }
             }
         }
@@ -93,7 +94,7 @@ pub fn html(g: &Grade) -> String {
     }
     let ev = events(g);
     if !ev.is_empty() {
-        o.push_str("<h3>Kernel events</h3>");
+        o.push_str("<h3>Kernel and NCCL events</h3>");
         o.push_str(&super::timeline::svg(
             &super::timeline::rounds(g),
             &super::timeline::marks(g),
@@ -149,7 +150,7 @@ pub fn markdown(g: &Grade, cell: fn(&str) -> String) -> String {
     }
     let ev = events(g);
     if !ev.is_empty() {
-        o.push_str("\n### Kernel events\n\n");
+        o.push_str("\n### Kernel and NCCL events\n\n");
         for (at, host, job, line) in &ev {
             let _ = writeln!(
                 o,

@@ -71,10 +71,16 @@ fn sets_line(t: &TestNodes) -> String {
     )
 }
 
-/// The Markdown section (empty without node sets).
+/// The Markdown section (without node sets, only the nodes' evidence).
 pub fn markdown(g: &Grade) -> String {
     let Some(nodes) = &g.nodes else {
-        return String::new();
+        // A run without node sets still has its nodes' evidence (what moved, NCCL's lines).
+        let e = super::evidence::markdown(g, cell);
+        return if e.is_empty() {
+            e
+        } else {
+            format!("## Nodes\n{e}\n")
+        };
     };
     let mut o = String::from("## Nodes\n\n");
     let _ = writeln!(
@@ -130,10 +136,15 @@ pub fn markdown(g: &Grade) -> String {
     o
 }
 
-/// The HTML section (empty without node sets); matrices inline.
+/// The HTML section (without node sets, only the nodes' evidence); matrices inline.
 pub fn html(g: &Grade) -> String {
     let Some(nodes) = &g.nodes else {
-        return String::new();
+        let e = super::evidence::html(g);
+        return if e.is_empty() {
+            e
+        } else {
+            format!("<h2>Nodes</h2>{e}")
+        };
     };
     let e = super::html::esc;
     let mut o = String::from("<h2>Nodes</h2>");

@@ -66,6 +66,12 @@ pub enum Record {
         job: String,
         nodes: Vec<super::evidence::NodeEvidence>,
     },
+    /// What NCCL printed on `host` during `job`, read by the runner from the job's output.
+    NcclLines {
+        job: String,
+        host: String,
+        lines: super::evidence::NcclLines,
+    },
     /// The fleet consistency preflight of a node-set run.
     Preflight {
         preflight: Box<super::evidence::Preflight>,
@@ -425,6 +431,15 @@ pub fn apply(results: &mut Results, record: Record) {
         Record::Evidence { job: id, nodes } => {
             if let Some(i) = job(results, &id) {
                 super::evidence::merge(&mut results.jobs[i].evidence, nodes);
+            }
+        }
+        Record::NcclLines {
+            job: id,
+            host,
+            lines,
+        } => {
+            if let Some(i) = job(results, &id) {
+                super::evidence::add_nccl(&mut results.jobs[i].evidence, &host, lines);
             }
         }
         Record::Interrupted { signal, at } => {

@@ -73,6 +73,7 @@ pub fn started(snaps: Vec<(String, Snapshot)>) -> Vec<NodeEvidence> {
             after: None,
             delta: None,
             unavailable: None,
+            nccl: None,
         })
         .collect()
 }
@@ -93,6 +94,7 @@ pub fn ended(start: &[NodeEvidence], snaps: Vec<(String, Snapshot)>) -> Vec<Node
                 after: Some(after),
                 delta,
                 unavailable: None,
+                nccl: None,
             }
         })
         .collect()

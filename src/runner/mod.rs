@@ -29,6 +29,7 @@ pub mod lifecycle;
 #[cfg(feature = "mpi")]
 pub mod mpi;
 pub mod nccl;
+pub mod nccl_lines;
 pub mod nodesets;
 pub mod orchestrate;
 pub mod outdir;

@@ -192,14 +192,18 @@ fn run_set(
     }
     let mut pending: Vec<usize> = set.jobs.clone();
     let mut not_reached = Vec::new();
+    let set_from = journal.len()?;
+    let here = [crate::host::hostname()];
     for attempt in 0.. {
         let waiting: std::collections::HashSet<usize> = pending.iter().copied().collect();
         let finished = set.jobs.iter().filter(|i| !waiting.contains(i));
         let watch = (events, done + events::rows(finished.map(|i| &jobs[*i])));
         let from = journal.len()?;
-        let status = run_worker(ctx, k, attempt, &pending, jobs, &env, watch)?;
+        let listener = super::nccl_lines::Listener::new(watch.0);
+        let status = run_worker(ctx, k, attempt, &pending, jobs, &env, (&listener, watch.1))?;
         // What this attempt started and how each of those jobs stands, from its own records.
         let (records, _) = results::journal::records(journal.path(), from)?;
+        super::nccl_lines::record(journal, &records, listener.heard(), &here)?;
         let started = results::journal::statuses(records);
         let interrupted = super::interrupt::requested();
         let timeout = status.code() == Some(Exit::Timeout.code());
@@ -276,6 +280,10 @@ fn run_set(
                 links: links.clone(),
             })?;
         }
+        // The capture's files got NCCL's WARN lines instead of its output: placed by their stamps.
+        let (records, _) = results::journal::records(journal.path(), set_from)?;
+        let heard = super::nccl_lines::from_logs(&c.files());
+        super::nccl_lines::record(journal, &records, heard, &here)?;
     }
     Ok(not_reached)
 }

@@ -102,7 +102,8 @@ impl Capture {
         }
     }
 
-    fn files(&self) -> Vec<PathBuf> {
+    /// The per-process NCCL logs of this capture, by name.
+    pub fn files(&self) -> Vec<PathBuf> {
         let head = &self.head;
         let mut v: Vec<PathBuf> = std::fs::read_dir(&self.dir)
             .map(|d| {

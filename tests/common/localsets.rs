@@ -22,6 +22,19 @@ pub fn agent_slowing(dir: &Path, host: &str, us: u64) -> PathBuf {
     agent_with(dir, &[], None, &slow)
 }
 
+/// The agent, every start on `host` printing `lines` to its standard error first, each after
+/// `[YYYY-MM-DD HH:MM:SS] ` of the moment (UTC), as NCCL stamps its WARN lines.
+pub fn agent_printing(dir: &Path, host: &str, lines: &[&str]) -> PathBuf {
+    let mut extra = format!("if [ \"$host\" = '{host}' ]; then\n");
+    for l in lines {
+        extra.push_str(&format!(
+            "  printf '%s %s\\n' \"$(date -u '+[%F %T]')\" '{l}' >&2\n"
+        ));
+    }
+    extra.push_str("fi\n");
+    agent_with(dir, &[], None, &extra)
+}
+
 fn agent_with(dir: &Path, dead: &[&str], hung: Option<&str>, extra: &str) -> PathBuf {
     let script = format!(
         r#"#!/bin/bash

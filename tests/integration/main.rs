@@ -28,6 +28,7 @@ mod junit;
 mod knobs;
 mod metrics;
 mod min_bw;
+mod nccl_lines;
 mod node_verdicts;
 mod nodesets;
 mod notify;

@@ -8,6 +8,7 @@ mod common;
 mod cluster;
 mod cluster_accept;
 mod cluster_evidence;
+mod cluster_nccl_lines;
 mod cluster_nodesets;
 mod probe;
 mod slurm;

@@ -127,6 +127,7 @@ impl Pending {
                 before,
                 after: Some(after),
                 unavailable: None,
+                nccl: None,
             },
             Err(why) => NodeEvidence {
                 host: host.into(),
@@ -134,6 +135,7 @@ impl Pending {
                 after: None,
                 delta: None,
                 unavailable: Some(why),
+                nccl: None,
             },
         }
     }

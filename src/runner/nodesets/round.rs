@@ -296,7 +296,16 @@ fn close_set(
     end: &StepEnd,
     journal: &mut Journal,
 ) -> Result<Closed, RunError> {
-    let statuses = job_statuses(&ctx.opts.out_dir.join(&run.journal))?;
+    let set_journal = ctx.opts.out_dir.join(&run.journal);
+    let (records, _) = crate::results::journal::records(&set_journal, 0)?;
+    let heard = super::super::nccl_lines::from_log(&ctx.opts.out_dir.join(&run.log));
+    super::super::nccl_lines::record(
+        &mut Journal::open(&set_journal)?,
+        &records,
+        heard,
+        &run.hosts,
+    )?;
+    let statuses = job_statuses(&set_journal)?;
     // A launcher may exit 0 although a node died under it: judge by what was recorded.
     let unfinished = sjobs
         .iter()
