@@ -5,11 +5,15 @@
 //! wait can. A rank that arrives late spends its lateness here, between calls; its peers spend
 //! it inside the call, waiting (the late arriver waits least).
 //!
-//! Measured on the simulated cluster with one node under a 10% CPU quota (4 nodes, one rank
-//! each, all_reduce, 200 iterations): the throttled rank's maximum between calls was 62 ms, its
-//! peers' at most 14 us; its p99 at 256K 54 ms against about 6 us. The thread's off-CPU time
-//! (wall minus CPU clock) named it too, but only 1.4x its peers': waiting peers yield the CPU
-//! and are descheduled as long on a busy machine.
+//! What it cannot see, measured on the simulated cluster (4 nodes, one rank each, all_reduce
+//! 256K, 200 iterations, one node under a 10% CPU quota): the kernel freezes a throttled rank
+//! where it next enters the scheduler, and under Open MPI's yielding wait that is inside the
+//! call, so its time between calls stayed at most 8 us like its peers' while every rank's
+//! iteration p99 was ~73 ms. (A first try read the thread's CPU clock between calls; that
+//! read is such an entry, the freezes moved there and the throttled rank showed 62 ms: an
+//! artefact of the probe, which is why nothing else is read here.) Its off-CPU time named it,
+//! but only 1.4x its peers': on shared cores the waiting peers are descheduled nearly as long.
+//! A CPU-slow node shows across node sets instead (`straggler: … fleet median`).
 //!
 //! The wall clock is read at two points per iteration only when per-iteration timing is on; the
 //! loop without it reads nothing more than before.
