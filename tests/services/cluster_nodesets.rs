@@ -702,7 +702,9 @@ tests:
 /// `each-node` over four nodes, one of them under a 10% CPU quota: its own set's iterations
 /// stall whenever the kernel throttles it (no link is crossed: only a CPU-slow node shows
 /// here), every criterion but the fleet-relative straggler passes, and that names it — and
-/// only it — a suspect; the run passes.
+/// only it — a suspect; the run passes. 1M and p99: the timed loop must outlast the quota's
+/// 10 ms (at 64K it fit in one period and showed no freeze), and one scheduler stall of a
+/// healthy node on the shared cores (22 ms measured) must not be its p99.
 #[test]
 fn a_cpu_slow_node_is_the_fleet_straggler_of_each_node_and_a_suspect() {
     let Some(c) = cluster_of(4) else { return };
@@ -715,15 +717,15 @@ fn a_cpu_slow_node_is_the_fleet_straggler_of_each_node_and_a_suspect() {
 name: cpu-fleet-straggler
 backend: mpi
 launch: { ranks_per_node: 2 }
-defaults: { iters: 300, warmup: 5, timeout: 60s, iterations: true }
+defaults: { iters: 200, warmup: 5, timeout: 60s, iterations: true }
 tests:
   - name: each
     over: each-node
     collective: all_reduce
-    sizes: [64K]
+    sizes: [1M]
     expect:
       - wrong: 0
-      - straggler: \"max <= 2x fleet median\"
+      - straggler: \"p99 <= 2x fleet median\"
 ",
     );
     let _cpu = Fault::apply(&["cpu", &slow, "10"]);
@@ -745,7 +747,7 @@ tests:
     let (v, why) = verdict_of(&n, &slow);
     assert_eq!(v, "suspect");
     assert!(
-        why.contains("slow but passing") && why.contains("iteration max"),
+        why.contains("slow but passing") && why.contains("iteration p99"),
         "{why}"
     );
 }
