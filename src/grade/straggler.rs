@@ -5,6 +5,11 @@
 //! communicator wait for each other too, so a slow rank there also slows its peers' iterations:
 //! what stands out within one communicator is a rank's own stall, and between groups or node
 //! sets, the slow path.
+//!
+//! `late p99 <= 2x median` compares where the ranks spent the time instead: each rank's time
+//! between calls (`runner::host_clock`), against the median of the others' and at least a
+//! quarter of the cell's median iteration, so that the microseconds every healthy rank spends
+//! between calls are never compared with each other. The rank its peers waited for is named.
 
 use super::context::Ctx;
 use super::group_spread::name_group;
@@ -40,8 +45,26 @@ pub fn name_rank(ctx: &Ctx<'_>, rank: u64) -> String {
     }
 }
 
-/// The units compared in one cell: (name, value) per rank, or per split group.
-fn units(ctx: &Ctx<'_>, it: &Iterations, stat: IterStat) -> Vec<(String, f64)> {
+/// Lateness under this share of a cell's median iteration is never a straggler's: every rank
+/// spends some microseconds between calls, and their ratios are noise.
+const LATE_FLOOR: f64 = 0.25;
+
+/// The units compared in one cell: (name, value) per rank, or per split group; under `late`,
+/// per rank by its time between calls.
+fn units(ctx: &Ctx<'_>, it: &Iterations, s: &Straggler) -> Vec<(String, f64)> {
+    let stat = s.stat;
+    if s.late {
+        return it
+            .ranks
+            .iter()
+            .filter_map(|r| {
+                Some((
+                    name_rank(ctx, r.rank),
+                    value(stat, r.between_calls.as_ref()?),
+                ))
+            })
+            .collect();
+    }
     let of_rank = |r: u64| {
         it.ranks
             .iter()
@@ -65,8 +88,9 @@ fn units(ctx: &Ctx<'_>, it: &Iterations, stat: IterStat) -> Vec<(String, f64)> {
         .collect()
 }
 
-/// Each unit against the median of the others: the lines of those past the factor.
-fn stragglers(units: &[(String, f64)], s: &Straggler) -> Vec<(String, f64, f64)> {
+/// Each unit against the median of the others (at least `floor`): the lines of those past the
+/// factor, with that yardstick.
+fn stragglers(units: &[(String, f64)], s: &Straggler, floor: f64) -> Vec<(String, f64, f64)> {
     units
         .iter()
         .enumerate()
@@ -77,7 +101,7 @@ fn stragglers(units: &[(String, f64)], s: &Straggler) -> Vec<(String, f64, f64)>
                 .filter(|(j, _)| *j != i)
                 .map(|(_, u)| u.1)
                 .collect();
-            let med = median(&mut rest)?;
+            let med = median(&mut rest)?.max(floor);
             (med > 0.0 && *v > s.factor * med).then(|| (name.clone(), *v, med))
         })
         .collect()
@@ -111,15 +135,30 @@ pub fn evaluate(ctx: &Ctx<'_>, c: &Criterion, s: &Straggler, text: String) -> Cr
                 continue;
             }
             for (rep, it) in timed.iter().enumerate() {
-                let u = units(ctx, it, s.stat);
+                if s.late && it.ranks.iter().all(|r| r.between_calls.is_none()) {
+                    fails.push(format!(
+                        "no time between calls at {} ({}, {}): recorded by an older baton or ingested from nccl-tests, which has no such figure",
+                        size(sz),
+                        ctx.what,
+                        p.label()
+                    ));
+                    continue;
+                }
+                let u = units(ctx, it, s);
                 if u.len() < 2 {
                     continue;
                 }
                 compared += 1;
-                let found = stragglers(&u, s);
+                let floor = if s.late {
+                    LATE_FLOOR * it.summary.p50_us
+                } else {
+                    0.0
+                };
+                let found = stragglers(&u, s, floor);
+                let what = if s.late { "between calls" } else { "iteration" };
                 for (name, v, med) in &found {
                     fails.push(format!(
-                        "{name}: iteration {stat} {} us, {:.1}x the others' median {} us at {} ({}, {}, repeat {rep}; allowed {s})",
+                        "{name}: {what} {stat} {} us, {:.1}x the others' median {} us at {} ({}, {}, repeat {rep}; allowed {s})",
                         num(*v),
                         v / med,
                         num(*med),
@@ -131,7 +170,7 @@ pub fn evaluate(ctx: &Ctx<'_>, c: &Criterion, s: &Straggler, text: String) -> Cr
                 if found.is_empty() {
                     let worst = u.iter().map(|x| x.1).fold(0.0, f64::max);
                     seen.push(format!(
-                        "largest iteration {stat} {} us at {} ({})",
+                        "largest {what} {stat} {} us at {} ({})",
                         num(worst),
                         size(sz),
                         p.label()
@@ -175,13 +214,45 @@ mod tests {
             .enumerate()
             .map(|(i, v)| (format!("rank {i}"), *v))
             .collect();
-        let found = stragglers(&u, &s);
+        let found = stragglers(&u, &s, 0.0);
         assert_eq!(found.len(), 1);
         assert_eq!(
             (found[0].0.as_str(), found[0].1, found[0].2),
             ("rank 3", 30.0, 10.0)
         );
         let even = [(String::from("a"), 10.0), (String::from("b"), 12.0)];
-        assert!(stragglers(&even, &s).is_empty());
+        assert!(stragglers(&even, &s, 0.0).is_empty());
+    }
+
+    #[test]
+    fn lateness_is_named_past_the_floor_and_microseconds_are_not() {
+        let s = parse("late p99 <= 2x median").unwrap();
+        // Measured shape (simulated cluster, one node under a 10% CPU quota): microseconds
+        // between calls on the peers, tens of milliseconds on the throttled rank.
+        let u: Vec<(String, f64)> = [5.2, 6.2, 54465.0, 5.9]
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (format!("rank {i}"), *v))
+            .collect();
+        let found = stragglers(&u, &s, LATE_FLOOR * 6491.0);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].0, "rank 2");
+        assert_eq!(
+            found[0].2,
+            LATE_FLOOR * 6491.0,
+            "the yardstick is the floor"
+        );
+        // A healthy cell: one rank's 12 us against the others' 4 us is noise, not lateness.
+        let healthy = [
+            (String::from("a"), 4.0),
+            (String::from("b"), 12.0),
+            (String::from("c"), 4.5),
+        ];
+        assert!(stragglers(&healthy, &s, LATE_FLOOR * 100.0).is_empty());
+        assert_eq!(
+            stragglers(&healthy, &s, 0.0).len(),
+            1,
+            "without the floor it would be"
+        );
     }
 }

@@ -326,6 +326,7 @@ fn iterations(v: &Value) -> Result<Iterations, String> {
             .map(|(p, t)| RankIterations {
                 rank: p as u64,
                 stats: iterations::stats(t),
+                between_calls: None,
             })
             .collect(),
         times_us,

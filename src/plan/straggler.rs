@@ -1,7 +1,11 @@
 //! What a `straggler` criterion asks: `p99 <= 2x median` — no rank (or split group) whose
 //! per-iteration statistic exceeds that many times the median of the others'; or
 //! `p99 <= 2x fleet median` — no node whose statistic, over the node sets it ran in, exceeds that
-//! many times the median of the fleet's nodes (a slow node that passes every other criterion).
+//! many times the median of the fleet's nodes (a slow node that passes every other criterion);
+//! or `late p99 <= 2x median` — no rank whose time between calls (its lateness: the host time
+//! from one iteration's call returning to the next starting) exceeds that many times the others'
+//! median and a typical iteration. Iteration times equalise inside one communicator; lateness
+//! names the rank the others waited for.
 
 use serde::Serialize;
 
@@ -34,20 +38,32 @@ pub struct Straggler {
     pub factor: f64,
     /// Nodes against the fleet's median across the test's node sets, not ranks within a job.
     pub fleet: bool,
+    /// Ranks' time between calls, not their iteration times.
+    pub late: bool,
 }
 
 impl std::fmt::Display for Straggler {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let fleet = if self.fleet { "fleet " } else { "" };
-        write!(f, "{} <= {}x {fleet}median", self.stat.name(), self.factor)
+        let late = if self.late { "late " } else { "" };
+        write!(
+            f,
+            "{late}{} <= {}x {fleet}median",
+            self.stat.name(),
+            self.factor
+        )
     }
 }
 
-/// Parses `p99 <= 2x median` or `p99 <= 2x fleet median` (also `p95`, `p50`, `max`; `x` or
-/// `×`); the error says what was expected.
+/// Parses `p99 <= 2x median`, `p99 <= 2x fleet median` or `late p99 <= 2x median` (also
+/// `p95`, `p50`, `max`; `x` or `×`); the error says what was expected.
 pub fn parse(text: &str) -> Result<Straggler, String> {
-    const EXPECTED: &str = "expected `p99 <= 2x median` or `p99 <= 2x fleet median` (p50, p95, p99 or max; a factor above 1)";
+    const EXPECTED: &str = "expected `p99 <= 2x median`, `p99 <= 2x fleet median` or `late p99 <= 2x median` (p50, p95, p99 or max; a factor above 1)";
     let t = text.trim().to_ascii_lowercase();
+    let (late, t) = match t.strip_prefix("late ") {
+        Some(r) => (true, r.trim_start()),
+        None => (false, t.as_str()),
+    };
     let (stat, rest) = t.split_once("<=").ok_or(EXPECTED)?;
     let stat = match stat.trim() {
         "p50" => IterStat::P50,
@@ -77,10 +93,17 @@ pub fn parse(text: &str) -> Result<Straggler, String> {
             "factor {factor} would flag ranks as fast as the rest; {EXPECTED}"
         ));
     }
+    if late && fleet {
+        return Err(format!(
+            "`late` compares the ranks of one job (their time between calls); across node sets a node is compared by its sets' iteration times: `{} <= {factor}x fleet median`",
+            stat.name()
+        ));
+    }
     Ok(Straggler {
         stat,
         factor,
         fleet,
+        late,
     })
 }
 
@@ -97,6 +120,17 @@ mod tests {
         let f = parse("p50 <= 3x fleet median").unwrap();
         assert!(f.fleet && !s.fleet);
         assert_eq!(f.to_string(), "p50 <= 3x fleet median");
+        let l = parse("Late max <= 4x median").unwrap();
+        assert!(l.late && !l.fleet && !s.late);
+        assert_eq!(
+            (l.stat, l.to_string().as_str()),
+            (IterStat::Max, "late max <= 4x median")
+        );
+        assert!(
+            parse("late p99 <= 2x fleet median")
+                .unwrap_err()
+                .contains("fleet median")
+        );
         for bad in [
             "p99 >= 2x median",
             "p98 <= 2x median",
@@ -105,6 +139,8 @@ mod tests {
             "p99 <= 2x mean",
             "p99 <= 2x fleet",
             "p99 <= fleet median",
+            "late <= 2x median",
+            "latep99 <= 2x median",
         ] {
             assert!(parse(bad).is_err(), "{bad}");
         }

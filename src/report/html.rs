@@ -401,7 +401,7 @@ fn iterations(o: &mut String, j: &JobVerdict) {
         return;
     }
     o.push_str("<h4>Per-iteration times (us, over each iteration's slowest rank)</h4><table><tr><th class=\"num\">requested</th><th>placement</th><th class=\"num\">repeat</th>\
-        <th class=\"num\">i_min</th><th class=\"num\">i_p50</th><th class=\"num\">i_p99</th><th class=\"num\">i_max</th><th class=\"num\">i_cv%</th><th>slowest rank</th></tr>");
+        <th class=\"num\">i_min</th><th class=\"num\">i_p50</th><th class=\"num\">i_p99</th><th class=\"num\">i_max</th><th class=\"num\">i_cv%</th><th>slowest rank</th><th>latest rank (between calls)</th></tr>");
     for r in rows {
         let _ = write!(
             o,
@@ -413,7 +413,12 @@ fn iterations(o: &mut String, j: &JobVerdict) {
         for v in [&r.min, &r.p50, &r.p99, &r.max, &r.cv] {
             let _ = write!(o, "<td class=\"num\">{}</td>", esc(v));
         }
-        let _ = write!(o, "<td>{}</td></tr>", esc(&r.slowest));
+        let _ = write!(
+            o,
+            "<td>{}</td><td>{}</td></tr>",
+            esc(&r.slowest),
+            esc(&r.latest)
+        );
     }
     o.push_str("</table>");
 }

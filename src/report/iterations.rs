@@ -1,6 +1,7 @@
 //! A job's per-iteration figures (`iterations: true`, nccl-tests `-I`): per size and placement
-//! the distribution over each iteration's slowest rank, and which rank was slowest — the
-//! figures a `straggler` verdict reads, beside the table of medians.
+//! the distribution over each iteration's slowest rank, which rank was slowest and which spent
+//! the most time between calls (the one the others waited for) — the figures a `straggler`
+//! verdict reads, beside the table of medians.
 
 use crate::grade::JobVerdict;
 use crate::grade::{num, size};
@@ -19,6 +20,9 @@ pub struct IterRow {
     pub cv: String,
     /// `rank 3 (node07 GPU 3): p99 812 us`.
     pub slowest: String,
+    /// The rank latest between calls, `rank 2 (node03): p99 54465 us`; empty when the results
+    /// have no time between calls.
+    pub latest: String,
 }
 
 /// The rows of `j`, empty when its results recorded no per-iteration timing.
@@ -35,18 +39,27 @@ pub fn rows(j: &JobVerdict) -> Vec<IterRow> {
                     continue;
                 };
                 let s = &it.summary;
-                let slowest = it.slowest().map_or_else(String::new, |x| {
-                    let at = r
-                        .layout
+                let at = |rank: u64| {
+                    r.layout
                         .ranks
                         .iter()
-                        .find(|l| l.rank == x.rank)
+                        .find(|l| l.rank == rank)
                         .map(|l| match l.device {
                             Some(d) => format!(" ({} GPU {d})", l.host),
                             None => format!(" ({})", l.host),
                         })
-                        .unwrap_or_default();
-                    format!("rank {}{at}: p99 {} us", x.rank, num(x.stats.p99_us))
+                        .unwrap_or_default()
+                };
+                let slowest = it.slowest().map_or_else(String::new, |x| {
+                    format!(
+                        "rank {}{}: p99 {} us",
+                        x.rank,
+                        at(x.rank),
+                        num(x.stats.p99_us)
+                    )
+                });
+                let latest = it.latest().map_or_else(String::new, |(rank, b)| {
+                    format!("rank {rank}{}: p99 {} us", at(rank), num(b.p99_us))
                 });
                 out.push(IterRow {
                     requested: size(row.requested),
@@ -58,6 +71,7 @@ pub fn rows(j: &JobVerdict) -> Vec<IterRow> {
                     max: num(s.max_us),
                     cv: format!("{:.1}", s.cv_pct),
                     slowest,
+                    latest,
                 });
             }
         }

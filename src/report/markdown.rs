@@ -307,12 +307,12 @@ fn iterations(o: &mut String, j: &JobVerdict) {
     }
     let _ = writeln!(
         o,
-        "\nPer-iteration times (us, over each iteration's slowest rank):\n\n| requested | placement | repeat | i_min | i_p50 | i_p99 | i_max | i_cv% | slowest rank |\n|---:|---|---:|---:|---:|---:|---:|---:|---|"
+        "\nPer-iteration times (us, over each iteration's slowest rank):\n\n| requested | placement | repeat | i_min | i_p50 | i_p99 | i_max | i_cv% | slowest rank | latest rank (between calls) |\n|---:|---|---:|---:|---:|---:|---:|---:|---|---|"
     );
     for r in rows {
         let _ = writeln!(
             o,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             r.requested,
             r.placement,
             r.repeat,
@@ -321,7 +321,8 @@ fn iterations(o: &mut String, j: &JobVerdict) {
             r.p99,
             r.max,
             r.cv,
-            cell(&r.slowest)
+            cell(&r.slowest),
+            cell(&r.latest)
         );
     }
 }

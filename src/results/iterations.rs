@@ -56,7 +56,19 @@ pub fn of_ranks(per_rank: &[Vec<f64>]) -> Option<Iterations> {
             .map(|(r, t)| RankIterations {
                 rank: *r as u64,
                 stats: stats(t),
+                between_calls: None,
             })
             .collect(),
     })
+}
+
+/// Each rank's times between calls (index = plan rank, as in [`of_ranks`]) beside its times; a
+/// rank that sent none keeps none.
+pub fn add_between_calls(it: &mut Iterations, between_calls: &[Vec<f64>]) {
+    for r in &mut it.ranks {
+        r.between_calls = between_calls
+            .get(r.rank as usize)
+            .filter(|t| !t.is_empty())
+            .map(|t| stats(t));
+    }
 }

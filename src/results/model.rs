@@ -508,9 +508,27 @@ pub struct RankIterations {
     pub rank: u64,
     #[serde(flatten)]
     pub stats: IterationStats,
+    /// Per iteration, the host time from the previous call's return to this iteration's start
+    /// (µs per iteration): where a rank that arrives late spends its lateness, while its peers
+    /// wait inside the call (`runner::host_clock`). Absent in results recorded before it and
+    /// in logs of nccl-tests, which has no such figure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub between_calls: Option<IterationStats>,
 }
 
 impl Iterations {
+    /// The rank whose p99 time between calls is highest (the first of equals), with those
+    /// figures; `None` without them.
+    pub fn latest(&self) -> Option<(u64, &IterationStats)> {
+        self.ranks
+            .iter()
+            .filter_map(|r| Some((r.rank, r.between_calls.as_ref()?)))
+            .fold(None, |best: Option<(u64, &IterationStats)>, x| match best {
+                Some(b) if b.1.p99_us >= x.1.p99_us => Some(b),
+                _ => Some(x),
+            })
+    }
+
     /// The rank whose iteration p99 is highest (the first of equals).
     pub fn slowest(&self) -> Option<&RankIterations> {
         self.ranks

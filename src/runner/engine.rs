@@ -129,6 +129,11 @@ pub trait Engine {
     fn marked(&mut self) -> Result<Vec<f64>, EngineError> {
         Ok(Vec::new())
     }
+    /// Timed iteration `it` is about to start: nothing, but where an injected lateness
+    /// (`BATON_FAULT=late`) falls, between one iteration's calls and the next.
+    fn arrive(&mut self, _it: u64) -> Result<(), EngineError> {
+        Ok(())
+    }
     /// Enqueues (or, for blocking backends, runs) iteration `idx` of `op`.
     fn launch(&mut self, op: &OpSpec, idx: u64) -> Result<(), EngineError>;
     /// Waits for everything enqueued.

@@ -11,9 +11,13 @@
 //!   sticky CUDA error: the worker must stop and a fresh one run the jobs left);
 //! - `slow:us=300` sleeps that many microseconds (default 200) before every launch, so the
 //!   collectives of any group with such a rank run slower but still correctly — the CPU stand-in
-//!   for a GPU pair with a degraded path (`NCCL_P2P_DISABLE=1`).
+//!   for a GPU pair with a degraded path (`NCCL_P2P_DISABLE=1`);
+//! - `late:us=2000` sleeps that many microseconds (default 1000) before every timed iteration,
+//!   between one iteration's calls and the next: the rank arrives late, its peers wait for it
+//!   inside the call, as they do for a rank whose host is slow (a `late` straggler criterion
+//!   names it).
 //!
-//! `:rank=R` picks the rank (default 0). `slow` without `rank=` hits every rank of the process it
+//! `:rank=R` picks the rank (default 0). `slow` and `late` without `rank=` hit every rank of the process it
 //! is set in: under mpirun's MPMD syntax (`-np 6 baton-mpi … : -np 2 -x BATON_FAULT=slow …`)
 //! exactly the ranks of the second app context, as a per-process environment difference would.
 //! `:job=SUBSTRING` limits a fault to jobs whose ID contains it.
@@ -32,11 +36,19 @@ pub enum FaultKind {
     Slow {
         us: u64,
     },
+    /// Delay before each timed iteration, in microseconds.
+    Late {
+        us: u64,
+    },
 }
 
 /// Delay of `slow` when `us=` is not given: large against the ~tens of µs a small CPU
 /// collective takes, so the slowed group stands out.
 const SLOW_DEFAULT_US: u64 = 200;
+
+/// Delay of `late` when `us=` is not given: a millisecond, far past the microseconds a healthy
+/// rank spends between calls.
+const LATE_DEFAULT_US: u64 = 1000;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Fault {
@@ -63,11 +75,14 @@ impl Fault {
             "slow" => FaultKind::Slow {
                 us: SLOW_DEFAULT_US,
             },
+            "late" => FaultKind::Late {
+                us: LATE_DEFAULT_US,
+            },
             _ => return None,
         };
         // A slowdown is set per process (MPMD); the other faults pick one rank, rank 0 by default.
         let rank = match kind {
-            FaultKind::Slow { .. } => None,
+            FaultKind::Slow { .. } | FaultKind::Late { .. } => None,
             _ => Some(0),
         };
         let mut f = Fault {
@@ -79,7 +94,9 @@ impl Fault {
             match (p.split_once('=')?, &mut f.kind) {
                 (("rank", r), _) => f.rank = Some(r.parse().ok()?),
                 (("job", j), _) => f.job = Some(j.to_string()),
-                (("us", n), FaultKind::Slow { us }) => *us = n.parse().ok()?,
+                (("us", n), FaultKind::Slow { us } | FaultKind::Late { us }) => {
+                    *us = n.parse().ok()?
+                }
                 _ => return None,
             }
         }
@@ -158,6 +175,12 @@ impl<E: Engine> Engine for Faulty<'_, E> {
     }
     fn group_end(&mut self) -> Result<(), EngineError> {
         self.inner.group_end()
+    }
+    fn arrive(&mut self, it: u64) -> Result<(), EngineError> {
+        if let Some(FaultKind::Late { us }) = self.fault {
+            std::thread::sleep(std::time::Duration::from_micros(us));
+        }
+        self.inner.arrive(it)
     }
     fn launch(&mut self, op: &OpSpec, idx: u64) -> Result<(), EngineError> {
         if let Some(FaultKind::Slow { us }) = self.fault {
@@ -254,6 +277,12 @@ mod tests {
         assert_eq!(f.kind, FaultKind::Slow { us: 300 });
         assert!(f.applies(6, "ar[split=or 1]") && !f.applies(7, "ar[split=or 1]"));
         assert!(!f.applies(6, "ar[split=div 4]"));
+        let f = Fault::parse("late:us=3000:rank=2").unwrap();
+        assert_eq!((f.kind, f.rank), (FaultKind::Late { us: 3000 }, Some(2)));
+        assert_eq!(
+            Fault::parse("late").unwrap().kind,
+            FaultKind::Late { us: 1000 }
+        );
         // Strict: a typo or a field another fault does not take must not fake a fault.
         for bad in [
             "slow:us=",
@@ -262,6 +291,7 @@ mod tests {
             "slow:ms=3",
             "stall:us=300",
             "slow:us",
+            "late:us=soon",
         ] {
             assert_eq!(Fault::parse(bad), None, "{bad}");
         }

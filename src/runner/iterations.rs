@@ -2,7 +2,7 @@
 //! every timed iteration, summarised with nccl-tests' own formulas so the figures compare with
 //! its `i_min`, `i_max`, `i_p99`, `i_cv%`, and kept per rank so the slow rank can be named.
 
-pub use crate::results::iterations::{of_ranks, stats};
+pub use crate::results::iterations::{add_between_calls, of_ranks, stats};
 
 /// One rank's times as one string for the world's all-gather (Rust's shortest round-trip form).
 pub fn encode(times: &[f64]) -> String {

@@ -22,6 +22,7 @@ pub mod events;
 pub mod evidence;
 pub mod fault;
 pub mod hang;
+pub mod host_clock;
 pub mod interrupt;
 pub mod iterations;
 pub mod layout;

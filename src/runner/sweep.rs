@@ -6,6 +6,7 @@
 use std::time::Instant;
 
 use super::engine::{Engine, EngineError, OpSpec};
+use super::host_clock::Stamps;
 use super::iterations;
 use crate::collective::{Collective, Dtype, RedOp, Traffic};
 use crate::plan::knobs::Blocking;
@@ -281,22 +282,29 @@ fn kind_of(v: u64) -> ErrorKind {
 /// after the iteration (3, the barrier off the clock). Returns the seconds mode 3 counts,
 /// `None` for the others. `marked` (nccl-tests `-I`) puts a mark after `group_start`, before
 /// each iteration's ops, and once more after the last (under `blocking` 1 and 3 an
-/// iteration's time includes its barrier).
+/// iteration's time includes its barrier), and reads the host clock beside each mark and after
+/// each iteration's calls (`host_clock`). `arrive` comes first in every iteration: the
+/// injected lateness of `BATON_FAULT=late` falls between calls, as a late rank's does.
 fn enqueue<W: World, E: Engine>(
     world: &W,
     engine: &mut E,
     spec: &OpSpec,
     (iters, m): (u64, u64),
     blocking: Blocking,
-    marked: bool,
+    mut marked: Option<&mut Stamps>,
 ) -> Result<Option<f64>, EngineError> {
     let mut counted = 0.0;
+    if let Some(s) = marked.as_deref_mut() {
+        s.returned();
+    }
     for it in 0..iters {
+        engine.arrive(it)?;
         let t0 = Instant::now();
         if m > 1 {
             engine.group_start()?;
         }
-        if marked {
+        if let Some(s) = marked.as_deref_mut() {
+            s.start();
             engine.mark(it as usize)?;
         }
         for a in 0..m {
@@ -314,8 +322,11 @@ fn enqueue<W: World, E: Engine>(
             counted += t0.elapsed().as_secs_f64();
             world.barrier();
         }
+        if let Some(s) = marked.as_deref_mut() {
+            s.returned();
+        }
     }
-    if marked {
+    if marked.is_some() {
         engine.mark(iters as usize)?;
     }
     Ok((blocking == Blocking::Iteration).then_some(counted))
@@ -343,17 +354,25 @@ fn gather_iterations<W: World, E: Engine>(
     engine: &mut E,
     m: u64,
     skip: usize,
+    stamps: Option<&Stamps>,
 ) -> Option<Iterations> {
-    let mine: Vec<f64> = engine
-        .marked()
-        .map(|t| t.into_iter().skip(skip).map(|x| x / m as f64).collect())
-        .unwrap_or_default();
-    let all = world.all_gather_string(&iterations::encode(&mine));
-    iterations::of_ranks(
-        &all.iter()
+    let gather = |mine: Vec<f64>, per: f64| -> Vec<Vec<f64>> {
+        let mine: Vec<f64> = mine.into_iter().skip(skip).map(|x| x / per).collect();
+        world
+            .all_gather_string(&iterations::encode(&mine))
+            .iter()
             .map(|t| iterations::decode(t))
-            .collect::<Vec<_>>(),
-    )
+            .collect()
+    };
+    // Times per op, as nccl-tests; lateness per iteration (a rank arrives once per group).
+    let times = gather(engine.marked().unwrap_or_default(), m as f64);
+    let late = gather(
+        stamps.map(Stamps::between_calls_us).unwrap_or_default(),
+        1.0,
+    );
+    let mut it = iterations::of_ranks(&times)?;
+    iterations::add_between_calls(&mut it, &late);
+    Some(it)
 }
 
 /// Records what `ops` enqueues into the engine's graph; the recording ends even when `ops`
@@ -381,6 +400,7 @@ fn measure<W: World, E: Engine>(
     let graphs = s.cuda_graph as u64;
     // As nccl-tests: no per-iteration timing inside a replayed graph.
     let marked = s.iterations && graphs == 0;
+    let mut stamps = marked.then(|| Stamps::with_room(s.iters as usize));
     let primed = (|| -> Result<(), EngineError> {
         if s.check {
             engine.init(spec, INIT_SEED)?;
@@ -398,7 +418,7 @@ fn measure<W: World, E: Engine>(
         // nccl-tests -G: the timed loop is recorded, not run; the clock restarts after a
         // barrier and covers `graphs` replays of the recording.
         let recorded = record(engine, |e| {
-            enqueue(world, e, spec, (s.iters as u64, m), Blocking::Off, false).map(|_| ())
+            enqueue(world, e, spec, (s.iters as u64, m), Blocking::Off, None).map(|_| ())
         });
         consensus(world, engine, recorded.as_ref().err(), rows.clone())?;
         world.barrier();
@@ -410,7 +430,14 @@ fn measure<W: World, E: Engine>(
         (0..graphs).try_for_each(|_| engine.replay()).map(|_| None)
     } else {
         let loop_ = (s.iters as u64, m);
-        enqueue(world, engine, spec, loop_, s.knobs.blocking, marked)
+        enqueue(
+            world,
+            engine,
+            spec,
+            loop_,
+            s.knobs.blocking,
+            stamps.as_mut(),
+        )
     }
     .and_then(|counted| {
         cpu = counted.unwrap_or_else(|| t0.elapsed().as_secs_f64()) * 1e6 / ops;
@@ -421,7 +448,10 @@ fn measure<W: World, E: Engine>(
     let times = world.all_gather_f64(timed.unwrap_or(f64::NAN));
     let cpu_times = s.reports.cpu_time.then(|| world.all_gather_f64(cpu));
     let per_iteration = marked
-        .then(|| gather_iterations(world, engine, m, s.knobs.per_iter_skip as usize))
+        .then(|| {
+            let skip = s.knobs.per_iter_skip as usize;
+            gather_iterations(world, engine, m, skip, stamps.as_ref())
+        })
         .flatten();
     world.barrier();
 

@@ -138,6 +138,81 @@ tests:
     assert!(!junit.contains("group 0 (ranks 0-1"), "{junit}");
 }
 
+/// `BATON_FAULT=late:us=20000:rank=2`: rank 2 arrives 20 ms late at every iteration of one
+/// communicator. Every rank's iteration times are then alike (the others wait inside the call),
+/// so only the time between calls names it: the iteration form passes, the `late` form names
+/// rank 2 and no other, and the report shows it as the latest rank.
+#[test]
+fn a_late_rank_inside_one_communicator_is_named_by_its_time_between_calls() {
+    let ran = common::run_plan(
+        "iter-late",
+        "version: 1
+name: late
+backend: mpi
+launch: { nodes: 1, ranks_per_node: 4 }
+tests:
+  - name: ar
+    collective: all_reduce
+    sizes: [1K]
+    iters: 20
+    iterations: true
+    expect:
+      - straggler: \"late p50 <= 2x median\"
+      - straggler: \"p50 <= 2x median\"
+",
+        &[("BATON_FAULT", "late:us=20000:rank=2")],
+    );
+    let (o, out) = (&ran.output, &ran.out);
+    assert_eq!(
+        common::code(o),
+        1,
+        "{}{}",
+        common::stdout(o),
+        common::stderr(o)
+    );
+    let r = results::read(&out.join("results.json")).unwrap();
+    let (_, _, _, c) = r.job("ar").unwrap().cells().next().unwrap();
+    let it = c.iterations.as_ref().unwrap();
+    let late: Vec<f64> = it
+        .ranks
+        .iter()
+        .map(|r| r.between_calls.expect("recorded per rank").p50_us)
+        .collect();
+    assert!(late[2] >= 20_000.0, "{late:?}");
+    let junit = std::fs::read_to_string(out.join("junit.xml")).unwrap();
+    assert!(
+        junit.contains("rank 2 (") && junit.contains("between calls p50"),
+        "{junit}"
+    );
+    for other in ["rank 0 (", "rank 1 (", "rank 3 ("] {
+        assert!(!junit.contains(other), "{other} is not late: {junit}");
+    }
+    // Each criterion is a testcase: the `late` one failed, the iteration one passed.
+    let case = |text: &str| {
+        junit
+            .split("<testcase ")
+            .find(|c| {
+                c.starts_with("name=\"") && c.split('"').nth(1).is_some_and(|n| n.contains(text))
+            })
+            .unwrap_or_else(|| panic!("a testcase for {text}: {junit}"))
+            .split("</testcase>")
+            .next()
+            .unwrap()
+            .contains("<failure")
+    };
+    assert!(case("late p50"), "{junit}");
+    assert!(
+        !case("straggler p50"),
+        "iteration times are alike inside one communicator: {junit}"
+    );
+    let md = common::read(&out.join("report/report.md"));
+    let row = md
+        .lines()
+        .find(|l| l.starts_with("| 1K | out-of-place | 0 |"))
+        .unwrap_or_else(|| panic!("a 1K row: {md}"));
+    assert!(row.contains("| rank 2 ("), "the latest rank: {row}");
+}
+
 #[test]
 fn straggler_without_iterations_and_iterations_with_graphs_are_located_errors() {
     let (_d, plan, _) = common::plan_dir(

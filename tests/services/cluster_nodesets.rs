@@ -647,3 +647,107 @@ tests:
     );
     assert!(drains(&out).is_empty(), "a suspect is not drained");
 }
+
+/// A job across four nodes, one rank each, whose rank on the third node arrives 30 ms late at
+/// every iteration (`BATON_FAULT=late`, set in every rank's environment, taken by rank 2
+/// only): every rank's iteration times are alike (the others wait for it inside the call), its
+/// time between calls is not, and `late` names that node's rank and no other.
+#[test]
+fn a_late_rank_across_nodes_is_named_the_straggler_of_its_set() {
+    let Some(c) = cluster_of(4) else { return };
+    let late = c.nodes[2].clone();
+    let d = tmp("cluster-late-straggler");
+    let plan = write(
+        &d,
+        "plan.yaml",
+        "version: 1
+name: late-straggler
+backend: mpi
+launch: { nodes: 4, ranks_per_node: 1 }
+defaults: { iters: 20, warmup: 2, timeout: 60s, iterations: true }
+tests:
+  - name: ar
+    collective: all_reduce
+    sizes: [64K]
+    expect:
+      - wrong: 0
+      - straggler: \"late p50 <= 2x median\"
+",
+    );
+    let out = d.join("out");
+    let o = c.salloc(
+        &d,
+        1,
+        &format!(
+            "BATON_FAULT=late:us=30000:rank=2 {} run {} -o {}",
+            env!("CARGO_BIN_EXE_baton"),
+            p(&plan),
+            p(&out)
+        ),
+    );
+    assert_eq!(code(&o), 1, "the straggler criterion fails: {}", show(&o));
+    let junit = std::fs::read_to_string(out.join("junit.xml")).unwrap();
+    assert!(
+        junit.contains(&format!("rank 2 ({late}")) && junit.contains("between calls p50"),
+        "{junit}"
+    );
+    for n in c.nodes[..4].iter().filter(|n| **n != late) {
+        assert!(
+            !junit.contains(&format!("({n}")),
+            "{n} is not late: {junit}"
+        );
+    }
+}
+
+/// `each-node` over four nodes, one of them under a 10% CPU quota: its own set's iterations
+/// stall whenever the kernel throttles it (no link is crossed: only a CPU-slow node shows
+/// here), every criterion but the fleet-relative straggler passes, and that names it — and
+/// only it — a suspect; the run passes. 1M and p99: the timed loop must outlast the quota's
+/// 10 ms (at 64K it fit in one period and showed no freeze), and one scheduler stall of a
+/// healthy node on the shared cores (22 ms measured) must not be its p99.
+#[test]
+fn a_cpu_slow_node_is_the_fleet_straggler_of_each_node_and_a_suspect() {
+    let Some(c) = cluster_of(4) else { return };
+    let slow = c.nodes[1].clone();
+    let d = tmp("cluster-cpu-fleet-straggler");
+    let plan = write(
+        &d,
+        "plan.yaml",
+        "version: 1
+name: cpu-fleet-straggler
+backend: mpi
+launch: { ranks_per_node: 2 }
+defaults: { iters: 200, warmup: 5, timeout: 60s, iterations: true }
+tests:
+  - name: each
+    over: each-node
+    collective: all_reduce
+    sizes: [1M]
+    expect:
+      - wrong: 0
+      - straggler: \"p99 <= 2x fleet median\"
+",
+    );
+    let _cpu = Fault::apply(&["cpu", &slow, "10"]);
+    let out = d.join("out");
+    let o = c.salloc(
+        &d,
+        2,
+        &format!(
+            "{} run {} -o {}",
+            env!("CARGO_BIN_EXE_baton"),
+            p(&plan),
+            p(&out)
+        ),
+    );
+    assert_eq!(code(&o), 0, "slow but passing: {}", show(&o));
+    let n = nodes_json(&out);
+    assert_eq!(n["suspect"], slow.as_str(), "{n:#}");
+    assert_eq!(n["failed"], "", "{n:#}");
+    let (v, why) = verdict_of(&n, &slow);
+    assert_eq!(v, "suspect");
+    assert!(
+        why.contains("slow but passing") && why.contains("iteration p99"),
+        "{why}"
+    );
+}
