@@ -694,6 +694,31 @@ fn a_device_implementation_verifies_across_four_ranks() {
     device_api_jobs_verified(&results::read(&out.join("results.json")).unwrap());
 }
 
+/// #25: a rank slowed on purpose between its calls (`BATON_FAULT=late`, 60 ms: more than the
+/// ~30 ms four ranks sharing one H200 take per iteration, so it is past the criterion's floor)
+/// is named by the `late` straggler criterion, and no other rank is.
+#[test]
+#[ignore = "needs 4 GPUs, or one with NCCL_MULTI_RANK_GPU_ENABLE=1 (run with --include-ignored)"]
+fn a_late_rank_is_named_by_the_straggler_criterion() {
+    need_four_ranks();
+    let plan = "version: 1\nname: late\nbackend: nccl\nlaunch: { nodes: 1, ranks_per_node: 4 }\ndefaults: { iters: 10, warmup: 2, timeout: 60s, iterations: true }\ntests:\n  - name: ar\n    collective: all_reduce\n    sizes: [64K, 16M]\n    expect:\n      - wrong: 0\n      - straggler: \"late p50 <= 2x median\"\n";
+    let (d, p, _) = common::plan_dir("gpu-late", plan);
+    let out = d.join("out");
+    let o = four_ranks(&p, &out, &["-x", "BATON_FAULT"])
+        .env("BATON_FAULT", "late:us=60000:rank=2")
+        .output()
+        .unwrap();
+    expect_exit(&o, 1);
+    let junit = std::fs::read_to_string(out.join("junit.xml")).unwrap();
+    assert!(
+        junit.contains("rank 2 (") && junit.contains("between calls p50"),
+        "{junit}"
+    );
+    for other in ["rank 0 (", "rank 1 (", "rank 3 ("] {
+        assert!(!junit.contains(other), "{other} is not late: {junit}");
+    }
+}
+
 /// One GPU is enough: the local mode runs one rank per GPU.
 fn need_a_gpu() {
     if let Err(e) = gpus() {
