@@ -291,13 +291,17 @@ fn enqueue<W: World, E: Engine>(
     marked: bool,
 ) -> Result<Option<f64>, EngineError> {
     let mut counted = 0.0;
+    // -z 3 times each iteration from its start to its wait, the barrier after outside: marks
+    // come in pairs (2i, 2i + 1). Every other mode marks iteration boundaries, so an
+    // iteration's time holds what that mode waits for after each op, as nccl-tests' events do.
+    let paired = blocking == Blocking::Iteration;
     for it in 0..iters {
         let t0 = Instant::now();
         if m > 1 {
             engine.group_start()?;
         }
         if marked {
-            engine.mark(it as usize)?;
+            engine.mark(if paired { 2 * it } else { it } as usize)?;
         }
         for a in 0..m {
             engine.launch(spec, it * m + a)?;
@@ -309,13 +313,16 @@ fn enqueue<W: World, E: Engine>(
             engine.group_end()?;
             settle(world, engine, blocking)?;
         }
-        if blocking == Blocking::Iteration {
+        if paired {
             engine.wait()?;
+            if marked {
+                engine.mark((2 * it + 1) as usize)?;
+            }
             counted += t0.elapsed().as_secs_f64();
             world.barrier();
         }
     }
-    if marked {
+    if marked && !paired {
         engine.mark(iters as usize)?;
     }
     Ok((blocking == Blocking::Iteration).then_some(counted))
@@ -337,16 +344,23 @@ fn settle<W: World, E: Engine>(
 }
 
 /// Every rank's iteration times (µs per op) → the cell's iterations.
-/// The first `skip` iterations are left out (nccl-tests `-K`).
+/// The first `skip` iterations are left out (nccl-tests `-K`); with `paired` marks (`-z 3`)
+/// every second gap is a barrier, not an iteration.
 fn gather_iterations<W: World, E: Engine>(
     world: &W,
     engine: &mut E,
     m: u64,
-    skip: usize,
+    (skip, paired): (usize, bool),
 ) -> Option<Iterations> {
     let mine: Vec<f64> = engine
         .marked()
-        .map(|t| t.into_iter().skip(skip).map(|x| x / m as f64).collect())
+        .map(|t| {
+            t.into_iter()
+                .step_by(if paired { 2 } else { 1 })
+                .skip(skip)
+                .map(|x| x / m as f64)
+                .collect()
+        })
         .unwrap_or_default();
     let all = world.all_gather_string(&iterations::encode(&mine));
     iterations::of_ranks(
@@ -386,7 +400,8 @@ fn measure<W: World, E: Engine>(
             engine.init(spec, INIT_SEED)?;
         }
         if marked {
-            engine.marks_begin(s.iters as usize + 1)?;
+            let paired = s.knobs.blocking == Blocking::Iteration;
+            engine.marks_begin(if paired { 2 * s.iters } else { s.iters + 1 } as usize)?;
         }
         engine.launch(spec, 0)?;
         engine.wait()
@@ -421,7 +436,10 @@ fn measure<W: World, E: Engine>(
     let times = world.all_gather_f64(timed.unwrap_or(f64::NAN));
     let cpu_times = s.reports.cpu_time.then(|| world.all_gather_f64(cpu));
     let per_iteration = marked
-        .then(|| gather_iterations(world, engine, m, s.knobs.per_iter_skip as usize))
+        .then(|| {
+            let paired = s.knobs.blocking == Blocking::Iteration;
+            gather_iterations(world, engine, m, (s.knobs.per_iter_skip as usize, paired))
+        })
         .flatten();
     world.barrier();
 
@@ -579,6 +597,34 @@ mod tests {
         marks: usize,
         waits: usize,
         configured: Option<crate::plan::knobs::Knobs>,
+        /// With a clock: each wait takes 1 µs of it, marks read it, `marked` gives their gaps.
+        clock: Option<std::rc::Rc<std::cell::Cell<f64>>>,
+        stamps: Vec<f64>,
+    }
+
+    /// One rank whose barrier takes 100 µs of the shared clock.
+    struct SlowBarrier(std::rc::Rc<std::cell::Cell<f64>>);
+
+    impl World for SlowBarrier {
+        fn rank(&self) -> usize {
+            0
+        }
+        fn size(&self) -> usize {
+            1
+        }
+        fn barrier(&self) {
+            self.0.set(self.0.get() + 100.0);
+        }
+        fn all_gather_f64(&self, v: f64) -> Vec<f64> {
+            vec![v]
+        }
+        fn all_gather_u64(&self, v: u64) -> Vec<u64> {
+            vec![v]
+        }
+        fn all_gather_string(&self, s: &str) -> Vec<String> {
+            vec![s.to_string()]
+        }
+        fn broadcast_bytes(&self, _: &mut [u8]) {}
     }
 
     impl Engine for Marking {
@@ -599,6 +645,9 @@ mod tests {
         }
         fn wait(&mut self) -> Result<(), EngineError> {
             self.waits += 1;
+            if let Some(c) = &self.clock {
+                c.set(c.get() + 1.0);
+            }
             Ok(())
         }
         fn configure(
@@ -621,10 +670,18 @@ mod tests {
         }
         fn mark(&mut self, _: usize) -> Result<(), EngineError> {
             self.marks += 1;
+            if let Some(c) = &self.clock {
+                self.stamps.push(c.get());
+            }
             Ok(())
         }
         fn marked(&mut self) -> Result<Vec<f64>, EngineError> {
-            Ok(vec![1.0; 7])
+            if self.clock.is_none() {
+                return Ok(vec![1.0; 7]);
+            }
+            let gaps = self.stamps.windows(2).map(|w| w[1] - w[0]).collect();
+            self.stamps.clear();
+            Ok(gaps)
         }
     }
 
@@ -665,6 +722,55 @@ mod tests {
         let mut e = Marking::default();
         let rows = sweep(&Solo, &mut e, &job, &mut 0, &mut Quiet).unwrap();
         (e, rows)
+    }
+
+    /// nccl-tests' events: -z 1 marks iteration boundaries (the barrier is inside each
+    /// iteration's time), -z 2 has no barrier, -z 3 pairs a start and a stop mark around the
+    /// ops and their wait, so the barrier after is outside both the per-iteration times and
+    /// the averaged time.
+    #[test]
+    fn per_iteration_times_hold_what_each_blocking_mode_waits_for() {
+        use crate::plan::knobs::Blocking;
+        let per_iteration = |blocking| {
+            let clock = std::rc::Rc::new(std::cell::Cell::new(0.0));
+            let s = Settings {
+                iters: 4,
+                warmup: 0,
+                check: false,
+                iterations: true,
+                in_place: crate::plan::InPlace::Out,
+                knobs: crate::plan::knobs::Knobs {
+                    blocking,
+                    ..Default::default()
+                },
+                ..Settings::default()
+            };
+            let groups = [GroupInfo {
+                color: 0,
+                members: vec![0],
+            }];
+            let job = JobRun {
+                collective: Collective::AllReduce,
+                dtype: Dtype::Float,
+                op: RedOp::Sum,
+                root: 0,
+                split: None,
+                sizes: &[1024],
+                settings: &s,
+                groups: &groups,
+            };
+            let mut e = Marking {
+                clock: Some(clock.clone()),
+                ..Marking::default()
+            };
+            let rows = sweep(&SlowBarrier(clock), &mut e, &job, &mut 0, &mut Quiet).unwrap();
+            let it = rows[0].out_of_place.clone().unwrap().iterations.unwrap();
+            it.times_us
+        };
+        assert_eq!(per_iteration(Blocking::WaitBarrier), vec![101.0; 4]);
+        assert_eq!(per_iteration(Blocking::Wait), vec![1.0; 4]);
+        assert_eq!(per_iteration(Blocking::Iteration), vec![1.0; 4]);
+        assert_eq!(per_iteration(Blocking::Off), vec![0.0; 4]);
     }
 
     #[test]
