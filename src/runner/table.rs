@@ -291,7 +291,12 @@ mod tests {
         assert_eq!(header(false, Reports::default()), HEADER.join("\n") + "\n");
         let it = header(true, both);
         assert_eq!(it.lines().nth(1).unwrap().matches("cputime").count(), 2);
-        assert!(it.lines().nth(2).unwrap().ends_with("(%)   %Y-%m-%d %H:%M:%S"));
+        assert!(
+            it.lines()
+                .nth(2)
+                .unwrap()
+                .ends_with("(%)   %Y-%m-%d %H:%M:%S")
+        );
 
         let cell = |t: f64, cpu: f64, a: f64, b: f64| {
             let mut c = Cell::measured(t, a, b, Some(0));
@@ -311,6 +316,9 @@ mod tests {
             "        1024           256     float     sum      -1     3.50   20.00   30.00       0     4.25   21.00   31.00       0  2026-12-02 06:05:00"
         );
         let plain = row(&r, "float", "sum", -1, Reports::default());
-        assert!(plain.contains("   9.00   20.00") && !plain.contains("2026"), "{plain}");
+        assert!(
+            plain.contains("   9.00   20.00") && !plain.contains("2026"),
+            "{plain}"
+        );
     }
 }

@@ -668,10 +668,7 @@ fn table_header(
         ));
     }
     out.push_str("#\n");
-    out.push_str(&table::header(
-        s.iterations && s.cuda_graph == 0,
-        s.reports,
-    ));
+    out.push_str(&table::header(s.iterations && s.cuda_graph == 0, s.reports));
     out
 }
 
