@@ -306,6 +306,10 @@ pub struct GradeArgs {
     /// Write JUnit XML here.
     #[arg(long)]
     pub junit: Option<PathBuf>,
+    /// Write every graded cell as CSV here (RFC 4180; one line per size and placement, with the
+    /// NCCL version, registration, CTA policy and blocking mode it was measured with).
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
     /// Write the Markdown and HTML report into this directory.
     #[arg(long)]
     pub report: Option<PathBuf>,

@@ -20,6 +20,7 @@ pub fn grade(args: GradeArgs, trust: Trust) -> Outcome {
         baseline,
         history,
         junit,
+        csv,
         report,
         none_ran: _,
         fold_journals: fold,
@@ -35,6 +36,7 @@ pub fn grade(args: GradeArgs, trust: Trust) -> Outcome {
     };
     let outputs = Outputs {
         junit: junit.as_deref(),
+        csv: csv.as_deref(),
         report: report.as_deref(),
         fleet: Some(&fleet),
     };
@@ -139,6 +141,7 @@ pub fn emit(
 #[derive(Clone, Copy, Default)]
 pub struct Outputs<'a> {
     pub junit: Option<&'a Path>,
+    pub csv: Option<&'a Path>,
     pub report: Option<&'a Path>,
     pub fleet: Option<&'a super::fleet::FleetArgs>,
 }
@@ -153,6 +156,7 @@ pub fn run(
 ) -> Outcome {
     let Outputs {
         junit,
+        csv,
         report,
         fleet,
     } = outputs;
@@ -161,6 +165,7 @@ pub fn run(
     let written = junit
         .map(Path::to_path_buf)
         .into_iter()
+        .chain(csv.map(Path::to_path_buf))
         .chain(
             report
                 .into_iter()
@@ -180,6 +185,10 @@ pub fn run(
     })?;
     let json = format == GradeFormat::Json;
     emit(&g, junit, report, Verdict { on_stderr: json })?;
+    if let Some(path) = csv {
+        session::write_csv(&g, path)?;
+        Verdict { on_stderr: json }.line(&format!("csv: {}", path.display()))?;
+    }
     if let Some(f) = fleet {
         let files: Vec<&Results> = files.iter().collect();
         super::fleet::publish(f, &g, &files, g.exit(), Verdict { on_stderr: json })?;

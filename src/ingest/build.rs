@@ -297,14 +297,9 @@ fn job(
         sources: vec![log.source.clone()],
         node_set: None,
         evidence: Vec::new(),
-        // What an nccl-tests log states of it: the NCCL its header printed.
-        measured_with: log
-            .nccl_version
-            .clone()
-            .map(|v| crate::results::MeasuredWith {
-                nccl_version: Some(v),
-                ..Default::default()
-            }),
+        // What an nccl-tests log states of it: the NCCL its header printed and the flags it
+        // reveals (`ingest::flags`).
+        measured_with: log.flags.measured_with(log.nccl_version.clone()),
     }
 }
 

@@ -82,8 +82,13 @@ pub fn parse(source: &str, text: &str) -> Result<(Log, Vec<Warning>), JsonError>
             }
         }
     }
-    if let Some(code) = obj.get("nccl_version").and_then(Value::as_u64) {
+    let code = obj.get("nccl_version").and_then(Value::as_u64);
+    if let Some(code) = code {
         log.nccl_version = nccl_version_from_code(code);
+    }
+    if let Some(args) = obj.get("args").and_then(Value::as_array) {
+        let args: Vec<&str> = args.iter().filter_map(Value::as_str).collect();
+        log.flags = super::flags::from_args(&args, code);
     }
     if let Some(v) = log.env.get("CUDA_VERSION") {
         log.cuda_version = Some(v.clone());

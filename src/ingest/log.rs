@@ -49,6 +49,8 @@ pub struct Log {
     pub first_unreadable: Option<(usize, String)>,
     /// The time column is CPU time (`-C 1`), not the wall time bandwidths derive from.
     pub cputime: bool,
+    /// The engine flags the log reveals (`-z`, `-M`, a demoted `-R`; all of them in JSON).
+    pub flags: super::flags::Flags,
     pub errors: Vec<JobError>,
     /// Variables the log states: JSON `env`, or NCCL's `… set by environment to …` lines.
     pub env: IndexMap<String, String>,

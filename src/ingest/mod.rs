@@ -9,6 +9,7 @@
 mod build;
 pub mod debug;
 mod failure;
+mod flags;
 mod header;
 mod json;
 mod log;

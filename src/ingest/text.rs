@@ -98,7 +98,7 @@ impl<'s> Parser<'s> {
             self.row(t, n)
         } else {
             // Command lines, echoes and prose: the only lines that name a program.
-            self.other(t) || self.named(t, n)
+            self.other(t, n) || self.named(t, n)
         };
         if !known {
             self.unknown_count += 1;
@@ -203,7 +203,7 @@ impl<'s> Parser<'s> {
     }
 
     /// A line neither `#`, row, debug nor failure: the few plain lines nccl-tests prints.
-    fn other(&mut self, t: &str) -> bool {
+    fn other(&mut self, t: &str, n: usize) -> bool {
         if let Some(v) = t.strip_prefix("NCCL version ") {
             // Printed bare (without NCCL_DEBUG) by nccl-tests since 2.8.
             if let Some(DebugLine::Version { nccl, cuda }) =
@@ -212,6 +212,14 @@ impl<'s> Parser<'s> {
                 self.cur.nccl_version = Some(nccl);
                 self.cur.cuda_version = cuda.or(self.cur.cuda_version.take());
             }
+            return true;
+        }
+        if let Some(r) = super::flags::register_warning(t) {
+            // Printed while parsing arguments, before the run's version line.
+            if self.cur.finished() {
+                self.new_run(n);
+            }
+            self.cur.flags.register = Some(r);
             return true;
         }
         t.starts_with("rccl-tests: Version") || t == "..."
@@ -256,6 +264,14 @@ impl<'s> Parser<'s> {
         }
         if c.starts_with("size") || c.starts_with("bytes") {
             self.columns(c);
+            return true;
+        }
+        if let Some(b) = super::flags::blocking_line(c) {
+            self.cur.flags.blocking = Some(b);
+            return true;
+        }
+        if let Some(rest) = c.strip_prefix("GPU memory usage") {
+            self.cur.flags.memory = super::flags::memory_line(rest);
             return true;
         }
         self.footer_or_known(c)

@@ -4,6 +4,7 @@
 pub mod acceptance;
 pub(crate) mod chart;
 mod compare;
+mod csv;
 mod escape;
 mod evidence;
 mod faults;
@@ -30,6 +31,7 @@ use std::path::{Path, PathBuf};
 
 pub use chart::ChartExporter;
 pub use compare::render_comparison;
+pub use csv::CsvExporter;
 pub use escape::text as md_escape;
 pub use faults::fault_lines;
 pub use html::HtmlExporter;

@@ -294,6 +294,10 @@ fn enqueue<W: World, E: Engine>(
     mut marked: Option<&mut Stamps>,
 ) -> Result<Option<f64>, EngineError> {
     let mut counted = 0.0;
+    // -z 3 times each iteration from its start to its wait, the barrier after outside: marks
+    // come in pairs (2i, 2i + 1). Every other mode marks iteration boundaries, so an
+    // iteration's time holds what that mode waits for after each op, as nccl-tests' events do.
+    let paired = blocking == Blocking::Iteration;
     if let Some(s) = marked.as_deref_mut() {
         s.returned();
     }
@@ -305,7 +309,7 @@ fn enqueue<W: World, E: Engine>(
         }
         if let Some(s) = marked.as_deref_mut() {
             s.start();
-            engine.mark(it as usize)?;
+            engine.mark(if paired { 2 * it } else { it } as usize)?;
         }
         for a in 0..m {
             engine.launch(spec, it * m + a)?;
@@ -317,8 +321,11 @@ fn enqueue<W: World, E: Engine>(
             engine.group_end()?;
             settle(world, engine, blocking)?;
         }
-        if blocking == Blocking::Iteration {
+        if paired {
             engine.wait()?;
+            if marked.is_some() {
+                engine.mark((2 * it + 1) as usize)?;
+            }
             counted += t0.elapsed().as_secs_f64();
             world.barrier();
         }
@@ -326,7 +333,7 @@ fn enqueue<W: World, E: Engine>(
             s.returned();
         }
     }
-    if marked.is_some() {
+    if marked.is_some() && !paired {
         engine.mark(iters as usize)?;
     }
     Ok((blocking == Blocking::Iteration).then_some(counted))
@@ -348,12 +355,13 @@ fn settle<W: World, E: Engine>(
 }
 
 /// Every rank's iteration times (µs per op) → the cell's iterations.
-/// The first `skip` iterations are left out (nccl-tests `-K`).
+/// The first `skip` iterations are left out (nccl-tests `-K`); with `paired` marks (`-z 3`)
+/// every second gap is a barrier, not an iteration.
 fn gather_iterations<W: World, E: Engine>(
     world: &W,
     engine: &mut E,
     m: u64,
-    skip: usize,
+    (skip, paired): (usize, bool),
     stamps: Option<&Stamps>,
 ) -> Option<Iterations> {
     let gather = |mine: Vec<f64>, per: f64| -> Vec<Vec<f64>> {
@@ -365,7 +373,9 @@ fn gather_iterations<W: World, E: Engine>(
             .collect()
     };
     // Times per op, as nccl-tests; lateness per iteration (a rank arrives once per group).
-    let times = gather(engine.marked().unwrap_or_default(), m as f64);
+    let marks = engine.marked().unwrap_or_default();
+    let step = if paired { 2 } else { 1 };
+    let times = gather(marks.into_iter().step_by(step).collect(), m as f64);
     let late = gather(
         stamps.map(Stamps::between_calls_us).unwrap_or_default(),
         1.0,
@@ -406,7 +416,8 @@ fn measure<W: World, E: Engine>(
             engine.init(spec, INIT_SEED)?;
         }
         if marked {
-            engine.marks_begin(s.iters as usize + 1)?;
+            let paired = s.knobs.blocking == Blocking::Iteration;
+            engine.marks_begin(if paired { 2 * s.iters } else { s.iters + 1 } as usize)?;
         }
         engine.launch(spec, 0)?;
         engine.wait()
@@ -450,7 +461,8 @@ fn measure<W: World, E: Engine>(
     let per_iteration = marked
         .then(|| {
             let skip = s.knobs.per_iter_skip as usize;
-            gather_iterations(world, engine, m, skip, stamps.as_ref())
+            let paired = s.knobs.blocking == Blocking::Iteration;
+            gather_iterations(world, engine, m, (skip, paired), stamps.as_ref())
         })
         .flatten();
     world.barrier();
@@ -609,6 +621,34 @@ mod tests {
         marks: usize,
         waits: usize,
         configured: Option<crate::plan::knobs::Knobs>,
+        /// With a clock: each wait takes 1 µs of it, marks read it, `marked` gives their gaps.
+        clock: Option<std::rc::Rc<std::cell::Cell<f64>>>,
+        stamps: Vec<f64>,
+    }
+
+    /// One rank whose barrier takes 100 µs of the shared clock.
+    struct SlowBarrier(std::rc::Rc<std::cell::Cell<f64>>);
+
+    impl World for SlowBarrier {
+        fn rank(&self) -> usize {
+            0
+        }
+        fn size(&self) -> usize {
+            1
+        }
+        fn barrier(&self) {
+            self.0.set(self.0.get() + 100.0);
+        }
+        fn all_gather_f64(&self, v: f64) -> Vec<f64> {
+            vec![v]
+        }
+        fn all_gather_u64(&self, v: u64) -> Vec<u64> {
+            vec![v]
+        }
+        fn all_gather_string(&self, s: &str) -> Vec<String> {
+            vec![s.to_string()]
+        }
+        fn broadcast_bytes(&self, _: &mut [u8]) {}
     }
 
     impl Engine for Marking {
@@ -629,6 +669,9 @@ mod tests {
         }
         fn wait(&mut self) -> Result<(), EngineError> {
             self.waits += 1;
+            if let Some(c) = &self.clock {
+                c.set(c.get() + 1.0);
+            }
             Ok(())
         }
         fn configure(
@@ -651,10 +694,18 @@ mod tests {
         }
         fn mark(&mut self, _: usize) -> Result<(), EngineError> {
             self.marks += 1;
+            if let Some(c) = &self.clock {
+                self.stamps.push(c.get());
+            }
             Ok(())
         }
         fn marked(&mut self) -> Result<Vec<f64>, EngineError> {
-            Ok(vec![1.0; 7])
+            if self.clock.is_none() {
+                return Ok(vec![1.0; 7]);
+            }
+            let gaps = self.stamps.windows(2).map(|w| w[1] - w[0]).collect();
+            self.stamps.clear();
+            Ok(gaps)
         }
     }
 
@@ -695,6 +746,55 @@ mod tests {
         let mut e = Marking::default();
         let rows = sweep(&Solo, &mut e, &job, &mut 0, &mut Quiet).unwrap();
         (e, rows)
+    }
+
+    /// nccl-tests' events: -z 1 marks iteration boundaries (the barrier is inside each
+    /// iteration's time), -z 2 has no barrier, -z 3 pairs a start and a stop mark around the
+    /// ops and their wait, so the barrier after is outside both the per-iteration times and
+    /// the averaged time.
+    #[test]
+    fn per_iteration_times_hold_what_each_blocking_mode_waits_for() {
+        use crate::plan::knobs::Blocking;
+        let per_iteration = |blocking| {
+            let clock = std::rc::Rc::new(std::cell::Cell::new(0.0));
+            let s = Settings {
+                iters: 4,
+                warmup: 0,
+                check: false,
+                iterations: true,
+                in_place: crate::plan::InPlace::Out,
+                knobs: crate::plan::knobs::Knobs {
+                    blocking,
+                    ..Default::default()
+                },
+                ..Settings::default()
+            };
+            let groups = [GroupInfo {
+                color: 0,
+                members: vec![0],
+            }];
+            let job = JobRun {
+                collective: Collective::AllReduce,
+                dtype: Dtype::Float,
+                op: RedOp::Sum,
+                root: 0,
+                split: None,
+                sizes: &[1024],
+                settings: &s,
+                groups: &groups,
+            };
+            let mut e = Marking {
+                clock: Some(clock.clone()),
+                ..Marking::default()
+            };
+            let rows = sweep(&SlowBarrier(clock), &mut e, &job, &mut 0, &mut Quiet).unwrap();
+            let it = rows[0].out_of_place.clone().unwrap().iterations.unwrap();
+            it.times_us
+        };
+        assert_eq!(per_iteration(Blocking::WaitBarrier), vec![101.0; 4]);
+        assert_eq!(per_iteration(Blocking::Wait), vec![1.0; 4]);
+        assert_eq!(per_iteration(Blocking::Iteration), vec![1.0; 4]);
+        assert_eq!(per_iteration(Blocking::Off), vec![0.0; 4]);
     }
 
     #[test]

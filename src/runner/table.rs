@@ -3,6 +3,7 @@
 
 use std::fmt::Write;
 
+use crate::plan::knobs::Reports;
 use crate::results::{Cell, CellStatus, Row};
 
 pub const HEADER: [&str; 3] = [
@@ -17,6 +18,45 @@ pub const HEADER_ITERATIONS: [&str; 3] = [
     "#       size         count      type   redop    root     time   algbw   busbw  #wrong    i_min    i_max    i_p99    i_cv%     time   algbw   busbw  #wrong    i_min    i_max    i_p99    i_cv% ",
     "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)             (us)     (us)     (us)      (%)     (us)  (GB/s)  (GB/s)             (us)     (us)     (us)      (%) ",
 ];
+
+/// The three column-head lines as nccl-tests prints them for these reports: `cpu_time` (`-C 1`)
+/// relabels both time columns `cputime`; `timestamps` (`-S 1`) adds a `timestamp` column after
+/// the in-place half, headed by the strftime format its values follow.
+pub fn header(iterations: bool, reports: Reports) -> String {
+    let lines = if iterations {
+        HEADER_ITERATIONS
+    } else {
+        HEADER
+    };
+    let mut out = String::new();
+    for (i, line) in lines.iter().enumerate() {
+        match i {
+            1 if reports.cpu_time => out.push_str(&line.replace("   time", "cputime")),
+            _ => out.push_str(line),
+        }
+        if reports.timestamps {
+            match i {
+                1 => out.push_str(&format!("{:>19}", "timestamp")),
+                2 => out.push_str(&format!("{:>19}", TIMESTAMP_FORMAT)),
+                _ => {}
+            }
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// The strftime format of nccl-tests' timestamp column.
+const TIMESTAMP_FORMAT: &str = "%Y-%m-%d %H:%M:%S";
+
+/// A cell's RFC 3339 timestamp (UTC, as results record it) in the column's format; nccl-tests
+/// prints the node's local time, which on a UTC node is the same text.
+fn timestamp_text(rfc3339: &str) -> String {
+    match rfc3339.get(..19) {
+        Some(t) => t.replacen('T', " ", 1),
+        None => String::new(),
+    }
+}
 
 /// nccl-tests' `getFloatStr`: 2 decimals if they fit `width`, else 1, else 0, else exponent form.
 pub fn float_str(v: f64, width: usize) -> String {
@@ -62,10 +102,13 @@ pub fn g6(v: u64) -> String {
     format!("{ms}e+{e:02}")
 }
 
-fn half(out: &mut String, cell: Option<&Cell>, checked_in_place: bool) {
+fn half(out: &mut String, cell: Option<&Cell>, cpu_time: bool) {
     match cell {
         Some(c) if c.status == CellStatus::Ok => {
-            let t = c.time_us.unwrap_or(0.0);
+            // -C swaps the time column for the host's enqueue time; bandwidths stay derived
+            // from the measured time.
+            let t = if cpu_time { c.cpu_time_us } else { c.time_us };
+            let t = t.unwrap_or(0.0);
             let _ = write!(
                 out,
                 "  {}  {}  {}",
@@ -74,7 +117,7 @@ fn half(out: &mut String, cell: Option<&Cell>, checked_in_place: bool) {
                 float_str(c.busbw.unwrap_or(0.0), 6)
             );
             match c.wrong {
-                Some(w) if checked_in_place => {
+                Some(w) => {
                     let _ = write!(out, "  {}", g6(w));
                 }
                 _ => out.push_str("    N/A"),
@@ -101,14 +144,24 @@ fn half(out: &mut String, cell: Option<&Cell>, checked_in_place: bool) {
 }
 
 /// One data row: the prefix then both halves (`type`, `redop`, `root` as nccl-tests prints them:
-/// `none` for non-reducing collectives — empty for hypercube —, `-1` for rootless ones).
-pub fn row(r: &Row, dtype: &str, redop: &str, root: i64) -> String {
+/// `none` for non-reducing collectives — empty for hypercube —, `-1` for rootless ones), and
+/// with `timestamps` when the row's last half finished, as nccl-tests `-S 1` ends the line.
+pub fn row(r: &Row, dtype: &str, redop: &str, root: i64, reports: Reports) -> String {
     let mut s = format!(
         "{:>12}  {:>12}  {:>8}  {:>6}  {:>6}",
         r.size, r.count, dtype, redop, root
     );
-    half(&mut s, r.out_of_place.as_ref(), true);
-    half(&mut s, r.in_place.as_ref(), true);
+    half(&mut s, r.out_of_place.as_ref(), reports.cpu_time);
+    half(&mut s, r.in_place.as_ref(), reports.cpu_time);
+    if reports.timestamps {
+        let at = [&r.in_place, &r.out_of_place]
+            .into_iter()
+            .flatten()
+            .find_map(|c| c.timestamp.as_deref())
+            .map(timestamp_text)
+            .unwrap_or_default();
+        s.push_str(&format!("{at:>21}"));
+    }
     s
 }
 
@@ -194,7 +247,7 @@ mod tests {
             out_of_place: Some(Cell::measured(12506.3, 343.42, 343.42, Some(0))),
             in_place: Some(Cell::measured(12415.3, 345.94, 345.94, Some(0))),
         };
-        assert_eq!(row(&r, "float", "sum", -1), line);
+        assert_eq!(row(&r, "float", "sum", -1, Reports::default()), line);
         for (i, h) in HEADER.iter().enumerate() {
             assert!(fixture.lines().any(|l| l == *h), "header line {i} differs");
         }
@@ -212,6 +265,60 @@ mod tests {
             out_of_place: Some(Cell::measured(16.53, 63.44, 31.72, Some(0))),
             in_place: Some(Cell::measured(16.09, 65.16, 32.58, None)),
         };
-        assert_eq!(row(&r, "float", "none", -1), line);
+        assert_eq!(row(&r, "float", "none", -1, Reports::default()), line);
+    }
+
+    /// Expected lines are nccl-tests' `writeResultHeader`/`writeBenchmarkLineBody` format strings
+    /// filled in by hand (printf), not baton's own output.
+    #[test]
+    fn cpu_time_relabels_and_timestamps_add_a_column_like_c_and_s() {
+        let both = Reports {
+            cpu_time: true,
+            timestamps: true,
+            memory: false,
+        };
+        let h = header(false, both);
+        let lines: Vec<&str> = h.lines().collect();
+        assert_eq!(lines[0], HEADER[0]);
+        assert_eq!(
+            lines[1],
+            "#       size         count      type   redop    root  cputime   algbw   busbw  #wrong  cputime   algbw   busbw  #wrong           timestamp"
+        );
+        assert_eq!(
+            lines[2],
+            "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)             (us)  (GB/s)  (GB/s)           %Y-%m-%d %H:%M:%S"
+        );
+        assert_eq!(header(false, Reports::default()), HEADER.join("\n") + "\n");
+        let it = header(true, both);
+        assert_eq!(it.lines().nth(1).unwrap().matches("cputime").count(), 2);
+        assert!(
+            it.lines()
+                .nth(2)
+                .unwrap()
+                .ends_with("(%)   %Y-%m-%d %H:%M:%S")
+        );
+
+        let cell = |t: f64, cpu: f64, a: f64, b: f64| {
+            let mut c = Cell::measured(t, a, b, Some(0));
+            c.cpu_time_us = Some(cpu);
+            c.timestamp = Some("2026-12-02T06:05:00Z".into());
+            c
+        };
+        let r = Row {
+            requested: 1024,
+            size: 1024,
+            count: 256,
+            out_of_place: Some(cell(9.0, 3.5, 20.0, 30.0)),
+            in_place: Some(cell(9.5, 4.25, 21.0, 31.0)),
+        };
+        assert_eq!(
+            row(&r, "float", "sum", -1, both),
+            "        1024           256     float     sum      -1     3.50   20.00   30.00       0     4.25   21.00   31.00       0  2026-12-02 06:05:00"
+        );
+        let plain = row(&r, "float", "sum", -1, Reports::default());
+        assert!(
+            plain.contains("   9.00   20.00") && !plain.contains("2026"),
+            "{plain}"
+        );
     }
 }

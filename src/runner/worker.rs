@@ -408,6 +408,7 @@ pub fn run_jobs<W: World, E: Engine>(
                 dtype: job.dtype.name(),
                 redop: job.op.map_or(job.collective.no_redop(), |o| o.name()),
                 root: job.root.map_or(-1, |r| r as i64),
+                reports: job.settings.reports,
                 cells: &mut all_cells,
             };
             // Inside the sweep the watchdog bounds every wait; the world's own bound returns
@@ -559,6 +560,8 @@ struct Hooks<'a> {
     dtype: &'a str,
     redop: &'a str,
     root: i64,
+    /// Which report columns the table carries (`cpu_time`, `timestamps`).
+    reports: crate::plan::knobs::Reports,
     /// (busbw, failed) of every printed cell, for the footer.
     cells: &'a mut Vec<(f64, bool)>,
 }
@@ -599,7 +602,7 @@ impl SweepHooks for Hooks<'_> {
             .map_err(|e| e.to_string())?;
         self.shared.tick(self.job_id);
         if self.print {
-            let line = table::row(row, self.dtype, self.redop, self.root) + "\n";
+            let line = table::row(row, self.dtype, self.redop, self.root, self.reports) + "\n";
             self.events.event(&RunEvent::Table(&line));
         }
         Ok(())
@@ -641,10 +644,16 @@ fn table_header(
         s.check as u8,
         s.cuda_graph
     ));
+    out.push_str(blocking_line(s.knobs.blocking));
     if s.iterations && s.cuda_graph == 0 {
-        out.push_str(
-            "# Per-Iteration Report: CUDA event timing; i_* uses max over process rows \n",
-        );
+        out.push_str("# Per-Iteration Report: CUDA event timing; i_* uses max over process rows");
+        if s.knobs.per_iter_skip > 0 {
+            out.push_str(&format!(
+                "; summary skips first {} iterations",
+                s.knobs.per_iter_skip
+            ));
+        }
+        out.push_str(" \n");
     }
     out.push_str("#\n# Using devices\n");
     for (r, host) in hosts.iter().enumerate() {
@@ -659,14 +668,22 @@ fn table_header(
         ));
     }
     out.push_str("#\n");
-    let header = if s.iterations && s.cuda_graph == 0 {
-        table::HEADER_ITERATIONS
-    } else {
-        table::HEADER
-    };
-    for h in header {
-        out.push_str(h);
-        out.push('\n');
-    }
+    out.push_str(&table::header(s.iterations && s.cuda_graph == 0, s.reports));
     out
+}
+
+/// nccl-tests' header line for a `-z` mode (none for 0), so a reader of the log, and ingest,
+/// knows how the ops were timed.
+fn blocking_line(b: crate::plan::knobs::Blocking) -> &'static str {
+    use crate::plan::knobs::Blocking;
+    match b {
+        Blocking::Off => "",
+        Blocking::WaitBarrier => {
+            "# Blocking Enabled: wait and barrier after each inner iteration (-m) \n"
+        }
+        Blocking::Wait => "# Blocking Enabled: wait after each inner iteration (-m), no barrier \n",
+        Blocking::Iteration => {
+            "# Blocking Enabled: wait and barrier after each outer iteration (-n); time excludes barrier \n"
+        }
+    }
 }

@@ -26,6 +26,6 @@ pub use inputs::{
 pub use nodes::{NodeRequest, NodesError, for_run as nodes_for_run, selected_tests};
 pub use opened::{OpenError, OpenedPlan, open, open_bytes, open_with, plan_files};
 pub use outputs::{
-    NodesWritten, verdict_json, verdict_text, write_junit, write_nodes, write_report,
+    NodesWritten, verdict_json, verdict_text, write_csv, write_junit, write_nodes, write_report,
 };
 pub use rerun::{RerunError, RerunList, rerun_of};

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use crate::grade::Grade;
 use crate::output::OutputError;
 use crate::report::{
-    Exporter, JsonExporter, JunitExporter, ReportError, ReportInput, TextExporter,
+    CsvExporter, Exporter, JsonExporter, JunitExporter, ReportError, ReportInput, TextExporter,
 };
 
 /// The verdicts as `grade` prints them.
@@ -25,6 +25,11 @@ pub fn verdict_json(g: &Grade) -> Result<String, ReportError> {
 /// `junit` for CI: a test case per job.
 pub fn write_junit(g: &Grade, junit: &Path) -> Result<(), ReportError> {
     crate::report::write_file(junit, &JunitExporter.export(&ReportInput { grade: g })?)
+}
+
+/// `csv`: every graded cell with what it was measured with (`crate::report::CsvExporter`).
+pub fn write_csv(g: &Grade, csv: &Path) -> Result<(), ReportError> {
+    crate::report::write_file(csv, &CsvExporter.export(&ReportInput { grade: g })?)
 }
 
 /// The report directory (`report.md`, `report.html`, charts); returns the files written.

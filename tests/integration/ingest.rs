@@ -650,3 +650,32 @@ fn a_per_iteration_run_of_nccl_tests_2_19_ingests_from_text_and_json() {
     assert!((it.summary.p99_us - 21.6).abs() < 1e-5);
     assert_eq!(it.times_us.len(), 50);
 }
+
+/// What nccl-tests 2.19.6's text output says of its flags reaches `measured_with`: the
+/// `# Blocking Enabled` line of `-z 3` and the `-M` footer. Constructed from the real H200 log
+/// by inserting the two lines as util.cu's `writeDeviceReport` and `writeMemInfo` print them.
+#[test]
+fn a_text_logs_blocking_and_memory_lines_are_what_it_was_measured_with() {
+    let d = tmp("ingest_flags_text");
+    let real = std::fs::read_to_string(fixture("all_reduce.txt")).unwrap();
+    let mut text = String::new();
+    for line in real.lines() {
+        text.push_str(line);
+        text.push('\n');
+        if line.starts_with("# nThread") {
+            text.push_str("# Blocking Enabled: wait and barrier after each outer iteration (-n); time excludes barrier \n");
+        }
+        if line.starts_with("# Avg bus bandwidth") {
+            text.push_str("# GPU memory usage     : Initialization 1.02 GB | User-Allocated 16.0 GB | Collective 6.00 MB | Total  17.0 GB\n");
+        }
+    }
+    let log = write(&d, "all_reduce.txt", &text);
+    let r = ingest(&d, "r.json", &[&log], None);
+    let with = results(&r).jobs[0].measured_with.clone().unwrap();
+    assert_eq!(with.nccl_version.as_deref(), Some("2.28.3"));
+    assert_eq!(with.blocking, Some(3));
+    let m = with.memory.unwrap();
+    assert_eq!((m.user_bytes, m.collective_bytes), (16 << 30, 6 << 20));
+    // The text never says -R or -x: unknown, not guessed.
+    assert_eq!((with.register, with.cta_policy), (None, None));
+}

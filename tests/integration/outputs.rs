@@ -218,3 +218,55 @@ fn the_html_report_carries_no_control_character() {
     assert!(!html.contains('\u{FFFE}') && !html.contains('\u{FFFF}'));
     assert!(html.contains("y\u{FFFD} [31m"), "the host is shown");
 }
+
+/// `grade --csv`: a header and one CRLF line per graded cell, with what the job was measured
+/// with; written atomically, never through a link, never over an input.
+#[test]
+fn grade_writes_every_cell_as_csv() {
+    let d = tmp("grade_csv");
+    let r = ingest(
+        &d,
+        "r.json",
+        &[&fixture("all_reduce.txt")],
+        Some("allreduce"),
+    );
+    let pl = two_gpu_plan(&d, "p.yaml", ALLREDUCE_SWEEP);
+    let csv = d.join("cells.csv");
+    let o = baton(&["grade", p(&pl), p(&r), "--csv", p(&csv)]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    assert!(
+        stdout(&o).contains(&format!("csv: {}", csv.display())),
+        "{}",
+        show(&o)
+    );
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let lines: Vec<&str> = text.split_terminator("\r\n").collect();
+    assert_eq!(
+        lines[0],
+        "job,repeat,collective,requested,size,count,dtype,redop,root,placement,status,time_us,algbw,busbw,wrong,nccl_version,register,cta_policy,blocking,results_file"
+    );
+    // The fixture's 4 GiB row, both halves (its table: 12506.3 343.42 343.42 0 | 12415.3 …).
+    let at_4g: Vec<&&str> = lines
+        .iter()
+        .filter(|l| l.contains(",4294967296,4294967296,"))
+        .collect();
+    assert_eq!(at_4g.len(), 2, "{text}");
+    assert!(
+        at_4g[0].starts_with("allreduce,0,all_reduce,4294967296,4294967296,1073741824,float,sum,,out-of-place,ok,12506.3,343.42,343.42,0,2.28.3,,,,"),
+        "{}",
+        at_4g[0]
+    );
+    assert!(at_4g[1].contains(",in-place,ok,12415.3,"), "{}", at_4g[1]);
+    assert!(
+        !text.replace("\r\n", "").contains('\n'),
+        "every line ends CRLF"
+    );
+    // Onto an input, or through a link: refused, nothing written.
+    let o = baton(&["grade", p(&pl), p(&r), "--csv", p(&r)]);
+    assert_eq!(code(&o), 2, "{}", show(&o));
+    let link = d.join("link.csv");
+    std::os::unix::fs::symlink(d.join("elsewhere.csv"), &link).unwrap();
+    let o = baton(&["grade", p(&pl), p(&r), "--csv", p(&link)]);
+    assert_ne!(code(&o), 0, "{}", show(&o));
+    assert!(!d.join("elsewhere.csv").exists());
+}

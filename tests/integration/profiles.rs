@@ -215,3 +215,43 @@ fn a_bad_nccl_range_is_placed_and_refused() {
     );
     assert!(!err.contains("two"), "{err}");
 }
+
+/// nccl-tests 2.19's JSON keeps its command line: a `-x 1` there is the job's CTA policy, so the
+/// profile row for policy 1 grades it. (The fixture's `args` gain `-x 1 -R 1` here; the run
+/// itself had neither, which is why this is a constructed log.)
+#[test]
+fn an_ingested_logs_cta_policy_picks_the_profile_row() {
+    let d = tmp("profile_ingested_policy");
+    let real = std::fs::read_to_string(fixture("all_gather.json")).unwrap();
+    let asked = real.replacen(
+        r#""-g","2","#,
+        r#""-g","2","-x","1","--local_register=1","#,
+        1,
+    );
+    assert_ne!(asked, real, "the fixture's args changed");
+    let log = write(&d, "all_gather.json", &asked);
+    let r = ingest(&d, "r.json", &[&log], Some("gather"));
+    let with = results(&r).jobs[0].measured_with.clone().unwrap();
+    assert_eq!(
+        (
+            with.nccl_version.as_deref(),
+            with.register,
+            with.cta_policy,
+            with.blocking
+        ),
+        (Some("2.28.3"), Some(1), Some(1), Some(0))
+    );
+    std::fs::create_dir_all(d.join("profiles")).unwrap();
+    write(
+        &d.join("profiles"),
+        "site-h200.yaml",
+        "name: site-h200\nversion: 1\ndescription: site rows\ngpu: H200\ngpus: 2\nfigures:\n  - { collective: all_gather, at: \">= 512M\", busbw: 900, cta_policy: 0, source: s }\n  - { collective: all_gather, at: \">= 512M\", busbw: 250, cta_policy: 1, source: s }\n",
+    );
+    let pl = write(
+        &d,
+        "p.yaml",
+        "version: 1\nname: p\nbackend: nccl\nprofile: site-h200\nlaunch: { nodes: 1, ranks_per_node: 2 }\ntests:\n  - name: gather\n    collective: all_gather\n    sizes: { from: 8, to: 1G, factor: 4 }\n    expect:\n      - busbw: \">= 90% of profile\"\n        at: \"512M\"\n",
+    );
+    let o = baton(&["grade", p(&pl), p(&r)]);
+    assert_eq!(code(&o), 0, "the policy-1 row (250) applies: {}", show(&o));
+}

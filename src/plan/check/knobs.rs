@@ -70,10 +70,10 @@ impl Checker<'_> {
         {
             self.err(
                 Diagnostic::error(
-                    "`parallel_init: false`: baton always initialises each rank's communicator on its own thread or process (nccl-tests -p 1)",
+                    "`parallel_init: false`: baton initialises each rank's communicator on that rank's own thread or process (nccl-tests -p 1)",
                     Some(p.pos),
                 )
-                .help("one-thread grouped initialisation (nccl-tests -p 0) is not built into baton; remove the key or set it to true"),
+                .help("one-thread grouped initialisation (nccl-tests -p 0) is not built: each GPU's thread owns its communicator (it splits it, rebuilds it after a fault, and registers its buffers with it), so one thread making them all would hand each across threads for no measured difference; with one GPU per process the two modes are the same ncclCommInitRank. Remove the key or set it to true"),
             );
         }
         if let Some(c) = raw.run_cycles
