@@ -85,6 +85,9 @@ fn a_node_at_another_mtu_is_a_config_mismatch_and_left_out_of_every_set() {
     let r = results::read(&out.join("results.json")).unwrap();
     let pf = r.preflight.as_ref().expect("the preflight is recorded");
     assert_eq!(pf.nodes.len(), 8);
+    // Its own wall, apart from the snapshots around the jobs: bounded by its 20 s limit.
+    let took = pf.took_ms.expect("the preflight's wall is recorded");
+    assert!(took > 0 && took < 20_000, "{took} ms");
     let lines: Vec<String> = pf
         .mismatches
         .iter()
