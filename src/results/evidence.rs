@@ -128,6 +128,10 @@ pub struct Preflight {
     pub nodes: Vec<PreflightNode>,
     pub mismatches: Vec<Mismatch>,
     pub inventory: Vec<InventoryRow>,
+    /// Its wall time, launcher step and comparison: the part of evidence's cost that a run
+    /// pays once, apart from the snapshots around its jobs (`scripts/bench-evidence`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub took_ms: Option<u64>,
 }
 
 /// One node's preflight snapshot, or why there is none (it did not answer in time).

@@ -138,6 +138,28 @@ impl Cluster {
             .expect("salloc runs")
     }
 
+    /// `salloc -N HOSTS -w HOSTS --ntasks-per-node=PER bash -c SCRIPT` from `dir`, bounded to
+    /// `limit` seconds: an allocation of exactly these nodes (salloc waits for them).
+    pub fn salloc_on(
+        &self,
+        dir: &Path,
+        hosts: &[String],
+        per_node: u32,
+        limit: u32,
+        script: &str,
+    ) -> Output {
+        self.cmd("timeout")
+            .arg(limit.to_string())
+            .args(["salloc", "-N"])
+            .arg(hosts.len().to_string())
+            .args(["-w", &baton::nodeset::compress(hosts)])
+            .arg(format!("--ntasks-per-node={per_node}"))
+            .args(["bash", "-c", script])
+            .current_dir(dir)
+            .output()
+            .expect("salloc runs")
+    }
+
     /// `salloc -N 4 -w node01..node04 --ntasks-per-node=PER bash -c SCRIPT` from `dir`, bounded
     /// to 5 minutes.
     pub fn salloc(&self, dir: &Path, per_node: u32, script: &str) -> Output {

@@ -1,7 +1,8 @@
 //! Node evidence on the simulated cluster (issue #24), with the kernel's real counters: a node
 //! set to another MTU is named `config-mismatch` by the preflight and left out of every round;
 //! a node whose link flaps while its pairs run has its `carrier_changes` cited, and no node
-//! whose counters did not move is blamed by them.
+//! whose counters did not move is blamed by them; a node whose link loses 5% of its frames has
+//! its TCP retransmits cited on its failing sets, its reason and its drain line.
 #![cfg(feature = "mpi")]
 
 use crate::common;
@@ -84,6 +85,9 @@ fn a_node_at_another_mtu_is_a_config_mismatch_and_left_out_of_every_set() {
     let r = results::read(&out.join("results.json")).unwrap();
     let pf = r.preflight.as_ref().expect("the preflight is recorded");
     assert_eq!(pf.nodes.len(), 8);
+    // Its own wall, apart from the snapshots around the jobs: bounded by its 20 s limit.
+    let took = pf.took_ms.expect("the preflight's wall is recorded");
+    assert!(took > 0 && took < 20_000, "{took} ms");
     let lines: Vec<String> = pf
         .mismatches
         .iter()
@@ -282,4 +286,128 @@ fn a_set_that_hangs_still_gets_its_nodes_after_snapshots() {
     assert!(why.contains("eth0 carrier_changes +"), "{why}");
     let (_, other) = verdict_of(&n, &nodes[0]);
     assert!(!other.contains("carrier_changes"), "{other}");
+}
+
+/// node06's link loses 5% of its frames (dropped on the bridge, both ways) while four nodes
+/// run every pair. Its pairs' TCP retransmits climb by thousands, and the retransmit timeouts
+/// make them several times slower than the others: `outlier` fails them (three of the six
+/// pairs are lossy, so the median lies between a lossy pair and the slowest clean one, and no
+/// clean pair can be below it). Each failing criterion cites what moved on the pair's nodes,
+/// with the counts the results record; node06 has its retransmits in its reason (and drain
+/// line, when failed); its partners, whose sockets retransmitted too (to node06), and the others
+/// are passed and cited nowhere else (TCP's counters never isolate a node: both ends count).
+#[test]
+fn a_lossy_node_has_its_retransmits_cited_on_its_failing_pairs() {
+    let Some(c) = cluster_of(8) else { return };
+    let nodes = c.nodes[2..6].to_vec();
+    let lossy = nodes[3].clone();
+    let d = tmp("cluster-evidence-loss");
+    let plan = write(
+        &d,
+        "plan.yaml",
+        "version: 1
+name: loss
+backend: mpi
+launch: { ranks_per_node: 1 }
+defaults: { iters: 60, warmup: 3, timeout: 30s, in_place: out }
+tests:
+  - name: sets
+    over: pairs
+    collective: all_reduce
+    sizes: [1M]
+    expect:
+      - wrong: 0
+      - outlier: \"<= 40%\"
+",
+    );
+    let out = d.join("out");
+    let _loss = Fault::apply(&["loss", &lossy, "5%"]);
+    let o = c.salloc_on(
+        &d,
+        &nodes,
+        1,
+        300,
+        &format!(
+            "{} run {} -o {}",
+            env!("CARGO_BIN_EXE_baton-mpi"),
+            p(&plan),
+            p(&out)
+        ),
+    );
+    assert_eq!(code(&o), 1, "{}", show(&o));
+    let r = results::read(&out.join("results.json")).unwrap();
+    assert_eq!(r.jobs.len(), 6, "{}", show(&o));
+    let junit = read(&out.join("junit.xml"));
+    let (mut total, mut failed) = (0, 0);
+    for j in &r.jobs {
+        let hosts = &j.node_set.as_ref().unwrap().hosts;
+        let retransmits = |host: &str| {
+            let e = j.evidence.iter().find(|e| e.host == host).unwrap();
+            e.moved()
+                .into_iter()
+                .find(|l| l.starts_with("tcp RetransSegs +"))
+        };
+        if !hosts.contains(&lossy) {
+            continue;
+        }
+        let mine = retransmits(&lossy).unwrap_or_else(|| panic!("{}: no retransmits", j.id));
+        let n: u64 = mine["tcp RetransSegs +".len()..].parse().unwrap();
+        assert!(n >= 100, "{}: {mine}", j.id);
+        // A failing pair's criterion names every node of it whose counter moved, with the
+        // count the results record (a passing one cites nothing: see below).
+        let cited: Vec<String> = hosts
+            .iter()
+            .filter_map(|h| retransmits(h).map(|l| format!("{h} {l}")))
+            .collect();
+        if junit.contains(&format!("moved during the job: {}", cited.join("; "))) {
+            failed += 1;
+            total += n;
+        }
+    }
+    // The retransmit timeouts make a lossy pair several times slower, but how many it meets
+    // is chance: most runs fail all three, and at least two of three (the timings then make
+    // node06 failed or suspect). Only node06's pairs fail, and every citation is of one.
+    assert!(
+        failed >= 2,
+        "{failed} of node06's pairs failed citing it: {junit}"
+    );
+    assert_eq!(junit.matches("<failure ").count(), failed, "{junit}");
+    for l in junit
+        .lines()
+        .filter(|l| l.contains("moved during the job:"))
+    {
+        assert!(l.contains(&format!("{lossy} tcp RetransSegs +")), "{l}");
+    }
+    let n = nodes_json(&out);
+    let (v, why) = verdict_of(&n, &lossy);
+    // Its reason adds up what moved on it over its failing pairs.
+    let sum = format!("tcp RetransSegs +{total}");
+    assert!(why.contains(&sum), "{v}: {sum} not in {why}");
+    eprintln!("{lossy}: {v}, {failed} of its 3 pairs failed; {why}");
+    let drain = drains(&out);
+    match v {
+        "failed" => {
+            assert_eq!(drain.len(), 1, "{drain:?}");
+            assert!(
+                drain[0].contains(&format!("'{lossy}'")) && drain[0].contains(&sum),
+                "{drain:?}"
+            );
+        }
+        "suspect" => assert!(failed < 3 && drain.is_empty(), "{drain:?}"),
+        _ => panic!("{lossy} {v}: {why}"),
+    }
+    for other in nodes.iter().filter(|n| **n != lossy) {
+        let (v, why) = verdict_of(&n, other);
+        let entry = n["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["host"] == other.as_str())
+            .unwrap();
+        assert_eq!(v, "passed", "{other}: {why}");
+        assert!(
+            !entry.to_string().contains("RetransSegs"),
+            "{other} blamed: {entry}"
+        );
+    }
 }

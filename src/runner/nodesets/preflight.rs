@@ -23,13 +23,17 @@ const MAX_SNAPSHOT: usize = 8 << 20;
 
 /// Snapshots every host of `hosts` and compares them.
 pub(super) fn run(ctx: &Ctx<'_>, hosts: &[String]) -> Preflight {
+    let started = std::time::Instant::now();
     let dir = ctx.opts.out_dir.join("preflight");
     let _ = crate::output::ensure_dir(&dir);
     let gpus = ctx.plan.backend == crate::plan::Backend::Nccl;
     match &ctx.step {
         Step::Srun { srun, .. } => {
             let mut c = Command::new(srun);
-            c.arg(format!("--nodes={}", hosts.len()))
+            // The probe is no MPI program: no PMI wire-up for its step (a site's MpiDefault=pmix
+            // would otherwise set one up on every node).
+            c.arg("--mpi=none")
+                .arg(format!("--nodes={}", hosts.len()))
                 .arg(format!("--ntasks={}", hosts.len()))
                 .arg("--ntasks-per-node=1")
                 .arg(format!("--nodelist={}", compress(hosts)))
@@ -52,7 +56,9 @@ pub(super) fn run(ctx: &Ctx<'_>, hosts: &[String]) -> Preflight {
         }),
     }
     let nodes: Vec<PreflightNode> = hosts.iter().map(|h| read(&dir, h)).collect();
-    compare(nodes, &ctx.plan.fleet)
+    let mut pf = compare(nodes, &ctx.plan.fleet);
+    pf.took_ms = Some(started.elapsed().as_millis() as u64);
+    pf
 }
 
 /// The preflight's verdicts from the snapshots it got.
@@ -65,6 +71,7 @@ pub(super) fn compare(nodes: Vec<PreflightNode>, declared: &fleet::Declared) -> 
         mismatches: fleet::compare(&inv, declared),
         inventory: fleet::differing(&inv),
         nodes,
+        took_ms: None,
     }
 }
 
