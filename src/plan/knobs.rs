@@ -5,6 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::collective::{Collective, Dtype};
+
 /// How the send and receive buffers are registered with the communicator (nccl-tests `-R`);
 /// written as the plan writes it, nccl-tests' number.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -120,6 +122,21 @@ pub struct DeviceApi {
 
 /// nccl-tests' default `-V`.
 pub const DEFAULT_DEVICE_CTAS: u32 = 16;
+
+/// What baton's device-API kernels (`kernels/device_api.cu`) cover: `check` refuses the rest
+/// and the engine names one entry per pair; nccl-tests' device kernels have these types.
+pub const DEVICE_API_COLLECTIVES: [Collective; 2] = [Collective::AllReduce, Collective::AllToAll];
+pub const DEVICE_API_DTYPES: [Dtype; 9] = [
+    Dtype::Int8,
+    Dtype::Uint8,
+    Dtype::Int32,
+    Dtype::Uint32,
+    Dtype::Int64,
+    Dtype::Uint64,
+    Dtype::Half,
+    Dtype::Float,
+    Dtype::Double,
+];
 
 /// The NCCL versions the settings need, as `ncclGetVersion` codes.
 pub const NCCL_2_27: i32 = 22700;

@@ -4,7 +4,9 @@
 
 use crate::collective::{Collective, Dtype, RedOp};
 use crate::plan::diag::Diagnostic;
-use crate::plan::knobs::{Blocking, DEFAULT_DEVICE_CTAS, DeviceApi, Register};
+use crate::plan::knobs::{
+    Blocking, DEFAULT_DEVICE_CTAS, DEVICE_API_COLLECTIVES, DEVICE_API_DTYPES, DeviceApi, Register,
+};
 use crate::plan::loc::{Loc, Pos};
 use crate::plan::model::{Backend, Settings};
 
@@ -148,25 +150,14 @@ impl Checker<'_> {
         }
         for c in collectives
             .iter()
-            .filter(|c| !matches!(c, Collective::AllReduce | Collective::AllToAll))
+            .filter(|c| !DEVICE_API_COLLECTIVES.contains(c))
         {
             self.err(
                 Diagnostic::error(format!("`device_api` has no {} implementation", c.name()), at)
                     .help("the device API runs all_reduce and alltoall, as in nccl-tests; run this collective in another test"),
             );
         }
-        let device_types = [
-            Dtype::Int8,
-            Dtype::Uint8,
-            Dtype::Int32,
-            Dtype::Uint32,
-            Dtype::Int64,
-            Dtype::Uint64,
-            Dtype::Half,
-            Dtype::Float,
-            Dtype::Double,
-        ];
-        for t in dtypes.iter().filter(|t| !device_types.contains(t)) {
+        for t in dtypes.iter().filter(|t| !DEVICE_API_DTYPES.contains(t)) {
             self.err(
                 Diagnostic::error(format!("`device_api` has no {t} kernel"), at).help(
                     "nccl-tests' device kernels are int8, uint8, int32, uint32, int64, uint64, half, float and double",

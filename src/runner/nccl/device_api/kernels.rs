@@ -11,6 +11,7 @@ use cudarc::driver::sys::{CUfunction, CUmodule, CUstream};
 use super::abi::PTX;
 use super::devcomm::DevComm;
 use crate::collective::{Collective, Dtype};
+use crate::plan::knobs::DEVICE_API_DTYPES;
 use crate::runner::nccl::error::{GpuError, cuda};
 
 const THREADS: u32 = 512;
@@ -42,19 +43,8 @@ pub fn entry(c: Collective, implementation: u32, d: Dtype) -> Option<String> {
         Collective::AllToAll => "alltoall",
         _ => return None,
     };
-    let ty = match d {
-        Dtype::Int8 => "int8",
-        Dtype::Uint8 => "uint8",
-        Dtype::Int32 => "int32",
-        Dtype::Uint32 => "uint32",
-        Dtype::Int64 => "int64",
-        Dtype::Uint64 => "uint64",
-        Dtype::Half => "half",
-        Dtype::Float => "float",
-        Dtype::Double => "double",
-        _ => return None,
-    };
-    (implementation == 1).then(|| format!("baton_devapi_{coll}_{implementation}_{ty}"))
+    (implementation == 1 && DEVICE_API_DTYPES.contains(&d))
+        .then(|| format!("baton_devapi_{coll}_{implementation}_{}", d.name()))
 }
 
 impl Kernels {
@@ -124,22 +114,12 @@ impl Drop for Kernels {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::knobs::DEVICE_API_COLLECTIVES;
 
     #[test]
     fn every_entry_baton_names_is_in_the_ptx() {
-        let types = [
-            Dtype::Int8,
-            Dtype::Uint8,
-            Dtype::Int32,
-            Dtype::Uint32,
-            Dtype::Int64,
-            Dtype::Uint64,
-            Dtype::Half,
-            Dtype::Float,
-            Dtype::Double,
-        ];
-        for c in [Collective::AllReduce, Collective::AllToAll] {
-            for d in types {
+        for c in DEVICE_API_COLLECTIVES {
+            for d in DEVICE_API_DTYPES {
                 let name = entry(c, 1, d).unwrap();
                 assert!(PTX.contains(&format!(".entry {name}(")), "{name}");
             }
