@@ -729,6 +729,11 @@ mod tests {
     }
 
     fn knobbed(settings: Settings) -> (Marking, Vec<Row>) {
+        swept(&Solo, Marking::default(), settings)
+    }
+
+    /// One all_reduce of 1 KiB on one rank of `world`, swept by `e` under `settings`.
+    fn swept<W: World>(world: &W, mut e: Marking, settings: Settings) -> (Marking, Vec<Row>) {
         let groups = [GroupInfo {
             color: 0,
             members: vec![0],
@@ -743,8 +748,7 @@ mod tests {
             settings: &settings,
             groups: &groups,
         };
-        let mut e = Marking::default();
-        let rows = sweep(&Solo, &mut e, &job, &mut 0, &mut Quiet).unwrap();
+        let rows = sweep(world, &mut e, &job, &mut 0, &mut Quiet).unwrap();
         (e, rows)
     }
 
@@ -769,25 +773,11 @@ mod tests {
                 },
                 ..Settings::default()
             };
-            let groups = [GroupInfo {
-                color: 0,
-                members: vec![0],
-            }];
-            let job = JobRun {
-                collective: Collective::AllReduce,
-                dtype: Dtype::Float,
-                op: RedOp::Sum,
-                root: 0,
-                split: None,
-                sizes: &[1024],
-                settings: &s,
-                groups: &groups,
-            };
-            let mut e = Marking {
+            let e = Marking {
                 clock: Some(clock.clone()),
                 ..Marking::default()
             };
-            let rows = sweep(&SlowBarrier(clock), &mut e, &job, &mut 0, &mut Quiet).unwrap();
+            let (_, rows) = swept(&SlowBarrier(clock), e, s);
             let it = rows[0].out_of_place.clone().unwrap().iterations.unwrap();
             it.times_us
         };
