@@ -127,15 +127,8 @@ impl Cluster {
         limit: u32,
         script: &str,
     ) -> Output {
-        self.cmd("timeout")
-            .arg(limit.to_string())
-            .args(["salloc", "--no-kill", "-N"])
-            .arg(nodes.to_string())
-            .arg(format!("--ntasks-per-node={per_node}"))
-            .args(["bash", "-c", script])
-            .current_dir(dir)
-            .output()
-            .expect("salloc runs")
+        let how = ["--no-kill".to_string(), "-N".into(), nodes.to_string()];
+        self.allocate(dir, &how, per_node, limit, script)
     }
 
     /// `salloc -N HOSTS -w HOSTS --ntasks-per-node=PER bash -c SCRIPT` from `dir`, bounded to
@@ -148,11 +141,28 @@ impl Cluster {
         limit: u32,
         script: &str,
     ) -> Output {
+        let how = [
+            "-N".to_string(),
+            hosts.len().to_string(),
+            "-w".into(),
+            baton::nodeset::compress(hosts),
+        ];
+        self.allocate(dir, &how, per_node, limit, script)
+    }
+
+    /// `timeout LIMIT salloc HOW --ntasks-per-node=PER bash -c SCRIPT` from `dir`.
+    fn allocate(
+        &self,
+        dir: &Path,
+        how: &[String],
+        per_node: u32,
+        limit: u32,
+        script: &str,
+    ) -> Output {
         self.cmd("timeout")
             .arg(limit.to_string())
-            .args(["salloc", "-N"])
-            .arg(hosts.len().to_string())
-            .args(["-w", &baton::nodeset::compress(hosts)])
+            .arg("salloc")
+            .args(how)
             .arg(format!("--ntasks-per-node={per_node}"))
             .args(["bash", "-c", script])
             .current_dir(dir)
@@ -166,14 +176,7 @@ impl Cluster {
         // The first four nodes by name, not any four: tests name node01–node04 in what they
         // expect, and a node still completing an earlier test's job (a killed one) would
         // otherwise move the allocation elsewhere; salloc waits for them instead.
-        let first4 = baton::nodeset::compress(&self.nodes[..4]);
-        self.cmd("timeout")
-            .args(["300", "salloc", "-N", "4", "-w", &first4])
-            .arg(format!("--ntasks-per-node={per_node}"))
-            .args(["bash", "-c", script])
-            .current_dir(dir)
-            .output()
-            .expect("salloc runs")
+        self.salloc_on(dir, &self.nodes[..4], per_node, 300, script)
     }
 
     /// Bytes through each node's end of the bridge (its veth), sent plus received.
@@ -246,4 +249,9 @@ pub fn drains(dir: &Path) -> Vec<String> {
         .filter(|l| l.starts_with("scontrol update"))
         .map(str::to_string)
         .collect()
+}
+
+/// `BIN run PLAN -o OUT` as a line for the allocation's `bash -c` (the tests' paths need no quoting).
+pub fn run_line(bin: &str, plan: &Path, out: &Path) -> String {
+    format!("{bin} run {} -o {}", super::p(plan), super::p(out))
 }

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use baton::results;
-use common::cluster::{Fault, SIM, cluster_of, drains, nodes_json, verdict_of};
+use common::cluster::{Fault, SIM, cluster_of, drains, nodes_json, run_line, verdict_of};
 use common::{code, p, read, show, tmp, write};
 
 fn plan(
@@ -66,12 +66,7 @@ fn a_node_at_another_mtu_is_a_config_mismatch_and_left_out_of_every_set() {
         8,
         2,
         300,
-        &format!(
-            "{} run {} -o {}",
-            env!("CARGO_BIN_EXE_baton-mpi"),
-            p(&plan),
-            p(&out)
-        ),
+        &run_line(env!("CARGO_BIN_EXE_baton-mpi"), &plan, &out),
     );
     // A node left out for its configuration is a failed node: the run fails, and says why.
     assert_eq!(code(&o), 1, "{}", show(&o));
@@ -327,12 +322,7 @@ tests:
         &nodes,
         1,
         300,
-        &format!(
-            "{} run {} -o {}",
-            env!("CARGO_BIN_EXE_baton-mpi"),
-            p(&plan),
-            p(&out)
-        ),
+        &run_line(env!("CARGO_BIN_EXE_baton-mpi"), &plan, &out),
     );
     assert_eq!(code(&o), 1, "{}", show(&o));
     let r = results::read(&out.join("results.json")).unwrap();

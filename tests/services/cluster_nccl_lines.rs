@@ -6,7 +6,7 @@
 
 use crate::common;
 
-use common::cluster::{cluster_of, nodes_json, verdict_of};
+use common::cluster::{cluster_of, nodes_json, run_line, verdict_of};
 use common::{code, p, read, show, tmp, write};
 
 #[test]
@@ -53,13 +53,7 @@ tests:
 ",
     );
     let out = d.join("out");
-    let o = c.salloc_n(
-        &d,
-        4,
-        2,
-        240,
-        &format!("{} run {} -o {}", p(&bin.join("baton")), p(&plan), p(&out)),
-    );
+    let o = c.salloc_n(&d, 4, 2, 240, &run_line(p(&bin.join("baton")), &plan, &out));
     assert_eq!(code(&o), 0, "NCCL's lines fail nothing: {}", show(&o));
     let r = baton::results::read(&out.join("results.json")).unwrap();
     assert_eq!(r.jobs.len(), 6, "{}", show(&o));

@@ -11,7 +11,7 @@ use crate::common;
 use std::time::{Duration, Instant};
 
 use baton::results::{self, JobStatus};
-use common::cluster::{Fault, cluster_of, drains, nodes_json, verdict_of};
+use common::cluster::{Fault, cluster_of, drains, nodes_json, run_line, verdict_of};
 use common::{code, p, read, show, tmp, write};
 
 /// Phases A and B over six nodes, one of them behind a slow link: rendered as one batch job
@@ -171,12 +171,7 @@ tests:
         8,
         1,
         600,
-        &format!(
-            "{} run {} -o {}",
-            env!("CARGO_BIN_EXE_baton"),
-            p(&plan),
-            p(&out)
-        ),
+        &run_line(env!("CARGO_BIN_EXE_baton"), &plan, &out),
     );
     assert_eq!(code(&o), 1, "{}", show(&o));
     let r = results::read(&out.join("results.json")).unwrap();
@@ -227,12 +222,7 @@ tests:
 ",
     );
     let out = d.join("out");
-    let script = format!(
-        "{} run {} -o {}",
-        env!("CARGO_BIN_EXE_baton"),
-        p(&plan),
-        p(&out)
-    );
+    let script = run_line(env!("CARGO_BIN_EXE_baton"), &plan, &out);
     let mut cmd = c.cmd("timeout");
     cmd.args([
         "400",
@@ -623,16 +613,7 @@ tests:
     );
     let _slow = Fault::apply(&["slow", &slow, "20mbit"]);
     let out = d.join("out");
-    let o = c.salloc(
-        &d,
-        1,
-        &format!(
-            "{} run {} -o {}",
-            env!("CARGO_BIN_EXE_baton"),
-            p(&plan),
-            p(&out)
-        ),
-    );
+    let o = c.salloc(&d, 1, &run_line(env!("CARGO_BIN_EXE_baton"), &plan, &out));
     assert_eq!(code(&o), 0, "slow but passing: {}", show(&o));
     let n = nodes_json(&out);
     assert_eq!(n["suspect"], slow.as_str(), "{n:#}");
@@ -730,16 +711,7 @@ tests:
     );
     let _cpu = Fault::apply(&["cpu", &slow, "10"]);
     let out = d.join("out");
-    let o = c.salloc(
-        &d,
-        2,
-        &format!(
-            "{} run {} -o {}",
-            env!("CARGO_BIN_EXE_baton"),
-            p(&plan),
-            p(&out)
-        ),
-    );
+    let o = c.salloc(&d, 2, &run_line(env!("CARGO_BIN_EXE_baton"), &plan, &out));
     assert_eq!(code(&o), 0, "slow but passing: {}", show(&o));
     let n = nodes_json(&out);
     assert_eq!(n["suspect"], slow.as_str(), "{n:#}");
