@@ -120,6 +120,31 @@ pub fn open_regular(path: &Path, what: &'static str) -> Result<File, ReadError> 
     }
 }
 
+/// The last `bytes` of the regular file at `path`, as text (invalid UTF-8 replaced); empty when
+/// it cannot be read. For logs whose end is what matters (a launcher's refusal, NCCL's last
+/// lines), however long they grew.
+pub fn read_tail(path: &Path, bytes: u64, what: &'static str) -> String {
+    use std::io::{Seek, SeekFrom};
+    let read = || -> Result<Vec<u8>, ReadError> {
+        let mut f = open_regular(path, what)?;
+        let io = |e: std::io::Error| ReadError::Io {
+            what,
+            path: path.display().to_string(),
+            source: e,
+        };
+        let len = f.metadata().map_err(io)?.len();
+        f.seek(SeekFrom::Start(len.saturating_sub(bytes)))
+            .map_err(io)?;
+        let mut tail = Vec::new();
+        f.take(bytes).read_to_end(&mut tail).map_err(io)?;
+        Ok(tail)
+    };
+    read().map_or_else(
+        |_| String::new(),
+        |t| String::from_utf8_lossy(&t).into_owned(),
+    )
+}
+
 /// What a file of type `t` is, for a message, when it is not a regular file.
 pub fn not_regular(t: std::fs::FileType) -> Option<&'static str> {
     if t.is_file() {
@@ -155,6 +180,25 @@ pub fn read_limited(r: impl Read, limit: usize) -> std::io::Result<Result<Vec<u8
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tail_is_the_files_end_and_nothing_from_what_is_not_a_file() {
+        let d = std::env::temp_dir().join(format!("baton-tail-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        let log = d.join("step.log");
+        std::fs::write(&log, "first line\nlast line\n").unwrap();
+        assert_eq!(read_tail(&log, 10, "log"), "last line\n");
+        assert_eq!(read_tail(&log, 1 << 20, "log"), "first line\nlast line\n");
+        assert_eq!(read_tail(&d.join("absent"), 10, "log"), "");
+        // A FIFO with no writer: refused at once, never waited on.
+        let fifo = d.join("fifo");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        assert_eq!(read_tail(&fifo, 10, "log"), "");
+        assert_eq!(read_tail(&d, 10, "log"), "", "a directory");
+        std::fs::remove_dir_all(&d).unwrap();
+    }
 
     #[test]
     fn the_bound_counts_bytes_read_not_the_reported_size() {

@@ -5,7 +5,6 @@
 //! journaled (`Record::NcclLines`); grading cites them like a kernel log line. The runner only
 //! records them: nothing here fails a job.
 
-use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -68,15 +67,7 @@ impl Events for Listener<'_> {
 /// they have one; an undated line is dated now (when the log was read).
 pub fn from_log(path: &Path) -> (Vec<Heard>, u64) {
     let seen_unix_ms = now_ms();
-    let read = || -> std::io::Result<String> {
-        let mut f = std::fs::File::open(path)?;
-        let len = f.metadata()?.len();
-        f.seek(SeekFrom::Start(len.saturating_sub(LOG_TAIL_BYTES)))?;
-        let mut bytes = Vec::new();
-        f.take(LOG_TAIL_BYTES).read_to_end(&mut bytes)?;
-        Ok(String::from_utf8_lossy(&bytes).into_owned())
-    };
-    let text = read().unwrap_or_default();
+    let text = crate::input::read_tail(path, LOG_TAIL_BYTES, "step log");
     let mut heard = Vec::new();
     let mut dropped = 0;
     for finding in text.lines().filter_map(|l| diag::line(l, seen_unix_ms)) {

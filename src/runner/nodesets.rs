@@ -325,19 +325,8 @@ fn schedule(over: Over, nodes: &Nodes) -> Result<Schedule, RunError> {
 /// The last [`refusal::TAIL_BYTES`] of a set's step output: launchers print their refusal, or
 /// what they know of a node that died, last.
 fn log_tail(ctx: &Ctx<'_>, run: &SetRun) -> String {
-    use std::io::{Read, Seek, SeekFrom};
-    let read = || -> std::io::Result<Vec<u8>> {
-        let mut f = std::fs::File::open(ctx.opts.out_dir.join(&run.log))?;
-        let len = f.metadata()?.len();
-        f.seek(SeekFrom::Start(len.saturating_sub(refusal::TAIL_BYTES)))?;
-        let mut tail = Vec::new();
-        f.take(refusal::TAIL_BYTES).read_to_end(&mut tail)?;
-        Ok(tail)
-    };
-    read().map_or_else(
-        |_| String::new(),
-        |t| String::from_utf8_lossy(&t).into_owned(),
-    )
+    let log = ctx.opts.out_dir.join(&run.log);
+    crate::input::read_tail(&log, refusal::TAIL_BYTES, "step log")
 }
 
 /// The launcher's refusal in a failed step's output `tail`.
