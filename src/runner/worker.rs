@@ -185,6 +185,22 @@ fn measured_with<W: World, E: Engine>(
 /// records the hang) fires first.
 const JOB_LIMIT_MARGIN: std::time::Duration = std::time::Duration::from_secs(30);
 
+/// Watches the ranks meeting outside the sweep (evidence, the repeat vote, the memory figures).
+/// Unwatched, a rank stopped there leaves its peers waiting on the world's own bound (none under
+/// MPI), and MPI's allgather lets some peers through: their watchdogs then fire first and the
+/// launcher ends rank 0 before it has recorded the timeout.
+fn watch(w: Option<&Watchdog>, limit: std::time::Duration, job: &str, what: &str) {
+    if let Some(w) = w {
+        w.arm(
+            limit,
+            format!(
+                "{job} {what} did not finish within {}",
+                humantime::format_duration(limit)
+            ),
+        );
+    }
+}
+
 /// Runs `jobs` on this rank. Returns the results (complete on rank 0; other ranks return what
 /// they were given).
 pub fn run_jobs<W: World, E: Engine>(
@@ -352,8 +368,12 @@ pub fn run_jobs<W: World, E: Engine>(
             continue;
         }
         let since = std::time::SystemTime::now();
+        let meeting = job.settings.timeout + cfg.watchdog_grace + JOB_LIMIT_MARGIN;
         let start_evidence = match &around {
-            Some(a) => super::evidence::started(a.gather(world, &hosts, since)),
+            Some(a) => {
+                watch(watchdog.as_ref(), meeting, &job.id, "evidence before it");
+                super::evidence::started(a.gather(world, &hosts, since))
+            }
             None => Vec::new(),
         };
         if !start_evidence.is_empty() {
@@ -418,9 +438,8 @@ pub fn run_jobs<W: World, E: Engine>(
             ));
             let outcome = sweep(world, &mut faulty, &run, &mut check_seed, &mut hooks);
             world.job_limit(None);
-            if let Some(w) = &watchdog {
-                w.disarm();
-            }
+            let limit = job.settings.timeout + cfg.watchdog_grace;
+            watch(watchdog.as_ref(), limit, &job.id, "repeat vote");
             if let Err(e) = outcome {
                 if e.fatal {
                     fatal = Some(e.message.clone());
@@ -463,6 +482,7 @@ pub fn run_jobs<W: World, E: Engine>(
             }
         }
         let meet = fatal.is_none() && status != JobStatus::Timeout;
+        watch(watchdog.as_ref(), meeting, &job.id, "after its last repeat");
         if let Some(m) = measured_with(world, &mut faulty, meet) {
             shared.record(Record::MeasuredWith {
                 job: job.id.clone(),
@@ -480,6 +500,9 @@ pub fn run_jobs<W: World, E: Engine>(
                     nodes: end,
                 })?;
             }
+        }
+        if let Some(w) = &watchdog {
+            w.disarm();
         }
         // A write that failed is fatal: nothing more can be recorded, so the job ends here.
         if fatal.is_none() || errors.iter().all(|e| e.kind != ErrorKind::Output) {

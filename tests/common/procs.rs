@@ -41,23 +41,28 @@ pub fn wait_mid_run(out: &Path) -> usize {
     }
 }
 
+/// Waits for `child` to exit within `limit`: its exit code and stderr. Stderr is drained while
+/// it runs, so a run that prints more than a pipe holds is never blocked by the test itself.
 pub fn wait(mut child: Child, limit: Duration) -> (i32, String) {
+    use std::io::Read;
+    let mut stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut err = String::new();
+        let _ = stderr.read_to_string(&mut err);
+        let _ = tx.send(err);
+    });
     let t = Instant::now();
     loop {
         if let Some(status) = child.try_wait().unwrap() {
-            let mut err = String::new();
-            use std::io::Read;
-            child
-                .stderr
-                .take()
-                .unwrap()
-                .read_to_string(&mut err)
-                .unwrap();
-            return (status.code().unwrap_or(-1), err);
+            return (status.code().unwrap_or(-1), rx.recv().unwrap_or_default());
         }
         if t.elapsed() > limit {
             let _ = child.kill();
-            panic!("still running after {limit:?}");
+            let _ = child.wait();
+            // What it printed so far; a grandchild may still hold the pipe open.
+            let err = rx.recv_timeout(Duration::from_secs(5)).unwrap_or_default();
+            panic!("still running after {limit:?}; it printed:\n{err}");
         }
         std::thread::sleep(Duration::from_millis(20));
     }
