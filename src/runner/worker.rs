@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::engine::Engine;
 use super::events::{Events, RunEvent};
@@ -185,14 +185,16 @@ fn measured_with<W: World, E: Engine>(
 /// records the hang) fires first.
 const JOB_LIMIT_MARGIN: std::time::Duration = std::time::Duration::from_secs(30);
 
-/// Watches the ranks meeting outside the sweep (evidence, the repeat vote, the memory figures).
-/// Unwatched, a rank stopped there leaves its peers waiting on the world's own bound (none under
-/// MPI), and MPI's allgather lets some peers through: their watchdogs then fire first and the
-/// launcher ends rank 0 before it has recorded the timeout.
-fn watch(w: Option<&Watchdog>, limit: std::time::Duration, job: &str, what: &str) {
+/// Arms the watchdog for `what` of `job`, said to be bounded by `limit` and firing `grace` later
+/// (the grace is this rank's, not the user's). Besides the sweep's sizes it watches the ranks
+/// meeting outside it (evidence, the repeat vote, the memory figures): unwatched, a rank stopped
+/// there leaves its peers waiting on the world's own bound (none under MPI), and MPI's allgather
+/// lets some peers through, whose watchdogs then fire first and the launcher ends rank 0 before
+/// it has recorded the timeout.
+fn watch(w: Option<&Watchdog>, (limit, grace): (Duration, Duration), job: &str, what: &str) {
     if let Some(w) = w {
         w.arm(
-            limit,
+            limit + grace,
             format!(
                 "{job} {what} did not finish within {}",
                 humantime::format_duration(limit)
@@ -368,7 +370,9 @@ pub fn run_jobs<W: World, E: Engine>(
             continue;
         }
         let since = std::time::SystemTime::now();
-        let meeting = job.settings.timeout + cfg.watchdog_grace + JOB_LIMIT_MARGIN;
+        // The ranks meeting outside the sweep wait as long as the world does inside it.
+        let grace = cfg.watchdog_grace;
+        let meeting = (job.settings.timeout + JOB_LIMIT_MARGIN, grace);
         let start_evidence = match &around {
             Some(a) => {
                 watch(watchdog.as_ref(), meeting, &job.id, "evidence before it");
@@ -433,13 +437,11 @@ pub fn run_jobs<W: World, E: Engine>(
             };
             // Inside the sweep the watchdog bounds every wait; the world's own bound returns
             // for the repeat vote and everything between jobs.
-            world.job_limit(Some(
-                job.settings.timeout + cfg.watchdog_grace + JOB_LIMIT_MARGIN,
-            ));
+            world.job_limit(Some(meeting.0 + grace));
             let outcome = sweep(world, &mut faulty, &run, &mut check_seed, &mut hooks);
             world.job_limit(None);
-            let limit = job.settings.timeout + cfg.watchdog_grace;
-            watch(watchdog.as_ref(), limit, &job.id, "repeat vote");
+            let vote = (job.settings.timeout, grace);
+            watch(watchdog.as_ref(), vote, &job.id, "repeat vote");
             if let Err(e) = outcome {
                 if e.fatal {
                     fatal = Some(e.message.clone());
@@ -592,21 +594,11 @@ struct Hooks<'a> {
 impl SweepHooks for Hooks<'_> {
     fn before(&mut self, requested: Option<u64>) {
         let what = match requested {
-            Some(b) => format!(
-                "{} at {} did not finish within {}",
-                self.job_id,
-                Size(b),
-                humantime::format_duration(self.timeout)
-            ),
-            None => format!(
-                "{} warm-up did not finish within {}",
-                self.job_id,
-                humantime::format_duration(self.timeout)
-            ),
+            Some(b) => format!("at {}", Size(b)),
+            None => "warm-up".to_string(),
         };
-        if let Some(w) = self.watchdog {
-            w.arm(self.timeout + self.grace, what);
-        }
+        let limit = (self.timeout, self.grace);
+        watch(self.watchdog, limit, self.job_id, &what);
     }
 
     fn row(&mut self, row: &Row) -> Result<(), String> {
