@@ -16,6 +16,22 @@
 use std::borrow::Cow;
 use std::io::{self, Write};
 
+/// Makes C's stdout line-buffered in this process. NCCL prints its WARN lines through it, which
+/// into a pipe is fully buffered: a worker's NCCL lines would reach baton when the worker
+/// exits, behind the marks of every later job (`runner::job_marks`) — measured on the H200:
+/// three jobs' WARN lines all placed on the last. Call it before anything writes to C's stdout
+/// (a worker's start, before NCCL is loaded).
+pub fn line_buffer_c_stdout() {
+    unsafe extern "C" {
+        static mut stdout: *mut libc::FILE;
+    }
+    // SAFETY: `stdout` is the C library's own stream, set up before `main`; setvbuf is called
+    // before this process wrote to it, with no buffer of ours to outlive.
+    unsafe {
+        libc::setvbuf(stdout, std::ptr::null_mut(), libc::_IOLBF, 0);
+    }
+}
+
 /// Writes `text` to stdout and flushes it; a closed pipe is not an error.
 pub fn print(text: &str) -> io::Result<()> {
     write_with(|out| out.write_all(text.as_bytes()))

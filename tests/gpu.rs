@@ -614,6 +614,50 @@ fn rank_pid(r: u32) -> Option<u32> {
     })
 }
 
+/// NCCL's own WARN lines of one worker's jobs, each printed at its job's communicator init,
+/// land on that job alone: the worker marks its output as each job starts and keeps C's stdout
+/// line-buffered (NCCL's lines would otherwise reach baton at the worker's exit, all behind the
+/// last job's mark). The marks never reach the user.
+#[test]
+#[ignore = "needs a GPU (run with --include-ignored on a GPU machine)"]
+fn each_jobs_nccl_warn_lines_land_on_that_job() {
+    need_a_gpu();
+    let job = |n: &str| {
+        format!(
+            "  - name: {n}\n    collective: all_reduce\n    sizes: [1M]\n    env: {{ NCCL_NET: NoSuchNet }}\n"
+        )
+    };
+    let plan = format!(
+        "version: 1\nname: warns\nbackend: nccl\ndefaults: {{ iters: 2, warmup: 1 }}\ntests:\n{}{}{}",
+        job("a"),
+        job("b"),
+        job("c")
+    );
+    let (r, run) = run_checked("gpu-nccl-warns", &plan, &[("NCCL_DEBUG", "WARN")], 3);
+    for j in &r.jobs {
+        let lines: Vec<String> = j.evidence.iter().flat_map(|e| e.moved()).collect();
+        assert_eq!(
+            lines
+                .iter()
+                .filter(|l| l.starts_with("NCCL WARN Failed to initialize any NET plugin"))
+                .count(),
+            1,
+            "{}: {lines:?}",
+            j.id
+        );
+    }
+    let all = format!(
+        "{}{}",
+        common::stdout(&run.output),
+        common::stderr(&run.output)
+    );
+    assert!(
+        all.contains("NCCL WARN Failed to initialize any NET plugin"),
+        "{all}"
+    );
+    assert!(!all.contains(") starts "), "{all}");
+}
+
 /// nccl-tests' `-R 1/2`, `-x 0/1` and `-z`/`-y`/`-C`/`-S`/`-M` as plan settings on the local GPUs
 /// (one thread per GPU, one GPU is enough): every job verifies and records what it was measured
 /// with; a CTA policy change between tests makes fresh communicators.

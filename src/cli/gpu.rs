@@ -18,7 +18,7 @@ pub fn local_worker(w: &super::WorkerArgs) -> super::Outcome {
         backend: plan.backend,
         journal: w.journal.clone(),
         print_table: w.table,
-        events: std::sync::Arc::new(super::ui::Ui::plain()),
+        events: std::sync::Arc::new(super::ui::Ui::worker()),
         fault: Fault::from_env(),
         device_label: String::new(),
         results,

@@ -134,11 +134,14 @@ fn dispatch(command: Command, trust: baton::plan::Trust, mpi: Option<MpiEntry>) 
         Command::Render(args) => render::run(&render::Args::of(args, trust)?),
         Command::Ranks => ranks::run(),
         Command::Probe(a) => probe::run(a),
-        Command::Worker(w) => match mpi {
-            _ if w.gpus > 0 => gpu::local_worker(&w),
-            Some(m) if launcher::under_mpi_launcher(launcher::process_env) => (m.worker)(&w),
-            _ => rank::worker_over_tcp(&w),
-        },
+        Command::Worker(w) => {
+            baton::stdout::line_buffer_c_stdout();
+            match mpi {
+                _ if w.gpus > 0 => gpu::local_worker(&w),
+                Some(m) if launcher::under_mpi_launcher(launcher::process_env) => (m.worker)(&w),
+                _ => rank::worker_over_tcp(&w),
+            }
+        }
         Command::Ingest {
             logs,
             output,

@@ -54,7 +54,7 @@ pub fn worker_over_tcp(w: &WorkerArgs) -> Outcome {
         Err(e) => return Err(CliError::Ended(e.exit(), format!("baton: {e}"))),
     };
     let me = baton::world::World::rank(&joined.world);
-    let ui: Arc<dyn Events> = Arc::new(Ui::plain());
+    let ui: Arc<dyn Events> = Arc::new(Ui::worker());
     let said = ui.clone();
     joined.world.on_broken(Box::new(move |why| {
         said.event(&baton::runner::events::RunEvent::WorldBroken { rank: me, why })

@@ -22,7 +22,7 @@ fn init() -> anyhow::Result<MpiWorld> {
 pub fn run(w: &WorkerArgs) -> Outcome {
     let world = init()?;
     let (plan, jobs, hash) = w.load()?;
-    crate::cli::rank::measure_worker(&world, w, &plan, &jobs, &hash, Arc::new(Ui::plain()))
+    crate::cli::rank::measure_worker(&world, w, &plan, &jobs, &hash, Arc::new(Ui::worker()))
 }
 
 /// `baton-mpi run PLAN` started by mpirun or srun: this process is one rank of the MPI world.

@@ -13,11 +13,12 @@ use crate::probe::kernel_log::{EventKind, KernelEvent, LINE_LIMIT, cut};
 /// Most findings kept from one output; the rest are counted.
 pub const FINDING_LIMIT: usize = 256;
 
-/// One finding NCCL printed, with the host of the process that printed it where the line
-/// names it (NCCL's own prefix, `host:pid`).
+/// One finding NCCL printed, with the host and pid of the process that printed it where the
+/// line names them (NCCL's own prefix, `host:pid`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Finding {
     pub host: Option<String>,
+    pub pid: Option<u32>,
     /// The line carried its own time (NCCL's `[YYYY-MM-DD HH:MM:SS]`, to the second).
     pub stamped: bool,
     pub event: KernelEvent,
@@ -66,14 +67,15 @@ pub fn line(raw: &str, seen_unix_ms: u64) -> Option<Finding> {
         }
     };
     let what = cut(&crate::secrets::line_redacted(&what), WHAT_LIMIT);
-    let host = prefix
+    let named = prefix
         .split_whitespace()
         .next()
-        .and_then(|t| t.split_once(':'))
-        .map(|(h, _)| cut(h, 64))
-        .filter(|h| !h.is_empty());
+        .and_then(|t| t.split_once(':'));
+    let host = named.map(|(h, _)| cut(h, 64)).filter(|h| !h.is_empty());
+    let pid = named.and_then(|(_, rest)| rest.split(':').next()?.parse().ok());
     Some(Finding {
         host,
+        pid,
         stamped: stamp.is_some(),
         event: KernelEvent {
             at_unix_ms: stamp.unwrap_or(seen_unix_ms),
@@ -228,6 +230,7 @@ mod tests {
             f.found.iter().map(|x| x.stamped).collect::<Vec<_>>(),
             [true, false, true]
         );
+        assert!(f.found.iter().all(|x| x.pid == Some(5150)), "{f:#?}");
         let subject = |i: usize| match &f.found[i].event.kind {
             EventKind::Nccl { subject, .. } => subject.clone(),
             k => panic!("{k:?}"),

@@ -1,13 +1,17 @@
 //! NCCL's lines heard in a run's output, placed on the job that was running when they were
 //! printed and on the node that printed them, so they join that job's node evidence like a
-//! kernel log line. Jobs of one output run one after another: a line belongs to the last job
-//! that had started by then (a line before the first job's start, at communicator init, to the
-//! first). When is the time it was heard (read live from the worker's output, to the
-//! millisecond), else its own stamp (to the second: it is compared with the starts cut to the
-//! second), else unknown (a step log read after the step: the last job). Which node is the host
-//! NCCL's prefix names (`gpu05:5150:5150`, up to the first dot as NCCL prints it); a line that
-//! names none of the job's hosts belongs to the job's only host, and is counted, not kept, when
-//! the job has several.
+//! kernel log line. Jobs of one output run one after another. Which job: first what the
+//! printing process said of itself — each rank of baton's worker marks its output as it starts
+//! a job, so a line comes after its own process's mark for the job it was printed in (a line
+//! before the process's first mark, at communicator init, belongs to the first job) — whatever
+//! the line's delay between being printed and being heard. Without a mark (a line naming no
+//! process, or a mark for a job the output did not record), by when: the last job that had
+//! started by then (a line before the first job's start to the first). When is the time it was
+//! heard (to the millisecond), else its own stamp (to the second: it is compared with the
+//! starts cut to the second), else unknown (the last job). Which node is the host NCCL's prefix
+//! names (`gpu05:5150:5150`, up to the first dot as NCCL prints it); a line that names none of
+//! the job's hosts belongs to the job's only host, and is counted, not kept, when the job has
+//! several.
 
 use super::diag::Finding;
 use crate::probe::kernel_log::KernelEvent;
@@ -15,17 +19,30 @@ use crate::probe::kernel_log::KernelEvent;
 /// Most lines kept per job and node; the rest are counted.
 pub const PER_NODE_LIMIT: usize = 64;
 
-/// A finding and when it was heard (`None`: unknown).
+/// A finding, when it was heard (`None`: unknown), and what its process's marks said of it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Heard {
     pub at_unix_ms: Option<u64>,
     pub finding: Finding,
+    pub started: Started,
 }
 
-/// A job of the output: when it started (milliseconds since the epoch; unknown when its worker
-/// recorded none) and its hosts.
+/// The job the process that printed a line had marked as started when it printed it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Started {
+    /// No mark speaks for the line (it names no process, or the output has no marks).
+    Unknown,
+    /// The process had not started a job yet.
+    NotYet,
+    /// The job of this ID.
+    Job(String),
+}
+
+/// A job of the output: its ID, when it started (milliseconds since the epoch; unknown when
+/// its worker recorded none) and its hosts.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Span {
+    pub job: String,
     pub start_unix_ms: Option<u64>,
     pub hosts: Vec<String>,
 }
@@ -92,6 +109,15 @@ fn entry(out: &mut Vec<NodeLines>, job: usize, host: &str) -> usize {
 
 /// The index of the job `h` was printed in.
 fn job_of(h: &Heard, jobs: &[Span]) -> usize {
+    match &h.started {
+        Started::NotYet => return 0,
+        Started::Job(id) => {
+            if let Some(i) = jobs.iter().position(|j| &j.job == id) {
+                return i;
+            }
+        }
+        Started::Unknown => {}
+    }
     let Some(at) = h.at_unix_ms else {
         return jobs.len() - 1;
     };
@@ -143,11 +169,13 @@ mod tests {
         Heard {
             at_unix_ms: at,
             finding: diag::line(line, at.unwrap_or(0)).expect(line),
+            started: Started::Unknown,
         }
     }
 
     fn span(start: Option<u64>, hosts: &[&str]) -> Span {
         Span {
+            job: format!("job-{}", start.unwrap_or(0)),
             start_unix_ms: start,
             hosts: hosts.iter().map(|h| h.to_string()).collect(),
         }
@@ -183,6 +211,37 @@ mod tests {
                 (0, "node02", 2, 0),
                 (1, "node02", 1, 0),
                 (1, "node01", 1, 0)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_processs_mark_places_its_line_however_late_it_was_heard() {
+        let jobs = [
+            span(Some(10_000), &["node02"]),
+            span(Some(20_000), &["node02"]),
+            span(Some(30_000), &["node02"]),
+        ];
+        let marked = |started| Heard {
+            started,
+            ..heard(WARN, Some(35_000))
+        };
+        let p = place(
+            &[
+                marked(Started::NotYet),
+                marked(Started::Job("job-20000".into())),
+                marked(Started::Job("a job not recorded".into())),
+                marked(Started::Unknown),
+            ],
+            &jobs,
+            0,
+        );
+        assert_eq!(
+            said(&p),
+            [
+                (0, "node02", 1, 0),
+                (1, "node02", 1, 0),
+                (2, "node02", 2, 0)
             ]
         );
     }

@@ -39,6 +39,8 @@ pub enum RunEvent<'a> {
     },
     /// A job's own error, as its rank 0 met it.
     JobFailed { job: &'a str, message: &'a str },
+    /// `rank` of this process starts `job` (a worker marks its output: [`super::job_marks`]).
+    JobStarts { rank: usize, job: &'a str },
     /// A job skipped before it ran (its `root` is out of range).
     JobSkipped { job: &'a str, why: &'a str },
     /// A rank's watchdog ended a hung collective.
@@ -112,6 +114,7 @@ impl RunEvent<'_> {
             | RunEvent::Rows { .. }
             | RunEvent::End
             | RunEvent::WorkerLine { .. }
+            | RunEvent::JobStarts { .. }
             | RunEvent::Table(_)
             | RunEvent::NcclLog(_)
             | RunEvent::Round(_) => return None,

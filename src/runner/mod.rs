@@ -25,6 +25,7 @@ pub mod hang;
 pub mod host_clock;
 pub mod interrupt;
 pub mod iterations;
+pub mod job_marks;
 pub mod layout;
 pub mod lifecycle;
 #[cfg(feature = "mpi")]

@@ -360,6 +360,10 @@ pub fn run_jobs<W: World, E: Engine>(
         }
         shared.record(Record::Job { job: Box::new(jr) })?;
         *current.lock().unwrap_or_else(|p| p.into_inner()) = Some(job.id.clone());
+        cfg.events.event(&RunEvent::JobStarts {
+            rank: me,
+            job: &job.id,
+        });
         if bad_root {
             if me == 0 {
                 cfg.events.event(&RunEvent::JobSkipped {

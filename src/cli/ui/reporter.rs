@@ -13,6 +13,9 @@ use indicatif::{ProgressBar, ProgressStyle};
 /// A run's reporter.
 pub struct Ui {
     bar: Option<ProgressBar>,
+    /// Mark the output as each job starts (`runner::job_marks`): a `__worker` process, whose
+    /// output the `baton run` that started it reads.
+    marks: bool,
 }
 
 impl Ui {
@@ -31,6 +34,7 @@ impl Ui {
                 bar.enable_steady_tick(Duration::from_millis(250));
                 bar
             }),
+            marks: false,
         }
     }
 
@@ -46,13 +50,35 @@ impl Ui {
                 bar.enable_steady_tick(Duration::from_millis(250));
                 bar
             }),
+            marks: false,
         }
     }
 
     /// A worker process or one rank of many: lines only (the parent, or the launcher, passes
     /// them on).
     pub fn plain() -> Ui {
-        Ui { bar: None }
+        Ui {
+            bar: None,
+            marks: false,
+        }
+    }
+
+    /// A `__worker` process: lines only, and a mark on stdout and stderr as each job starts.
+    pub fn worker() -> Ui {
+        Ui {
+            bar: None,
+            marks: true,
+        }
+    }
+
+    /// A job's mark, on both streams: a line of this process is read with the marks of its
+    /// own stream, the only order a pipe keeps.
+    fn mark(&self, rank: usize, job: &str) {
+        if self.marks {
+            let m = baton::runner::job_marks::line(rank, job);
+            let _ = baton::stdout::print(&format!("{m}\n"));
+            let _ = writeln!(std::io::stderr(), "{m}");
+        }
     }
 
     /// A message line on stderr (`baton: …`), above the bar when there is one.
@@ -110,6 +136,7 @@ impl Events for Ui {
     fn event(&self, e: &RunEvent<'_>) {
         match e {
             RunEvent::WorkerLine { line, stderr } => self.relay(line, *stderr),
+            RunEvent::JobStarts { rank, job } => self.mark(*rank, job),
             RunEvent::Table(text) => self.above(|| {
                 let _ = baton::stdout::print(text);
             }),
