@@ -19,6 +19,11 @@ pub trait World {
     /// between jobs allows `Some(limit)` (longer than the watchdog's) then, and its own bound
     /// again after `None`.
     fn job_limit(&self, _limit: Option<std::time::Duration>) {}
+    /// Whether its waits between jobs end by themselves, naming the rank that did not come (the
+    /// TCP rendezvous); an MPI world's or threads' wait only when every rank arrives.
+    fn bounds_its_waits(&self) -> bool {
+        false
+    }
 }
 
 /// A world of one rank (for tests and single-rank runs).
@@ -69,5 +74,8 @@ impl<T: World + ?Sized> World for &T {
     }
     fn job_limit(&self, limit: Option<std::time::Duration>) {
         (**self).job_limit(limit)
+    }
+    fn bounds_its_waits(&self) -> bool {
+        (**self).bounds_its_waits()
     }
 }

@@ -433,6 +433,9 @@ impl World for TcpWorld {
     fn job_limit(&self, limit: Option<Duration>) {
         self.set_job_limit(limit)
     }
+    fn bounds_its_waits(&self) -> bool {
+        true
+    }
     fn rank(&self) -> usize {
         self.rank
     }

@@ -6,6 +6,9 @@
 //! - `stall:rank=1` makes that rank stop joining collectives at its first timed op, so its peers
 //!   hang inside the op (must hit the timeout);
 //! - `crash:rank=1` kills that rank there (the others must end, results so far kept);
+//! - `stall-start:rank=1` makes that rank stop before the ranks' start-up meetings (hosts, pids,
+//!   devices, before any job), as a rank stuck in its own set-up: its peers wait there (must hit
+//!   the start-up limit);
 //! - `init-fail:rank=0` fails communicator set-up;
 //! - `device-fault:rank=0` makes that rank's GPU hit an illegal address at its first timed op (a
 //!   sticky CUDA error: the worker must stop and a fresh one run the jobs left);
@@ -29,6 +32,7 @@ use crate::results::ErrorKind;
 pub enum FaultKind {
     Corrupt,
     Stall,
+    StallStart,
     InitFail,
     Crash,
     DeviceFault,
@@ -69,6 +73,7 @@ impl Fault {
         let kind = match parts.next()? {
             "corrupt" => FaultKind::Corrupt,
             "stall" => FaultKind::Stall,
+            "stall-start" => FaultKind::StallStart,
             "init-fail" => FaultKind::InitFail,
             "crash" => FaultKind::Crash,
             "device-fault" => FaultKind::DeviceFault,
@@ -261,6 +266,8 @@ mod tests {
             })
         );
         assert_eq!(Fault::parse("corrupt").unwrap().rank, Some(0));
+        let f = Fault::parse("stall-start:rank=1").unwrap();
+        assert_eq!((f.kind, f.rank), (FaultKind::StallStart, Some(1)));
         assert_eq!(Fault::parse("explode"), None);
         assert_eq!(Fault::parse("corrupt:rank=x"), None);
         let f = Fault::parse("corrupt:rank=1:job=ar").unwrap();

@@ -16,7 +16,7 @@ use crate::expand::Job;
 use crate::launch::{self, EnvSet};
 use crate::plan::{Backend, Plan};
 use crate::results::journal::{Journal, Record};
-use crate::results::{self, JobStatus};
+use crate::results::{self, ErrorKind, JobStatus};
 
 /// Runs `jobs` of `plan`, each environment set in its own process set, telling `events` how far
 /// it got and passing the workers' output on as events.
@@ -207,17 +207,20 @@ fn run_set(
         let started = results::journal::statuses(records);
         let interrupted = super::interrupt::requested();
         let timeout = status.code() == Some(Exit::Timeout.code());
+        let progressed = !started.is_empty();
         let describe = if interrupted {
             format!(
                 "stopped by {} before it finished",
                 super::interrupt::signal_name().unwrap_or("a signal")
             )
+        } else if timeout && !progressed {
+            "the worker's ranks timed out at start-up, before its first job: a rank did not arrive"
+                .to_string()
         } else if timeout {
             "a collective hung and was aborted at its timeout".to_string()
         } else {
             format!("the worker ended with {status}")
         };
-        let progressed = !started.is_empty();
         let mut left = Vec::new();
         for &i in &pending {
             let id = &jobs[i].id;
@@ -252,8 +255,14 @@ fn run_set(
                     job: &job.id,
                     why: &why,
                 });
+                let mut never = not_run(job, job_backend(launcher), why);
+                if timeout {
+                    // Its ranks never all arrived: a hang, timed out, as a collective's is.
+                    never.status = JobStatus::Timeout;
+                    never.errors = vec![error(ErrorKind::Timeout, describe.clone())];
+                }
                 journal.append(&Record::Job {
-                    job: Box::new(not_run(job, job_backend(launcher), why)),
+                    job: Box::new(never),
                 })?;
             }
             if !status.success() && !timeout {

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use super::engine::Engine;
 use super::events::{Events, RunEvent};
-use super::fault::{Fault, Faulty};
+use super::fault::{Fault, FaultKind, Faulty};
 use super::sweep::{JobRun, SweepHooks, sweep};
 use super::table;
 use super::watchdog::Watchdog;
@@ -203,6 +203,42 @@ fn watch(w: Option<&Watchdog>, (limit, grace): (Duration, Duration), job: &str, 
     }
 }
 
+/// How long the ranks' start-up meetings may take when no job says (a worker with no jobs).
+const STARTUP_LIMIT: Duration = Duration::from_secs(60);
+
+/// A watchdog over the ranks' start-up meetings (hosts, pids, devices, before the first job),
+/// bounded like the meetings inside a job (the first job's timeout and the margin, this rank's
+/// grace on top). A peer that never arrives — stuck in its own set-up, or stopped — holds
+/// every rank there, and under Open MPI (or a process's GPU threads) nothing else ends that
+/// wait: no job has started, so only the timeout is said, and the worker exits 4.
+fn startup_watch(cfg: &WorkerConfig, me: usize, jobs: &[Job]) -> Option<Watchdog> {
+    if !cfg.watchdog {
+        return None;
+    }
+    let limit = jobs
+        .first()
+        .map_or(STARTUP_LIMIT, |j| j.settings.timeout + JOB_LIMIT_MARGIN);
+    let events = cfg.events.clone();
+    let on_timeout = cfg.on_timeout.clone();
+    let w = Watchdog::start(Box::new(move |what: &str| {
+        events.event(&RunEvent::RankTimeout { rank: me, what });
+        if me != 0 {
+            // Rank 0 says it first, as at a job's timeout.
+            std::thread::sleep(NON_ROOT_TIMEOUT_EXIT_DELAY);
+        } else if let Some(f) = &on_timeout {
+            f(what);
+        }
+    }));
+    w.arm(
+        limit + cfg.watchdog_grace,
+        format!(
+            "the ranks' start-up (before the first job) did not finish within {}: a rank did not arrive",
+            humantime::format_duration(limit)
+        ),
+    );
+    Some(w)
+}
+
 /// Runs `jobs` on this rank. Returns the results (complete on rank 0; other ranks return what
 /// they were given).
 pub fn run_jobs<W: World, E: Engine>(
@@ -213,6 +249,20 @@ pub fn run_jobs<W: World, E: Engine>(
 ) -> Result<Results, WorkerError> {
     let me = world.rank();
     let n = world.size() as u64;
+    // A world that bounds its own waits names the rank that did not come; the others wait
+    // for every rank, and a watchdog bounds their start-up.
+    let startup = (!world.bounds_its_waits())
+        .then(|| startup_watch(&cfg, me, jobs))
+        .flatten();
+    if let Some(f) = &cfg.fault
+        && f.kind == FaultKind::StallStart
+        && f.applies(me, "")
+    {
+        // This rank never arrives at the meetings below, as one stuck in its own set-up.
+        loop {
+            std::thread::sleep(Duration::from_secs(3600));
+        }
+    }
     let hostname = crate::host::hostname();
     let hosts = world.all_gather_string(&hostname);
     let pids = world.all_gather_u64(std::process::id() as u64);
@@ -254,6 +304,7 @@ pub fn run_jobs<W: World, E: Engine>(
     shared.record(Record::Environment {
         environment: Box::new(environment),
     })?;
+    drop(startup);
     let current: Arc<Mutex<Option<String>>> = Arc::new(Mutex::new(None));
     let watchdog = cfg.watchdog.then(|| {
         let shared = shared.clone();

@@ -491,6 +491,46 @@ fn a_stopped_rank_is_named_in_the_timeout_record() {
     none_survive(&out);
 }
 
+/// A rank that never reaches the ranks' start-up meetings (`stall-start`, as one stuck in its own
+/// set-up): its peer's start-up watchdog ends the worker at the first job's timeout and the
+/// margin, where Open MPI alone would wait forever, and the job is recorded as timed out,
+/// saying why.
+#[test]
+fn a_rank_that_never_starts_times_the_worker_out_at_start_up() {
+    use common::procs::{none_survive, wait};
+    let (_d, plan, out) = common::plan_dir(
+        "mpi-stall-start",
+        "version: 1\nname: s\nbackend: mpi\nlaunch: { nodes: 1, ranks_per_node: 2 }\ndefaults: { timeout: 1s }\ntests:\n  - name: first\n    collective: all_reduce\n    sizes: [1K]\n",
+    );
+    let child = Command::new(baton())
+        .args(["run", common::p(&plan), "-o", common::p(&out)])
+        .env("NO_COLOR", "1")
+        .env("BATON_FAULT", "stall-start:rank=1")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (code, err) = wait(child, Duration::from_secs(120));
+    assert_eq!(code, 4, "{err}");
+    assert!(
+        err.contains(
+            "rank 0: timeout: the ranks' start-up (before the first job) did not finish within 31s"
+        ),
+        "{err}"
+    );
+    let r = results::read(&out.join("results.json")).unwrap();
+    let job = &r.jobs[0];
+    assert_eq!(job.status, JobStatus::Timeout, "{:?}", job.errors);
+    assert!(
+        job.errors[0]
+            .message
+            .contains("timed out at start-up, before its first job"),
+        "{:?}",
+        job.errors
+    );
+    none_survive(&out);
+}
+
 /// One rank per process under mpirun (`mpirun -np 2 baton-mpi run …`), a rank stalled in the
 /// second job: rank 0's watchdog ends the run with 4, and `results.json` holds every measured
 /// row — the first job's, the timeout's record — not the empty results the claim started with.
