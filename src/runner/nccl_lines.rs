@@ -287,6 +287,26 @@ mod tests {
         ]
     }
 
+    /// A journal in a fresh directory named `name` holding two started jobs, `a` and `b`, at
+    /// `at` (RFC 3339), and the records appended.
+    fn two_jobs(name: &str, at: [&str; 2]) -> (std::path::PathBuf, Journal, Vec<Record>) {
+        let d = std::env::temp_dir().join(format!("baton-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        let mut j = Journal::create(
+            &d.join("journal.jsonl"),
+            &Results::new(Producer::baton("run")),
+        )
+        .unwrap();
+        let mut records = Vec::new();
+        records.extend(started("a", at[0]));
+        records.extend(started("b", at[1]));
+        for r in &records {
+            j.append(r).unwrap();
+        }
+        (d, j, records)
+    }
+
     fn heard(line: &str, at: u64) -> Heard {
         Heard {
             at_unix_ms: Some(at),
@@ -344,17 +364,11 @@ mod tests {
         assert!(passed.iter().all(|l| job_marks::parse(l).is_none()));
 
         // Both jobs had started when every line was heard: the marks place them.
-        let d = std::env::temp_dir().join(format!("baton-nccl-marks-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
+        let (d, mut j, records) = two_jobs(
+            "nccl-marks",
+            ["2026-11-30T21:04:00Z", "2026-11-30T21:04:01Z"],
+        );
         let path = d.join("journal.jsonl");
-        let mut j = Journal::create(&path, &Results::new(Producer::baton("run"))).unwrap();
-        let mut records = Vec::new();
-        records.extend(started("a", "2026-11-30T21:04:00Z"));
-        records.extend(started("b", "2026-11-30T21:04:01Z"));
-        for r in &records {
-            j.append(r).unwrap();
-        }
         let late: Vec<Heard> = heard.into_iter().take(3).collect();
         record(&mut j, &records, (late, 0), &["me".to_string()]).unwrap();
         let r = crate::results::journal::rebuild(&path).unwrap();
@@ -365,17 +379,11 @@ mod tests {
 
     #[test]
     fn lines_heard_join_the_job_then_running_on_the_node_and_survive_its_evidence() {
-        let d = std::env::temp_dir().join(format!("baton-nccl-lines-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
+        let (d, mut j, records) = two_jobs(
+            "nccl-lines",
+            ["2026-11-30T21:04:00Z", "2026-11-30T21:04:10Z"],
+        );
         let path = d.join("journal.jsonl");
-        let mut j = Journal::create(&path, &Results::new(Producer::baton("run"))).unwrap();
-        let mut records = Vec::new();
-        records.extend(started("a", "2026-11-30T21:04:00Z"));
-        records.extend(started("b", "2026-11-30T21:04:10Z"));
-        for r in &records {
-            j.append(r).unwrap();
-        }
         // 2026-11-30 21:04:05 and 21:04:12 UTC.
         let (t5, t12) = (1_796_072_645_000, 1_796_072_652_000);
         let lines = vec![

@@ -4,6 +4,7 @@
 
 use crate::common;
 
+use std::path::Path;
 use std::process::{Command, Output};
 use std::time::Duration;
 
@@ -433,6 +434,21 @@ fn gpu_pairs_of_a_two_rank_node_has_its_one_pair_in_the_matrix() {
     assert!(!svg.contains("no value") && svg.contains("(pass)"), "{svg}");
 }
 
+/// `baton run PLAN -o OUT` started in the background, with `fault` as `BATON_FAULT` (none
+/// when `None`), stdout dropped and stderr piped for `procs::wait`.
+fn spawn_run(plan: &Path, out: &Path, fault: Option<&str>) -> std::process::Child {
+    let mut c = Command::new(baton());
+    c.args(["run", common::p(plan), "-o", common::p(out)])
+        .env("NO_COLOR", "1")
+        .env_remove("BATON_FAULT")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    if let Some(f) = fault {
+        c.env("BATON_FAULT", f);
+    }
+    c.spawn().unwrap()
+}
+
 /// A rank stopped with SIGSTOP mid-job (issue #20, F17): the collective hangs, rank 0's watchdog
 /// records the timeout (exit 4), and the record names the rank, its pid and host.
 #[test]
@@ -442,14 +458,7 @@ fn a_stopped_rank_is_named_in_the_timeout_record() {
         "mpi-sigstop",
         "version: 1\nname: s\nbackend: mpi\nlaunch: { nodes: 1, ranks_per_node: 3 }\ndefaults: { timeout: 3s, iters: 5, warmup: 1 }\ntests:\n  - name: soak\n    collective: all_reduce\n    sizes: [1K]\n    repeat: 5m\n",
     );
-    let child = Command::new(baton())
-        .args(["run", common::p(&plan), "-o", common::p(&out)])
-        .env("NO_COLOR", "1")
-        .env_remove("BATON_FAULT")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_run(&plan, &out, None);
     let t = std::time::Instant::now();
     let r = loop {
         if let Some(r) = journaled(&out).filter(|r| rows(r) > 3) {
@@ -502,14 +511,7 @@ fn a_rank_that_never_starts_times_the_worker_out_at_start_up() {
         "mpi-stall-start",
         "version: 1\nname: s\nbackend: mpi\nlaunch: { nodes: 1, ranks_per_node: 2 }\ndefaults: { timeout: 1s }\ntests:\n  - name: first\n    collective: all_reduce\n    sizes: [1K]\n",
     );
-    let child = Command::new(baton())
-        .args(["run", common::p(&plan), "-o", common::p(&out)])
-        .env("NO_COLOR", "1")
-        .env("BATON_FAULT", "stall-start:rank=1")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_run(&plan, &out, Some("stall-start:rank=1"));
     let (code, err) = wait(child, Duration::from_secs(120));
     assert_eq!(code, 4, "{err}");
     assert!(
