@@ -7,6 +7,7 @@ pub mod acceptance;
 pub mod baseline;
 pub mod child;
 pub mod collective;
+pub mod deadline;
 pub mod digest;
 pub mod exit;
 pub mod expand;

@@ -90,6 +90,28 @@ pub fn url_redacted(url: &str) -> String {
     format!("{scheme}://{authority}{tail}")
 }
 
+/// A webhook URL as any line may show it, parsed or not (a refused one is shown too): the
+/// scheme, host and port, credentials and everything after the host (path, query, fragment:
+/// where receivers keep their tokens) made [`REDACTED`]
+/// (`http://hooks.example:8080/<redacted>`).
+pub fn webhook_redacted(url: &str) -> String {
+    let (scheme, rest) = match url.split_once("://") {
+        Some((scheme, rest)) => (format!("{scheme}://"), rest),
+        None => (String::new(), url),
+    };
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(end);
+    let authority = match authority.rsplit_once('@') {
+        Some((_, host)) => format!("{REDACTED}@{host}"),
+        None => authority.to_string(),
+    };
+    let tail = match tail {
+        "" | "/" => tail.to_string(),
+        _ => format!("/{REDACTED}"),
+    };
+    format!("{scheme}{authority}{tail}")
+}
+
 /// A line of someone else's output (NCCL's diagnostics print `NAME=value` of the variables
 /// they compare) with every secret's value after `NAME=` and every URL's password made
 /// [`REDACTED`]; the rest as it was.
@@ -292,5 +314,28 @@ mod tests {
         );
         assert!(r.contains("NCCL_IB_HCA=mlx5_0,"), "{r}");
         assert_eq!(line_redacted("a=b c==d =e x="), "a=b c==d =e x=");
+    }
+
+    #[test]
+    fn a_webhook_url_shows_its_host_only() {
+        for (url, shown) in [
+            (
+                "http://hooks.example:8080/T0K3N?k=v",
+                "http://hooks.example:8080/<redacted>",
+            ),
+            (
+                "https://u:pw@hooks.example/T",
+                "https://<redacted>@hooks.example/<redacted>",
+            ),
+            (
+                "ftp://hooks.example?token=t",
+                "ftp://hooks.example/<redacted>",
+            ),
+            ("hooks.example/T0K3N a", "hooks.example/<redacted>"),
+            ("http://relay/", "http://relay/"),
+            ("http://relay", "http://relay"),
+        ] {
+            assert_eq!(webhook_redacted(url), shown);
+        }
     }
 }

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use baton::exit::Exit;
 use baton::grade::Grade;
-use baton::notify::Target;
+use baton::notify::{Target, Tls};
 use baton::results::Results;
 use baton::session;
 
@@ -23,7 +23,7 @@ pub struct FleetArgs {
     /// POST the verdict JSON (schemas/verdict.schema.json) to this http(s):// URL, with the run's
     /// ID in `X-Baton-Run-Id`; retried within --notify-within; never changes the exit code.
     /// Default: the site file's `outputs.notify`.
-    #[arg(long, value_name = "URL", value_parser = target)]
+    #[arg(long, value_name = "URL", value_parser = TargetParser)]
     pub notify: Option<Target>,
     /// The longest --notify may take, retries included (1 to 3600; default: the site file's
     /// `outputs.notify_within`, else 30).
@@ -34,6 +34,9 @@ pub struct FleetArgs {
     /// site's own CA) instead of the usual public roots.
     #[arg(long, value_name = "FILE")]
     pub notify_ca: Option<PathBuf>,
+    /// The roots --notify-ca gave, read and checked by [`FleetArgs::checked`] before any work.
+    #[arg(skip)]
+    pub tls: Option<Tls>,
 }
 
 impl FleetArgs {
@@ -46,7 +49,22 @@ impl FleetArgs {
                 .notify_within
                 .or(site.notify_within.map(|d| d.as_secs())),
             notify_ca: self.notify_ca,
+            tls: self.tls,
         }
+    }
+
+    /// These flags with `--notify-ca` read and checked now: a CA file that is missing, not a
+    /// regular file or holds no certificate is invalid input (exit 2) before anything runs,
+    /// not a verdict silently not sent after the work.
+    pub fn checked(self) -> Result<FleetArgs, CliError> {
+        let Some(ca) = self.notify_ca.as_deref() else {
+            return Ok(self);
+        };
+        let tls = session::notify_tls(Some(ca)).map_err(CliError::invalid)?;
+        Ok(FleetArgs {
+            tls: Some(tls),
+            ..self
+        })
     }
 
     fn within(&self) -> Duration {
@@ -62,8 +80,32 @@ pub fn history(flag: Option<PathBuf>, site: &baton::site::Outputs) -> Option<Pat
         .or_else(|| site.history.clone())
 }
 
-fn target(s: &str) -> Result<Target, String> {
-    Target::parse(s).map_err(|e| e.to_string())
+/// `--notify URL`, parsed; a URL it refuses is shown without its credentials, path or query
+/// (where receivers keep their tokens), never whole as clap would show it.
+#[derive(Clone)]
+struct TargetParser;
+
+impl clap::builder::TypedValueParser for TargetParser {
+    type Value = Target;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<Target, clap::Error> {
+        let text = value.to_string_lossy();
+        Target::parse(&text).map_err(|e| {
+            let flag = arg.map_or("--notify <URL>".to_string(), ToString::to_string);
+            let shown = baton::secrets::webhook_redacted(&text);
+            let shown = baton::stdout::visible(&shown);
+            clap::Error::raw(
+                clap::error::ErrorKind::ValueValidation,
+                format!("invalid value '{shown}' for '{flag}': {e}\n"),
+            )
+            .with_cmd(cmd)
+        })
+    }
 }
 
 /// Writes the metrics and sends the verdict where asked, saying what became of each;
@@ -110,7 +152,11 @@ fn publish_as(
         verdict.line(&format!("metrics: {}", file.display()))?;
     }
     if let Some(to) = &a.notify {
-        let d = match session::notify_tls(a.notify_ca.as_deref()) {
+        let tls = match &a.tls {
+            Some(tls) => Ok(tls.clone()),
+            None => session::notify_tls(a.notify_ca.as_deref()),
+        };
+        let d = match tls {
             Ok(tls) => session::notify(g, exit, id, to, &tls, a.within()),
             Err(why) => baton::notify::Delivery {
                 attempts: 0,

@@ -114,7 +114,7 @@ fn dispatch(command: Command, trust: baton::plan::Trust, mpi: Option<MpiEntry>) 
         Command::Run(args) => {
             let site = load::site_outputs();
             let history = fleet::history(args.history.clone(), &site);
-            let fleet = args.fleet.clone().with_site(&site);
+            let fleet = args.fleet.clone().with_site(&site).checked()?;
             let args = run::Args {
                 trust,
                 history,
@@ -124,7 +124,11 @@ fn dispatch(command: Command, trust: baton::plan::Trust, mpi: Option<MpiEntry>) 
             run::run(&args, mpi)
         }
         Command::Accept(args) => {
-            let fleet = args.fleet.clone().with_site(&load::site_outputs());
+            let fleet = args
+                .fleet
+                .clone()
+                .with_site(&load::site_outputs())
+                .checked()?;
             accept::run(&accept::Args {
                 trust,
                 fleet,
@@ -151,7 +155,7 @@ fn dispatch(command: Command, trust: baton::plan::Trust, mpi: Option<MpiEntry>) 
         Command::Grade(args) => {
             let site = load::site_outputs();
             let history = fleet::history(args.history.clone(), &site);
-            let fleet = args.fleet.clone().with_site(&site);
+            let fleet = args.fleet.clone().with_site(&site).checked()?;
             let args = args::GradeArgs {
                 history,
                 fleet,

@@ -11,6 +11,7 @@ pub mod postgres;
 pub mod record;
 pub mod store;
 
+pub use open::shown;
 pub use record::{hosts_of, identity_of, key_of};
 pub use store::{
     AddError, Added, HistoryError, MAX_LAST, Query, Store, TrendRow, add_file, default_path,

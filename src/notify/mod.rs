@@ -5,14 +5,20 @@
 //! Delivery is best effort within a bound: retries with doubling backoff while the total time
 //! allows, then it gives up. It never changes the command's exit code; what happened comes
 //! back as a [`Delivery`] for the CLI to say. A tiny HTTP/1.1 client over std sockets: one
-//! request, the status line read, the connection closed; `https://` over rustls ([`tls`]).
+//! request, the status line read (at most [`MAX_STATUS_LINE`] bytes; headers and body are never
+//! read), the connection closed; `https://` over rustls ([`tls`]). Every step of every attempt
+//! — name lookup, connect, TLS handshake, each write and each read — waits only for what is
+//! left of one [`Deadline`], so a receiver that dribbles its answer costs the bound, not a
+//! timeout per byte.
 
 pub mod tls;
 pub mod url;
 
 use std::io::{Read, Write};
-use std::net::{TcpStream, ToSocketAddrs};
+use std::net::ToSocketAddrs;
 use std::time::{Duration, Instant};
+
+use crate::deadline::{Deadline, Timed};
 
 pub use tls::Tls;
 pub use url::{Target, UrlError};
@@ -22,8 +28,9 @@ pub const DEFAULT_WITHIN: Duration = Duration::from_secs(30);
 /// The first retry waits this long; each next one twice as long, up to [`MAX_BACKOFF`].
 const FIRST_BACKOFF: Duration = Duration::from_millis(250);
 const MAX_BACKOFF: Duration = Duration::from_secs(8);
-/// Most bytes of the answer read: its status line is all that is needed.
-const MAX_ANSWER: u64 = 8 * 1024;
+/// Most bytes of the answer read: its status line is all that is needed (`HTTP/1.1 503 Service
+/// Unavailable` is 33).
+pub const MAX_STATUS_LINE: u64 = 1024;
 
 /// How a delivery ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,21 +51,21 @@ enum Failed {
 /// verified against `tls`.
 pub fn send(target: &Target, tls: &Tls, run_id: &str, body: &[u8], within: Duration) -> Delivery {
     let start = Instant::now();
+    let until = Deadline::after(within);
     let mut backoff = FIRST_BACKOFF;
     let mut attempts = 0;
     loop {
         attempts += 1;
-        let left = within.saturating_sub(start.elapsed());
-        let failed = match attempt(target, tls, run_id, body, left) {
+        let failed = match attempt(target, tls, run_id, body, until) {
             Ok(status) => return delivered(attempts, start, Ok(status)),
             Err(Failed::Final(why)) => return delivered(attempts, start, Err(why)),
             Err(Failed::Retry(why)) => why,
         };
-        if start.elapsed() + backoff >= within {
+        if backoff >= until.left() {
             let why = format!("{failed}; gave up after {:.1} s", within.as_secs_f64());
             return delivered(attempts, start, Err(why));
         }
-        std::thread::sleep(backoff);
+        until.sleep(backoff);
         backoff = (backoff * 2).min(MAX_BACKOFF);
     }
 }
@@ -71,20 +78,20 @@ fn delivered(attempts: u32, start: Instant, outcome: Result<u16, String>) -> Del
     }
 }
 
-/// One request, every step bounded by what is `left` of the total.
+/// One request, every step of it ending by `until`.
 fn attempt(
     target: &Target,
     tls: &Tls,
     run_id: &str,
     body: &[u8],
-    left: Duration,
+    until: Deadline,
 ) -> Result<u16, Failed> {
-    let left = left.max(Duration::from_millis(1));
     let retry = |e: std::io::Error| Failed::Retry(e.to_string());
-    let addr = resolve(target, left)?;
-    let s = TcpStream::connect_timeout(&addr, left).map_err(retry)?;
-    s.set_write_timeout(Some(left)).map_err(retry)?;
-    s.set_read_timeout(Some(left)).map_err(retry)?;
+    let addr = resolve(target, until)?;
+    let s = Timed {
+        s: until.connect(&addr).map_err(retry)?,
+        until,
+    };
     let status = if target.tls {
         let mut s = tls.wrap(&target.host, s).map_err(retry)?;
         exchange(&mut s, target, run_id, body)
@@ -127,15 +134,15 @@ fn exchange<S: Read + Write>(
     status_line(s)
 }
 
-/// The receiver's address, looked up within `left`: name resolution has no timeout of its own,
+/// The receiver's address, looked up by `until`: name resolution has no timeout of its own,
 /// so it runs on a thread that is left behind if it never returns.
-fn resolve(target: &Target, left: Duration) -> Result<std::net::SocketAddr, Failed> {
+fn resolve(target: &Target, until: Deadline) -> Result<std::net::SocketAddr, Failed> {
     let (tx, rx) = std::sync::mpsc::channel();
     let authority = target.authority();
     std::thread::spawn(move || {
         let _ = tx.send(authority.to_socket_addrs().map(|mut a| a.next()));
     });
-    match rx.recv_timeout(left) {
+    match rx.recv_timeout(until.left()) {
         Ok(Ok(Some(addr))) => Ok(addr),
         Ok(Ok(None)) => Err(Failed::Retry(format!("{}: no address", target.host))),
         Ok(Err(e)) => Err(Failed::Retry(e.to_string())),
@@ -150,7 +157,7 @@ fn resolve(target: &Target, left: Duration) -> Result<std::net::SocketAddr, Fail
 fn status_line<S: Read>(s: &mut S) -> std::io::Result<u16> {
     let mut line = Vec::new();
     let mut byte = [0u8; 1];
-    let mut limited = s.take(MAX_ANSWER);
+    let mut limited = s.take(MAX_STATUS_LINE);
     while !line.ends_with(b"\r\n") {
         if limited.read(&mut byte)? == 0 {
             break;

@@ -5,6 +5,8 @@
 use std::net::TcpStream;
 use std::sync::Arc;
 
+use crate::deadline::Timed;
+
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName};
 use rustls::{ClientConfig, ClientConnection, RootCertStore, StreamOwned};
@@ -36,12 +38,13 @@ impl Tls {
         Ok(Tls(Arc::new(config)))
     }
 
-    /// `tcp` as a TLS stream to `host`; the handshake happens on the first write.
+    /// `tcp` as a TLS stream to `host`; the handshake happens on the first write, within the
+    /// socket's deadline like every other read and write.
     pub(super) fn wrap(
         &self,
         host: &str,
-        tcp: TcpStream,
-    ) -> std::io::Result<StreamOwned<ClientConnection, TcpStream>> {
+        tcp: Timed<TcpStream>,
+    ) -> std::io::Result<StreamOwned<ClientConnection, Timed<TcpStream>>> {
         let name = ServerName::try_from(host.to_string())
             .map_err(|e| std::io::Error::other(format!("{host}: {e}")))?;
         let conn = ClientConnection::new(self.0.clone(), name).map_err(std::io::Error::other)?;

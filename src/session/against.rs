@@ -58,16 +58,6 @@ pub fn baseline_for(
     })
 }
 
-/// How a store is named in verdicts: a database's URL without its password.
-fn shown(store: &Path) -> String {
-    let name = store.display().to_string();
-    if crate::history::postgres::is_url(store) {
-        crate::history::postgres::shown(&name)
-    } else {
-        name
-    }
-}
-
 /// `rel` as a reader finds it: beside the plan file.
 fn beside(plan_path: &Path, rel: &str) -> String {
     plan_path
@@ -136,7 +126,7 @@ pub fn history_for(
     match crate::history::Store::open(&path) {
         Ok(s) => OpenedHistory::Store(std::sync::Mutex::new(s)),
         Err(e) => OpenedHistory::Unreadable {
-            name: shown(&path),
+            name: crate::history::shown(&path),
             why: e.to_string(),
         },
     }

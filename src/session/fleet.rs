@@ -67,6 +67,7 @@ pub fn notify_tls(ca: Option<&Path>) -> Result<Tls, String> {
     let Some(file) = ca else {
         return Tls::new(None);
     };
-    let pem = crate::input::read_bounded(file, 1 << 20, "CA file").map_err(|e| e.to_string())?;
+    let pem =
+        crate::input::read_bounded(file, 1 << 20, "--notify-ca").map_err(|e| e.to_string())?;
     Tls::new(Some(&pem)).map_err(|why| format!("--notify-ca {}: {why}", file.display()))
 }

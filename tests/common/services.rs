@@ -119,6 +119,48 @@ impl Postgres {
             self.password, self.port
         )
     }
+
+    /// The URL of database `db` for `user` (password `password`).
+    pub fn url_of(&self, user: &str, password: &str, db: &str) -> String {
+        format!("postgres://{user}:{password}@127.0.0.1:{}/{db}", self.port)
+    }
+
+    /// `sql` run by the real `psql` as the superuser `baton` in database `db`, stopping at the
+    /// first error; its output, unaligned, without headers.
+    pub fn sql(&self, db: &str, sql: &str) -> String {
+        let psql = program("psql").expect("psql beside initdb");
+        let o = Command::new(psql)
+            .args([
+                "-X",
+                "-q",
+                "-A",
+                "-t",
+                "-v",
+                "ON_ERROR_STOP=1",
+                "-h",
+                "127.0.0.1",
+            ])
+            .args([
+                "-p",
+                &self.port.to_string(),
+                "-U",
+                "baton",
+                "-d",
+                db,
+                "-c",
+                sql,
+            ])
+            .env("PGPASSWORD", &self.password)
+            .output()
+            .unwrap();
+        let out = String::from_utf8_lossy(&o.stdout).into_owned();
+        assert!(
+            o.status.success(),
+            "psql {sql}: {out}{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        out.trim().to_string()
+    }
 }
 
 impl Drop for Postgres {

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 /// modules of lower layers only; the modules of one layer do not use each other. The CLI (the
 /// binary's `src/main.rs`, `src/cli/`, `src/bin/`) is the top and may use every layer.
 const LAYERS: &[(&str, &[&str])] = &[
+    ("time", &["deadline"]),
     (
         "foundations",
         &[

@@ -16,6 +16,8 @@ pub(crate) enum Answer {
     Status(u16),
     /// Reads the request and never answers.
     Silent,
+    /// Reads the request, then answers the start of a status line a byte every 200 ms, for ever.
+    Dribble,
 }
 
 /// One request received: its headers (lower-cased names) and body.
@@ -53,6 +55,14 @@ pub(crate) fn receiver(answers: Vec<Answer>) -> (String, Arc<Mutex<Vec<Received>
                     let _ = write!(s, "HTTP/1.1 {c} X\r\nContent-Length: 0\r\n\r\n");
                 }
                 Answer::Silent => held.push(s),
+                Answer::Dribble => {
+                    std::thread::spawn(move || {
+                        let mut bytes = b"HTTP/1.1 200 ".iter().chain(std::iter::repeat(&b'x'));
+                        while s.write_all(&[*bytes.next().unwrap()]).is_ok() {
+                            std::thread::sleep(Duration::from_millis(200));
+                        }
+                    });
+                }
             }
         }
     });
@@ -180,6 +190,109 @@ fn a_receiver_that_never_answers_costs_at_most_the_bound_and_not_the_exit_code()
     let o = graded(&d, &["--notify", &closed, "--notify-within", "1"]);
     assert_eq!(code(&o), 0, "{}", show(&o));
     assert!(stdout(&o).contains("not delivered"), "{}", show(&o));
+}
+
+#[test]
+fn a_receiver_that_dribbles_its_answer_costs_at_most_the_bound() {
+    let d = tmp("notify-dribble");
+    let (r, plan) = (healthy(&d), plan("h200x2.yaml"));
+    let (url, got) = receiver(vec![Answer::Dribble]);
+    let start = Instant::now();
+    let o = baton_bounded(&[
+        "grade",
+        p(&plan),
+        p(&r),
+        "--notify",
+        &url,
+        "--notify-within",
+        "2",
+    ]);
+    let took = start.elapsed();
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    assert!(took < Duration::from_secs(6), "{took:?}");
+    assert!(!got.lock().unwrap().is_empty());
+    assert!(stdout(&o).contains("not delivered"), "{}", show(&o));
+}
+
+#[test]
+fn a_refused_url_is_never_shown_whole() {
+    let d = tmp("notify-refused-secret");
+    let (r, plan) = (healthy(&d), plan("h200x2.yaml"));
+    for url in [
+        "http://user:S3cr3tPW@hooks.example/T0K3N",
+        "ftp://hooks.example/T0K3N?token=S3cr3tPW",
+        "http://hooks.example/T0K3N a?token=S3cr3tPW",
+        "http://hooks.example:99999/T0K3N?token=S3cr3tPW",
+        "hooks.example/T0K3N?token=S3cr3tPW",
+    ] {
+        for cmd in ["grade", "render"] {
+            let mut args = vec![cmd, p(&plan)];
+            match cmd {
+                "grade" => args.push(p(&r)),
+                _ => args.extend(["--target", "slurm", "-o", p(&d)]),
+            }
+            args.extend(["--notify", url]);
+            let o = baton(&args);
+            assert_eq!(code(&o), 2, "{url}: {}", show(&o));
+            let all = format!("{}{}", stdout(&o), stderr(&o));
+            assert!(!all.contains("S3cr3tPW"), "{url}: {all}");
+            assert!(!all.contains("T0K3N"), "{url}: {all}");
+            assert!(all.contains("--notify"), "{url}: {all}");
+        }
+    }
+}
+
+#[test]
+fn a_bad_notify_ca_is_refused_before_any_work() {
+    let d = tmp("notify-bad-ca");
+    let (url, got) = receiver(vec![Answer::Status(204)]);
+    let fifo = d.join("fifo.pem");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let empty = write(&d, "empty.pem", "");
+    let text = write(&d, "text.pem", "not a certificate\n");
+    let missing = d.join("missing.pem");
+    let (r, plan) = (healthy(&d), plan("h200x2.yaml"));
+    let (_, run_plan, out) = plan_dir(
+        "notify-bad-ca-run",
+        &read(std::path::Path::new("plans/examples/quickstart.yaml")),
+    );
+    for ca in [&missing, &empty, &text, &d, &fifo] {
+        let o = baton_bounded(&[
+            "grade",
+            p(&plan),
+            p(&r),
+            "--notify",
+            &url,
+            "--notify-ca",
+            p(ca),
+        ]);
+        assert_eq!(code(&o), 2, "{}: {}", ca.display(), show(&o));
+        assert!(stderr(&o).contains("--notify-ca"), "{}", show(&o));
+        assert!(
+            stdout(&o).is_empty(),
+            "graded before refusing: {}",
+            show(&o)
+        );
+        let o = baton_bounded(&[
+            "run",
+            p(&run_plan),
+            "-o",
+            p(&out),
+            "--notify",
+            &url,
+            "--notify-ca",
+            p(ca),
+        ]);
+        assert_eq!(code(&o), 2, "{}: {}", ca.display(), show(&o));
+        assert!(!out.exists(), "ran before refusing: {}", show(&o));
+    }
+    assert!(got.lock().unwrap().is_empty());
 }
 
 #[test]
@@ -366,11 +479,11 @@ fn an_https_receiver_gets_the_verdict_verified_against_the_ca_given() {
     assert_eq!(code(&o), 0, "{}", show(&o));
     assert!(stdout(&o).contains("not delivered"), "{}", show(&o));
     assert!(stdout(&o).contains("1 attempt(s)"), "{}", show(&o));
-    // A CA file that holds no certificate says so.
+    // A CA file that holds no certificate says so, before grading.
     let bad = write(&d, "bad.pem", "not a certificate\n");
     let o = graded(&d, &["--notify", &url, "--notify-ca", p(&bad)]);
-    assert_eq!(code(&o), 0, "{}", show(&o));
-    assert!(stdout(&o).contains("no certificate in it"), "{}", show(&o));
+    assert_eq!(code(&o), 2, "{}", show(&o));
+    assert!(stderr(&o).contains("no certificate in it"), "{}", show(&o));
     let _ = server.kill();
     let _ = server.wait();
 }
