@@ -384,6 +384,10 @@ impl Drop for Scratch {
 mod tests {
     use super::*;
 
+    fn shown_name(s: &str) -> String {
+        shown(Path::new(s))
+    }
+
     #[test]
     fn uris_keep_odd_directory_names_part_of_the_path() {
         assert_eq!(
@@ -413,6 +417,28 @@ mod tests {
             );
         }
         assert!(check_name(Path::new("./file:h.sqlite")).is_ok());
+        // Neither a path nor a postgres:// URL: refused, shown without a value.
+        for (bad, shown) in [
+            (
+                "host=db user=baton password=pw dbname=h",
+                "`host=… user=… password=… dbname=…` (a libpq connection string)",
+            ),
+            ("dbname=h", "`dbname=…` (a libpq connection string)"),
+            (
+                "mysql://u:pw@db:3306/h?password=pw",
+                "mysql://u:<redacted>@db:3306/… (a mysql:// URL)",
+            ),
+        ] {
+            let e = check_name(Path::new(bad)).unwrap_err().to_string();
+            assert!(e.starts_with(shown), "{e}");
+            assert!(
+                e.contains("postgres://USER@HOST") && !e.contains("pw"),
+                "{e}"
+            );
+            assert_eq!(shown_name(bad), shown);
+        }
+        assert!(check_name(Path::new("./dbname=h")).is_ok());
+        assert!(check_name(Path::new("runs/h.sqlite")).is_ok());
         assert!(check_name(Path::new("h.sqlite")).is_ok());
     }
 }

@@ -3,9 +3,10 @@
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::Report;
+use crate::deadline::{Deadline, Timed};
 
 /// The most a status may hold; a larger answer is cut there and read as far as it goes.
 pub const MAX_BYTES: u64 = 4 << 20;
@@ -46,26 +47,13 @@ impl Default for Limits {
 }
 
 struct Conn {
-    s: TcpStream,
+    /// Every write and read ends by the query's one deadline, however RAS dribbles.
+    s: Timed<TcpStream>,
     addr: String,
-    until: Instant,
     secs: u64,
 }
 
 impl Conn {
-    fn arm(&self) -> Result<(), RasError> {
-        let left = self.until.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Err(RasError::Silent {
-                addr: self.addr.clone(),
-                secs: self.secs,
-            });
-        }
-        let _ = self.s.set_read_timeout(Some(left));
-        let _ = self.s.set_write_timeout(Some(left));
-        Ok(())
-    }
-
     fn silent(&self, _: std::io::Error) -> RasError {
         RasError::Silent {
             addr: self.addr.clone(),
@@ -75,14 +63,12 @@ impl Conn {
 
     /// One command and its one-line answer.
     fn ask(&mut self, cmd: &str) -> Result<String, RasError> {
-        self.arm()?;
         self.s
             .write_all(cmd.as_bytes())
             .map_err(|e| self.silent(e))?;
         let mut line = Vec::new();
         let mut b = [0u8; 1];
         while line.len() < 4096 {
-            self.arm()?;
             match self.s.read(&mut b).map_err(|e| self.silent(e))? {
                 0 => break,
                 _ if b[0] == b'\n' => break,
@@ -97,7 +83,6 @@ impl Conn {
         let mut out = Vec::new();
         let mut buf = [0u8; 16384];
         while (out.len() as u64) < MAX_BYTES {
-            self.arm()?;
             match self.s.read(&mut buf).map_err(|e| self.silent(e))? {
                 0 => break,
                 n => out.extend_from_slice(&buf[..n]),
@@ -111,17 +96,17 @@ impl Conn {
 /// Asks the RAS at `addr` for the job's status: JSON where the library has it, else text.
 pub fn query(addr: SocketAddr, limits: Limits) -> Result<Report, RasError> {
     let name = addr.to_string();
-    let until = Instant::now() + limits.total;
-    let s = TcpStream::connect_timeout(&addr, Duration::from_secs(2).min(limits.total)).map_err(
-        |e| RasError::Unreachable {
+    let until = Deadline::after(limits.total);
+    let s = until
+        .within(Duration::from_secs(2))
+        .connect(&addr)
+        .map_err(|e| RasError::Unreachable {
             addr: name.clone(),
             why: e.to_string(),
-        },
-    )?;
+        })?;
     let mut c = Conn {
-        s,
+        s: Timed { s, until },
         addr: name.clone(),
-        until,
         secs: limits.total.as_secs(),
     };
     let hello = c.ask("CLIENT PROTOCOL 2\n")?;
@@ -134,7 +119,6 @@ pub fn query(addr: SocketAddr, limits: Limits) -> Result<Report, RasError> {
     let _ = c.ask(&format!("TIMEOUT {}\n", limits.peer_wait_s))?;
     // NCCL before 2.28.7 answers `ERROR: Unknown command`: its text form is read instead.
     let json = c.ask("SET FORMAT json\n")?.eq_ignore_ascii_case("OK");
-    c.arm()?;
     c.s.write_all(b"STATUS\n").map_err(|e| c.silent(e))?;
     let body = c.rest()?;
     // A library that agreed to JSON and still answers in text is read as text.
@@ -157,6 +141,7 @@ mod tests {
     use super::*;
     use std::io::BufRead;
     use std::net::TcpListener;
+    use std::time::Instant;
 
     /// A stand-in RAS thread over a real socket, answering as NCCL 2.30.7 does.
     fn serve(json: bool, body: &'static str, stall: bool) -> SocketAddr {

@@ -4,13 +4,14 @@
 //! error then says what the tries met; a server that is not baton's ends it at once.
 
 use std::net::TcpStream;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::RendezvousError;
 use super::auth;
 use super::meet::{Answer, CHALLENGE_WAIT, Challenge, Hello, NOT_MINE, Proof, proof_of};
 use super::wire::{self, Timed, WireError};
 use super::world::{Join, Member};
+use crate::deadline::Deadline;
 
 /// What one try at joining ended in.
 enum Try {
@@ -23,14 +24,13 @@ enum Try {
 
 /// A rank other than 0: tries until the deadline, and says what the last try met.
 pub fn connect(j: &Join, me: &Member) -> Result<(Vec<Member>, TcpStream), RendezvousError> {
-    let deadline = Instant::now() + j.timeout;
+    let deadline = Deadline::after(j.timeout);
     let mut backoff = Duration::from_millis(50);
     let mut last = String::from("nothing tried");
     // What a try that got through to something met: kept when later tries find nobody.
     let mut met: Option<String> = None;
     loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
+        if deadline.passed() {
             if let Some(m) = met.filter(|m| *m != last) {
                 last = format!("{last}; earlier, {m}");
             }
@@ -50,19 +50,16 @@ pub fn connect(j: &Join, me: &Member) -> Result<(Vec<Member>, TcpStream), Rendez
                 last = why;
             }
         }
-        std::thread::sleep(backoff.min(deadline.saturating_duration_since(Instant::now())));
+        deadline.sleep(backoff);
         backoff = (backoff * 2).min(Duration::from_secs(1));
     }
 }
 
-fn reach(j: &Join, left: Duration) -> Result<TcpStream, String> {
+fn reach(j: &Join, deadline: Deadline) -> Result<TcpStream, String> {
     let addrs = j.root.resolve()?;
     let mut err = format!("{} resolves to no address", j.root.host);
     for a in addrs {
-        match TcpStream::connect_timeout(
-            &a,
-            left.clamp(Duration::from_millis(1), Duration::from_secs(2)),
-        ) {
+        match deadline.within(Duration::from_secs(2)).connect(&a) {
             Ok(s) => return Ok(s),
             Err(e) => err = format!("{a}: {e}"),
         }
@@ -70,9 +67,9 @@ fn reach(j: &Join, left: Duration) -> Result<TcpStream, String> {
     Err(err)
 }
 
-fn attempt(j: &Join, me: &Member, deadline: Instant) -> Result<(Vec<Member>, TcpStream), Try> {
-    let left = deadline.saturating_duration_since(Instant::now());
-    let s = reach(j, left).map_err(Try::Again)?;
+fn attempt(j: &Join, me: &Member, deadline: Deadline) -> Result<(Vec<Member>, TcpStream), Try> {
+    let s = reach(j, deadline).map_err(Try::Again)?;
+    let left = deadline.left();
     let wrong = |why: String| {
         Try::Fatal(RendezvousError::WrongRoot {
             addr: j.root.display(),
@@ -85,7 +82,7 @@ fn attempt(j: &Join, me: &Member, deadline: Instant) -> Result<(Vec<Member>, Tcp
             why: format!("no random nonce: {e}"),
         })
     })?;
-    let greet_until = Instant::now() + left.min(CHALLENGE_WAIT);
+    let greet_until = deadline.within(CHALLENGE_WAIT);
     let t = || Timed {
         s: &s,
         until: greet_until,
@@ -137,7 +134,8 @@ fn attempt(j: &Join, me: &Member, deadline: Instant) -> Result<(Vec<Member>, Tcp
         .map_err(|e| Try::Again(format!("sending the proof: {e}")))?;
     // Rank 0 answers when the last rank arrives or at its own deadline, later than ours when
     // it started later: wait for it past ours.
-    let wait = deadline.saturating_duration_since(Instant::now()) + j.timeout;
+    let wait = deadline.left() + j.timeout;
+    let until = deadline.plus(j.timeout);
     let lost = |why: String| {
         Try::Fatal(RendezvousError::PeerLost {
             rank: 0,
@@ -145,13 +143,7 @@ fn attempt(j: &Join, me: &Member, deadline: Instant) -> Result<(Vec<Member>, Tcp
             why,
         })
     };
-    let answer = match wire::read_greeting(
-        Timed {
-            s: &s,
-            until: Instant::now() + wait,
-        },
-        wire::TABLE_CAP,
-    ) {
+    let answer = match wire::read_greeting(Timed { s: &s, until }, wire::TABLE_CAP) {
         Ok(b) => serde_json::from_slice::<Answer>(&b)
             .map_err(|e| wrong(format!("an answer that is not a rendezvous answer: {e}")))?,
         Err(WireError::Io(e)) if wire::is_timeout(&e) => {

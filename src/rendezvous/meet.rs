@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
@@ -20,6 +20,7 @@ use super::RendezvousError;
 use super::auth::{self, Block, Key};
 use super::wire::{self, Timed, WireError};
 use super::world::{Join, Member};
+use crate::deadline::Deadline;
 
 /// How long rank 0 gives one connection for its whole greeting.
 pub const GREET_TIME: Duration = Duration::from_secs(2);
@@ -281,7 +282,7 @@ pub struct Met {
 
 /// Rank 0 with a listener already bound.
 pub fn serve(j: &Join, me: Member, l: TcpListener) -> Result<Met, RendezvousError> {
-    let deadline = Instant::now() + j.timeout;
+    let deadline = Deadline::after(j.timeout);
     let listen_err = |source| RendezvousError::Listen {
         addr: j.root.display(),
         source,
@@ -299,12 +300,11 @@ pub fn serve(j: &Join, me: Member, l: TcpListener) -> Result<Met, RendezvousErro
         if ranks.len() + 1 == j.size {
             break;
         }
-        if Instant::now() >= deadline {
+        if deadline.passed() {
             // Greetings under way end by the deadline too: hear how.
-            let grace = Instant::now() + Duration::from_millis(200);
+            let grace = Deadline::after(Duration::from_millis(200));
             while pending > 0 {
-                let left = grace.saturating_duration_since(Instant::now());
-                let Ok((s, from, g)) = rx.recv_timeout(left) else {
+                let Ok((s, from, g)) = rx.recv_timeout(grace.left()) else {
                     break;
                 };
                 pending -= 1;
@@ -333,7 +333,7 @@ pub fn serve(j: &Join, me: Member, l: TcpListener) -> Result<Met, RendezvousErro
                 turned.busy(from);
             }
             Ok((s, from)) => {
-                let until = (Instant::now() + GREET_TIME).min(deadline);
+                let until = deadline.within(GREET_TIME);
                 let (key, size, tx) = (j.key.clone(), j.size, tx.clone());
                 let spawned = std::thread::Builder::new()
                     .name("baton-greet".into())
@@ -367,7 +367,7 @@ pub fn serve(j: &Join, me: Member, l: TcpListener) -> Result<Met, RendezvousErro
     let table = Answer::Welcome(members.clone());
     for (r, s) in links.iter_mut().enumerate() {
         let Some(s) = s else { continue };
-        let until = Instant::now() + Duration::from_secs(10);
+        let until = Deadline::after(Duration::from_secs(10));
         send(Timed { s, until }, &table).map_err(|e| RendezvousError::PeerLost {
             rank: r,
             host: members[r].host.clone(),
@@ -415,7 +415,7 @@ fn arrive(
         let _ = send(
             Timed {
                 s: &s,
-                until: Instant::now() + Duration::from_secs(2),
+                until: Deadline::after(Duration::from_secs(2)),
             },
             &Answer::Failed(why.clone()),
         );
@@ -439,7 +439,7 @@ fn gone(s: &TcpStream) -> bool {
 }
 
 fn fail_all(ranks: &mut BTreeMap<usize, (TcpStream, Member)>, why: &str) {
-    let until = Instant::now() + Duration::from_secs(2);
+    let until = Deadline::after(Duration::from_secs(2));
     for (s, _) in ranks.values() {
         let _ = send(Timed { s, until }, &Answer::Failed(why.to_string()));
     }

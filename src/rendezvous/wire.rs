@@ -80,51 +80,7 @@ impl std::fmt::Display for WireError {
     }
 }
 
-pub fn is_timeout(e: &io::Error) -> bool {
-    matches!(
-        e.kind(),
-        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-    )
-}
-
-/// A socket whose reads and writes all end by one deadline, however the other end dribbles its
-/// bytes: each call waits only for what is left of it.
-pub struct Timed<'a> {
-    pub s: &'a std::net::TcpStream,
-    pub until: std::time::Instant,
-}
-
-impl Timed<'_> {
-    fn left(&self) -> io::Result<std::time::Duration> {
-        let left = self
-            .until
-            .saturating_duration_since(std::time::Instant::now());
-        if left.is_zero() {
-            return Err(io::Error::new(
-                io::ErrorKind::TimedOut,
-                "the deadline passed",
-            ));
-        }
-        Ok(left)
-    }
-}
-
-impl Read for Timed<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.s.set_read_timeout(Some(self.left()?))?;
-        (&mut &*self.s).read(buf)
-    }
-}
-
-impl Write for Timed<'_> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.s.set_write_timeout(Some(self.left()?))?;
-        (&mut &*self.s).write(buf)
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
+pub use crate::deadline::{Timed, is_timeout};
 
 pub fn write_greeting(mut w: impl Write, body: &[u8]) -> io::Result<()> {
     let mut buf = Vec::with_capacity(14 + body.len());

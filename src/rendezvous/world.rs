@@ -8,7 +8,7 @@
 use std::net::{TcpListener, TcpStream};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
@@ -16,6 +16,7 @@ use super::auth::Key;
 use super::wire::{self, Timed, WireError};
 use super::{RendezvousError, Root};
 use super::{dial, meet};
+use crate::deadline::Deadline;
 use crate::world::World;
 
 /// One rank as it introduced itself.
@@ -174,7 +175,7 @@ impl TcpWorld {
         match &self.link {
             Link::Peer(s) => self.ask_root(s, tag, &mine),
             Link::Root(links) => {
-                let until = Instant::now() + self.waiting();
+                let until = Deadline::after(self.waiting());
                 let parts = self.collect(links, tag, mine, until).inspect_err(|e| {
                     self.tell_all(&e.to_string());
                 })?;
@@ -184,7 +185,7 @@ impl TcpWorld {
                         Some(s) => wire::write_frame(
                             Timed {
                                 s,
-                                until: Instant::now() + ROOT_MARGIN + self.waiting(),
+                                until: Deadline::after(ROOT_MARGIN + self.waiting()),
                             },
                             tag,
                             &out,
@@ -204,7 +205,7 @@ impl TcpWorld {
 
     fn ask_root(&self, s: &TcpStream, tag: u8, mine: &[u8]) -> Result<Vec<u8>, RendezvousError> {
         let wait = self.waiting() + ROOT_MARGIN;
-        let until = Instant::now() + wait;
+        let until = Deadline::after(wait);
         let late = |e: WireError| match e {
             WireError::Io(e) if wire::is_timeout(&e) => RendezvousError::Late {
                 who: format!("rank 0 ({})", self.members[0].host),
@@ -237,7 +238,7 @@ impl TcpWorld {
         links: &[Option<TcpStream>],
         tag: u8,
         mine: Vec<u8>,
-        until: Instant,
+        until: Deadline,
     ) -> Result<Vec<Vec<u8>>, RendezvousError> {
         let mut budget = (wire::FRAME_CAP - 1)
             .saturating_sub(4 * self.size as u64)
@@ -308,7 +309,7 @@ impl TcpWorld {
     /// Rank 0 tells every rank still connected why the run ends.
     fn tell_all(&self, why: &str) {
         if let Link::Root(links) = &self.link {
-            let until = Instant::now() + Duration::from_secs(2);
+            let until = Deadline::after(Duration::from_secs(2));
             for s in links.iter().flatten() {
                 let _ = wire::write_frame(Timed { s, until }, wire::FAIL, why.as_bytes());
             }

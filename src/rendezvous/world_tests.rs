@@ -4,6 +4,7 @@ use super::super::meet::{self, ranges};
 use super::*;
 use std::io::{Read, Write};
 use std::thread;
+use std::time::Instant;
 
 fn join_of(rank: usize, size: usize, port: u16, key: &str, timeout_ms: u64) -> Join {
     Join {
