@@ -90,6 +90,88 @@ pub fn url_redacted(url: &str) -> String {
     format!("{scheme}://{authority}{tail}")
 }
 
+/// The words a libpq `key=value` connection string starts with: a store named so is a
+/// database the user meant, not an SQLite file to create under that name (with its password
+/// in the file's name).
+const LIBPQ_KEYWORDS: &[&str] = &[
+    "host",
+    "hostaddr",
+    "port",
+    "dbname",
+    "user",
+    "password",
+    "passfile",
+    "require_auth",
+    "channel_binding",
+    "connect_timeout",
+    "client_encoding",
+    "options",
+    "application_name",
+    "fallback_application_name",
+    "keepalives",
+    "keepalives_idle",
+    "keepalives_interval",
+    "keepalives_count",
+    "tcp_user_timeout",
+    "replication",
+    "gssencmode",
+    "sslmode",
+    "sslnegotiation",
+    "requiressl",
+    "sslcompression",
+    "sslcert",
+    "sslkey",
+    "sslcertmode",
+    "sslpassword",
+    "sslrootcert",
+    "sslcrl",
+    "sslcrldir",
+    "sslsni",
+    "requirepeer",
+    "ssl_min_protocol_version",
+    "ssl_max_protocol_version",
+    "krbsrvname",
+    "gsslib",
+    "gssdelegation",
+    "service",
+    "target_session_attrs",
+    "load_balance_hosts",
+];
+
+/// A history store's name that is neither a path nor a PostgreSQL URL, as a message may show
+/// it: a libpq connection string by its keywords only, another scheme's URL without its
+/// password (`None` for a path or a `postgres://` URL). Such a name is refused as a store: it
+/// would otherwise become an SQLite file whose name holds the password.
+pub fn store_name_shown(name: &str) -> Option<String> {
+    let first = name.split_whitespace().next().unwrap_or("");
+    let keyword = |w: &str| {
+        w.split_once('=')
+            .is_some_and(|(k, _)| LIBPQ_KEYWORDS.contains(&k))
+    };
+    if keyword(first) {
+        let words: Vec<String> = name
+            .split_whitespace()
+            .map(|w| match w.split_once('=') {
+                Some((k, _)) if keyword(w) => format!("{k}=…"),
+                _ => "…".to_string(),
+            })
+            .collect();
+        return Some(format!("`{}` (a libpq connection string)", words.join(" ")));
+    }
+    let (scheme, _) = name.split_once("://")?;
+    let scheme_like = !matches!(scheme, "" | "postgres" | "postgresql")
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    scheme_like.then(|| {
+        let shown = url_redacted(name);
+        let end = shown[scheme.len() + 3..]
+            .find(['/', '?', '#'])
+            .map_or(shown.len(), |i| i + scheme.len() + 3);
+        format!("{}/… (a {scheme}:// URL)", &shown[..end])
+    })
+}
+
 /// A webhook URL as any line may show it, parsed or not (a refused one is shown too): the
 /// scheme, host and port, credentials and everything after the host (path, query, fragment:
 /// where receivers keep their tokens) made [`REDACTED`]

@@ -82,6 +82,16 @@ fn fleet_of(
 ) -> Result<baton::render::fleet::Fleet, CliError> {
     let site = super::load::site_outputs();
     let history = super::fleet::history(history, &site);
+    // A store the scripts' run would refuse is refused here, before its values reach a script.
+    if let Some(shown) = history
+        .as_deref()
+        .and_then(|h| h.to_str())
+        .and_then(baton::secrets::store_name_shown)
+    {
+        return Err(CliError::invalid(format!(
+            "--history {shown}: a store is a path (an SQLite file) or a postgres:// URL"
+        )));
+    }
     let given = given.with_site(&site);
     let text = |flag: &str, p: Option<&Path>| match p {
         None => Ok(None),

@@ -19,88 +19,8 @@ use super::store::{APPLICATION_ID, HistoryError, SCHEMA, SCHEMA_VERSION};
 /// The first bytes of every SQLite database file.
 const SQLITE_MAGIC: &[u8] = b"SQLite format 3\0";
 
-/// The words a libpq `key=value` connection string starts with: a store named so is a
-/// database the user meant, not an SQLite file to create under that name (with its password
-/// in the file's name).
-const LIBPQ_KEYWORDS: &[&str] = &[
-    "host",
-    "hostaddr",
-    "port",
-    "dbname",
-    "user",
-    "password",
-    "passfile",
-    "require_auth",
-    "channel_binding",
-    "connect_timeout",
-    "client_encoding",
-    "options",
-    "application_name",
-    "fallback_application_name",
-    "keepalives",
-    "keepalives_idle",
-    "keepalives_interval",
-    "keepalives_count",
-    "tcp_user_timeout",
-    "replication",
-    "gssencmode",
-    "sslmode",
-    "sslnegotiation",
-    "requiressl",
-    "sslcompression",
-    "sslcert",
-    "sslkey",
-    "sslcertmode",
-    "sslpassword",
-    "sslrootcert",
-    "sslcrl",
-    "sslcrldir",
-    "sslsni",
-    "requirepeer",
-    "ssl_min_protocol_version",
-    "ssl_max_protocol_version",
-    "krbsrvname",
-    "gsslib",
-    "gssdelegation",
-    "service",
-    "target_session_attrs",
-    "load_balance_hosts",
-];
-
 const FORMS: &str = "a store is a path (an SQLite file) or a postgres://USER@HOST:PORT/DATABASE \
                      URL, its password in PGPASSWORD (./NAME for a file really called so)";
-
-/// A name that is neither a path nor a PostgreSQL URL, as a message may show it: a libpq
-/// connection string by its keywords only, another scheme's URL without its password.
-fn foreign(name: &str) -> Option<String> {
-    let first = name.split_whitespace().next().unwrap_or("");
-    let keyword = |w: &str| {
-        w.split_once('=')
-            .is_some_and(|(k, _)| LIBPQ_KEYWORDS.contains(&k))
-    };
-    if keyword(first) {
-        let words: Vec<String> = name
-            .split_whitespace()
-            .map(|w| match w.split_once('=') {
-                Some((k, _)) if keyword(w) => format!("{k}=…"),
-                _ => "…".to_string(),
-            })
-            .collect();
-        return Some(format!("`{}` (a libpq connection string)", words.join(" ")));
-    }
-    let (scheme, _) = name.split_once("://")?;
-    let scheme_like = !scheme.is_empty()
-        && scheme
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
-    scheme_like.then(|| {
-        let shown = crate::secrets::url_redacted(name);
-        let end = shown[scheme.len() + 3..]
-            .find(['/', '?', '#'])
-            .map_or(shown.len(), |i| i + scheme.len() + 3);
-        format!("{}/… (a {scheme}:// URL)", &shown[..end])
-    })
-}
 
 /// How a message names the store `path`: a database's URL without its password, a name that is
 /// neither a path nor such a URL without its values, any other path as it is.
@@ -109,14 +29,16 @@ pub fn shown(path: &Path) -> String {
     if super::postgres::is_url(path) {
         super::postgres::shown(&name)
     } else {
-        path.to_str().and_then(foreign).unwrap_or(name)
+        path.to_str()
+            .and_then(crate::secrets::store_name_shown)
+            .unwrap_or(name)
     }
 }
 
 /// Refuses names SQLite gives a meaning of its own (`:memory:` keeps nothing, `file:` is a
 /// URI) and names that are neither a path nor a PostgreSQL URL, shown without their secrets.
 pub fn check_name(path: &Path) -> Result<(), HistoryError> {
-    if let Some(shown) = path.to_str().and_then(foreign) {
+    if let Some(shown) = path.to_str().and_then(crate::secrets::store_name_shown) {
         return Err(HistoryError::BadName {
             path: shown,
             why: FORMS,

@@ -61,9 +61,16 @@ impl Outputs {
                 }
                 "history" => {
                     let s = text(item, "history")?;
+                    // A libpq string or another scheme's URL is kept as written, to be refused
+                    // where the store is opened, and never shown with its values.
+                    let foreign = crate::secrets::store_name_shown(s);
                     let url = s.starts_with("postgres://") || s.starts_with("postgresql://");
-                    let p = if url { PathBuf::from(s) } else { dir.join(s) };
-                    o.note("history", url_redacted(&p.display().to_string()), at);
+                    let p = match url || foreign.is_some() {
+                        true => PathBuf::from(s),
+                        false => dir.join(s),
+                    };
+                    let shown = foreign.unwrap_or_else(|| url_redacted(&p.display().to_string()));
+                    o.note("history", shown, at);
                     o.history = Some(p);
                 }
                 _ => {}

@@ -418,7 +418,43 @@ fn a_store_named_neither_a_path_nor_a_postgres_url_is_refused_naming_the_forms()
         let o = baton_in(&d, &["history", "show", "--store", store]);
         assert_eq!(code(&o), 2, "{store}: {}", show(&o));
         assert!(!stderr(&o).contains("S3cr3tPW"), "{}", show(&o));
+        // The scripts would carry it: refused by render too, before a script is written.
+        let plan = trend_plan(&d, "trend.yaml", "");
+        let scripts = d.join("scripts");
+        let o = baton_in(
+            &d,
+            &[
+                "render",
+                p(&plan),
+                "--target",
+                "slurm",
+                "-o",
+                p(&scripts),
+                "--history",
+                store,
+            ],
+        );
+        assert_eq!(code(&o), 2, "{store}: {}", show(&o));
+        assert!(!stderr(&o).contains("S3cr3tPW"), "{}", show(&o));
+        assert!(!scripts.exists(), "{}", show(&o));
+        std::fs::remove_file(&plan).unwrap();
     }
+    // Named by a site file: kept as written (not made a file beside it), refused, unshown.
+    let site = write(
+        &d,
+        "site.yaml",
+        "site: 1\noutputs:\n  history: \"host=db password=S3cr3tPW dbname=h\"\n",
+    );
+    let env = [("BATON_SITE", p(&site)), ("HOME", p(&d))];
+    let o = baton_env(&["history", "add", p(&nights[0])], &env);
+    assert_eq!(code(&o), 2, "{}", show(&o));
+    assert!(!stderr(&o).contains("S3cr3tPW"), "{}", show(&o));
+    let plan = trend_plan(&d, "trend.yaml", "");
+    let o = baton_env(&["config", p(&plan)], &env);
+    let all = format!("{}{}", stdout(&o), stderr(&o));
+    assert!(!all.contains("S3cr3tPW"), "{all}");
+    std::fs::remove_file(&plan).unwrap();
+    std::fs::remove_file(&site).unwrap();
     let left: Vec<_> = std::fs::read_dir(&d)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
