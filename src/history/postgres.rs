@@ -734,6 +734,29 @@ mod tests {
     }
 
     #[test]
+    fn an_exchange_that_never_ends_is_cut_at_its_deadline() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let start = std::time::Instant::now();
+        let never = std::future::pending::<Result<(), Failure>>();
+        let until = Deadline::after(Duration::from_millis(200));
+        let r = bounded(&rt, until, || "late".to_string(), never);
+        assert!(matches!(r, Err(Failure::Late(ref w)) if w == "late"));
+        assert!(
+            start.elapsed() < Duration::from_secs(2),
+            "{:?}",
+            start.elapsed()
+        );
+        let fresh = Deadline::after(Duration::from_secs(5));
+        assert!(matches!(
+            bounded(&rt, fresh, String::new, async { Ok(7) }),
+            Ok(7)
+        ));
+    }
+
+    #[test]
     fn tls_required_is_refused_before_connecting() {
         // Port 1 on loopback: were it tried, the error would be a refused connection.
         let e = Pg::connect("postgres://baton:pw@127.0.0.1:1/h?sslmode=require", false)
