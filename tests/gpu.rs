@@ -678,7 +678,10 @@ fn a_stopped_or_killed_nccl_rank_is_named_wherever_it_stands() {
                 fail(format!("no error names {named} {how:?}: {said:?}"));
             }
             for other in (0..4).filter(|k| *k != victim) {
-                if said.iter().any(|m| m.contains(&format!("rank {other} (pid"))) {
+                if said
+                    .iter()
+                    .any(|m| m.contains(&format!("rank {other} (pid")))
+                {
                     fail(format!("rank {other} blamed too: {said:?}"));
                 }
             }

@@ -27,6 +27,10 @@ use crate::world::World;
 /// records the timeout and exits first.
 const NON_ROOT_TIMEOUT_EXIT_DELAY: std::time::Duration = std::time::Duration::from_secs(2);
 
+/// How long a rank whose wait timed out gives a rank 0 on another host to record it before it
+/// records rank 0 as silent (`keeper`): rank 0 may be asking NCCL's RAS (a few seconds) first.
+const SILENT_AFTER: Duration = Duration::from_secs(10);
+
 /// What a worker needs besides the jobs.
 #[derive(Clone)]
 pub struct WorkerConfig {
@@ -339,9 +343,7 @@ pub fn run_jobs<W: World, E: Engine>(
             };
             // Whose record it is: rank 0's unless it was kept already (then rank 0 was the
             // one behind); another rank's where rank 0 cannot (`keeper`).
-            let turn = keeper
-                .as_ref()
-                .and_then(|k| k.timeout_turn(NON_ROOT_TIMEOUT_EXIT_DELAY));
+            let turn = keeper.as_ref().and_then(|k| k.timeout_turn(SILENT_AFTER));
             let writes = turn.is_some() || (keeper.is_none() && me == 0);
             if let Some((_, Some(silent))) = &turn {
                 what = format!("{what}; {silent}");
@@ -366,7 +368,8 @@ pub fn run_jobs<W: World, E: Engine>(
                 }
                 return;
             }
-            if current.lock().unwrap_or_else(|p| p.into_inner()).is_some() {
+            let job = current.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            if let Some(job) = job {
                 let error = JobError {
                     kind: ErrorKind::Timeout,
                     message: format!("hung collective: {what}"),
@@ -375,22 +378,18 @@ pub fn run_jobs<W: World, E: Engine>(
                     placement: None,
                     ras,
                 };
-                match &turn {
-                    Some((held, _)) if me != 0 => {
-                        let _ = held.end_open(JobStatus::Timeout, &error);
-                    }
-                    _ => {
-                        if let Some(id) = current.lock().unwrap_or_else(|p| p.into_inner()).clone()
-                        {
-                            let _ = shared.record(Record::End {
-                                job: id,
-                                status: JobStatus::Timeout,
-                                errors: vec![error],
-                                telemetry: Vec::new(),
-                            });
-                        }
-                    }
-                }
+                // Rank 0 through its own journal; another rank appends to the one it holds.
+                let _ = match &turn {
+                    Some((held, _)) if me != 0 => held.end_open(JobStatus::Timeout, &error),
+                    _ => shared
+                        .record(Record::End {
+                            job,
+                            status: JobStatus::Timeout,
+                            errors: vec![error],
+                            telemetry: Vec::new(),
+                        })
+                        .map(|()| 1),
+                };
             }
             if let Some(f) = &on_timeout {
                 f(&what);
@@ -615,7 +614,7 @@ pub fn run_jobs<W: World, E: Engine>(
             && status == JobStatus::Timeout
             && let Some((held, silent)) = keeper
                 .as_ref()
-                .and_then(|k| k.timeout_turn(NON_ROOT_TIMEOUT_EXIT_DELAY))
+                .and_then(|k| k.timeout_turn(SILENT_AFTER.max(cfg.watchdog_grace)))
         {
             keep_for_rank_zero(&held, silent, errors, (&*cfg.events, &cfg.on_timeout), me);
         }

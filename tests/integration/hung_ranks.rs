@@ -33,7 +33,7 @@ struct Case {
 fn plan(ranks: usize) -> String {
     format!(
         "version: 1\nname: s\nbackend: mpi\nlaunch: {{ nodes: 1, ranks_per_node: {ranks} }}\n\
-         defaults: {{ timeout: 2s, iters: 5, warmup: 1 }}\ntests:\n  - name: soak\n    \
+         defaults: {{ timeout: 3s, iters: 5, warmup: 1 }}\ntests:\n  - name: soak\n    \
          collective: all_reduce\n    sizes: [1K]\n    repeat: 5m\n"
     )
 }
@@ -69,14 +69,19 @@ fn one(case: Case) -> Result<(), String> {
     )
     .to_lowercase();
     let (_dir, plan, out) = common::plan_dir(&name, &plan(case.ranks));
-    let child = start(case, &plan, &out);
+    let mut child = start(case, &plan, &out);
     let t = Instant::now();
     let before = loop {
         if let Some(r) = journaled(&out).filter(|r| rows(r) > 3) {
             break r;
         }
-        if t.elapsed() > Duration::from_secs(60) {
-            return Err("the run never got going".into());
+        let ended = child.try_wait().ok().flatten().is_some();
+        if ended || t.elapsed() > Duration::from_secs(120) {
+            let _ = child.kill();
+            let (code, err) = wait(child, Duration::from_secs(30));
+            return Err(format!(
+                "the run never got going (exit {code}, ended by itself: {ended})\n{err}"
+            ));
         }
         std::thread::sleep(Duration::from_millis(20));
     };
@@ -142,7 +147,7 @@ fn one(case: Case) -> Result<(), String> {
 }
 
 /// Every position of 2 and 4 ranks, stopped and killed mid-soak, under `baton run` and under the
-/// user's own mpirun. Three cases at a time: each is a few seconds of waiting (the 2 s timeout,
+/// user's own mpirun. Three cases at a time: each is a few seconds of waiting (the 3 s timeout,
 /// the ranks' lag), not of work.
 #[test]
 fn a_stopped_or_killed_rank_is_named_wherever_it_stands() {
