@@ -758,51 +758,13 @@ tests:
     );
     let out = d.join("out");
     let script = run_line(env!("CARGO_BIN_EXE_baton"), &plan, &out);
-    let mut cmd = c.cmd("timeout");
-    cmd.args([
-        "400",
-        "salloc",
-        "--no-kill",
-        "-N",
-        "4",
-        "--ntasks-per-node=1",
-    ])
-    .args(["bash", "-c", &script])
-    .current_dir(&d);
-    let run = std::thread::spawn(move || cmd.output().expect("salloc runs"));
-    // Once the frozen node's first set measures, the node freezes, and stays frozen: every baton
-    // process started on it later is stopped too, as on a node that hangs whatever runs there.
-    let start = Instant::now();
-    while !std::fs::read_dir(out.join("sets"))
-        .into_iter()
-        .flatten()
-        .flatten()
-        .flat_map(|round| {
-            std::fs::read_dir(round.path())
-                .into_iter()
-                .flatten()
-                .flatten()
-        })
-        .filter(|e| e.path().extension().is_some_and(|x| x == "jsonl"))
-        .any(|e| read(&e.path()).contains("\"record\":\"row\""))
-    {
-        assert!(
-            start.elapsed() < Duration::from_secs(120) && !run.is_finished(),
-            "no set ever measured"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    // Healed when the test ends, however it ends.
-    let _f = Fault::apply(&["freeze", &frozen]);
-    while !run.is_finished() {
-        let again = std::process::Command::new(common::cluster::SIM)
-            .args(["freeze", &frozen])
-            .output()
-            .expect("cluster-sim");
-        assert!(again.status.success(), "{}", show(&again));
-        std::thread::sleep(Duration::from_millis(300));
-    }
-    let o = run.join().unwrap();
+    let o = std::thread::scope(|s| {
+        let run = s.spawn(|| c.salloc_n(&d, 4, 1, 400, &script));
+        // Healed when the test ends, however it ends.
+        let _f = Fault::apply(&["freeze", &frozen]);
+        freeze_for_good(&out, &frozen, &run);
+        run.join().unwrap()
+    });
     assert_eq!(code(&o), 4, "a set timed out: {}", show(&o));
     let r = results::read(&out.join("results.json")).unwrap();
     let n = nodes_json(&out);
@@ -844,5 +806,45 @@ tests:
     for partner in &nodes[1..] {
         let (v, why) = verdict_of(&n, partner);
         assert_ne!(v, "failed", "{partner}: {why}");
+    }
+}
+
+/// Once a set of `node` measures, the node freezes and stays frozen until `run` ends: every
+/// baton process started on it later is stopped too, as on a node that hangs whatever runs
+/// there (the caller's `Fault` heals it).
+fn freeze_for_good(
+    out: &std::path::Path,
+    node: &str,
+    run: &std::thread::ScopedJoinHandle<'_, std::process::Output>,
+) {
+    let start = Instant::now();
+    let measuring = || {
+        std::fs::read_dir(out.join("sets"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .flat_map(|round| {
+                std::fs::read_dir(round.path())
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+            })
+            .filter(|e| e.path().extension().is_some_and(|x| x == "jsonl"))
+            .any(|e| read(&e.path()).contains("\"record\":\"row\""))
+    };
+    while !measuring() {
+        assert!(
+            start.elapsed() < Duration::from_secs(120) && !run.is_finished(),
+            "no set ever measured"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    while !run.is_finished() {
+        let again = std::process::Command::new(common::cluster::SIM)
+            .args(["freeze", node])
+            .output()
+            .expect("cluster-sim");
+        assert!(again.status.success(), "{}", show(&again));
+        std::thread::sleep(Duration::from_millis(300));
     }
 }
