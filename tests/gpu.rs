@@ -601,6 +601,122 @@ fn a_stopped_rank_is_named_by_ras_in_the_timeout_record() {
     assert!(stopped, "{rec:?}");
 }
 
+/// Issue #37 on real NCCL: four ranks sharing the GPU(s) under the user's own mpirun, every
+/// position stopped (SIGSTOP) and killed (SIGKILL) mid-soak. The job's record names that rank —
+/// pid, host, how — and no other, RAS's missing ranks (where RAS answered) are that rank alone,
+/// the measured rows are kept and `junit.xml` is written, though the victim is rank 0, the rank
+/// that keeps the journal.
+#[test]
+#[ignore = "needs a GPU (run with --include-ignored on a GPU machine)"]
+fn a_stopped_or_killed_nccl_rank_is_named_wherever_it_stands() {
+    use common::procs::{journaled, rows};
+    need_four_ranks();
+    let plan = "version: 1\nname: hung\nbackend: nccl\nlaunch: { nodes: 1, ranks_per_node: 4 }\ndefaults: { warmup: 1, iters: 20, timeout: 5s }\ntests:\n  - name: soak\n    collective: all_reduce\n    sizes: [1M]\n    repeat: 5m\n";
+    let mut failed = Vec::new();
+    for sig in ["STOP", "KILL"] {
+        for victim in 0..4usize {
+            let name = format!("gpu-hung-{sig}-{victim}").to_lowercase();
+            let (d, p, _) = common::plan_dir(&name, plan);
+            let out = d.join("out");
+            let t = std::time::Instant::now();
+            let child = four_ranks(&p, &out, &[])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            let before = loop {
+                if let Some(r) = journaled(&out).filter(|r| rows(r) > 3) {
+                    break Some(r);
+                }
+                if t.elapsed() > std::time::Duration::from_secs(60) {
+                    break None;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            };
+            let Some(before) = before else {
+                failed.push(format!("{sig} {victim}: the run never got going"));
+                continue;
+            };
+            let rank = &before.jobs[0].layout.ranks[victim];
+            let pid = rank.pid.unwrap();
+            let kill = |s: &str| {
+                Command::new("kill")
+                    .args([&format!("-{s}"), &pid.to_string()])
+                    .status()
+                    .unwrap()
+            };
+            kill(sig);
+            let o = child.wait_with_output().unwrap();
+            let _ = kill("CONT");
+            let err = String::from_utf8_lossy(&o.stderr).into_owned();
+            let took = t.elapsed();
+            let mut fail = |what: String| failed.push(format!("{sig} {victim}: {what}\n{err}"));
+            let code = o.status.code().unwrap_or(-1);
+            // A stopped rank is a timeout (4); a killed one mpirun reports as its signal (137),
+            // or the survivors' 3 where they ended first.
+            let codes: &[i32] = if sig == "STOP" { &[4] } else { &[3, 137] };
+            if !codes.contains(&code) {
+                fail(format!("exit {code}, want {codes:?}"));
+                continue;
+            }
+            let Ok(r) = results::read(&out.join("results.json")) else {
+                fail("no results.json".into());
+                continue;
+            };
+            let job = &r.jobs[0];
+            let said: Vec<&str> = job.errors.iter().map(|e| e.message.as_str()).collect();
+            let named = format!("rank {victim} (pid {pid} on {})", rank.host);
+            let how: &[&str] = if sig == "STOP" {
+                &["is stopped (SIGSTOP)"]
+            } else {
+                &["is gone", "has exited"]
+            };
+            if !said
+                .iter()
+                .any(|m| how.iter().any(|h| m.contains(&format!("{named} {h}"))))
+            {
+                fail(format!("no error names {named} {how:?}: {said:?}"));
+            }
+            for other in (0..4).filter(|k| *k != victim) {
+                if said
+                    .iter()
+                    .any(|m| m.contains(&format!("rank {other} (pid")))
+                {
+                    fail(format!("rank {other} blamed too: {said:?}"));
+                }
+            }
+            for rec in job.errors.iter().filter_map(|e| e.ras.as_deref()) {
+                let missing: Vec<(u64, Option<u64>)> = rec
+                    .report
+                    .iter()
+                    .flat_map(|r| &r.communicators)
+                    .flat_map(|c| &c.missing)
+                    .map(|m| (m.rank, m.pid))
+                    .collect();
+                if missing.iter().any(|m| m.0 != victim as u64) || rec.named != [rank.host.clone()]
+                {
+                    fail(format!("RAS names others: {missing:?} {:?}", rec.named));
+                }
+            }
+            if sig == "STOP" && !job.errors.iter().any(|e| e.ras.is_some()) {
+                fail(format!("no RAS record: {said:?}"));
+            }
+            if rows(&r) < rows(&before) {
+                fail(format!("{} rows kept of {}", rows(&r), rows(&before)));
+            }
+            if !out.join("junit.xml").is_file() {
+                fail("no junit.xml".into());
+            }
+            eprintln!(
+                "{sig} rank {victim}: exit {code} in {:.1} s; {} rows; {said:?}",
+                took.as_secs_f64(),
+                rows(&r)
+            );
+        }
+    }
+    assert!(failed.is_empty(), "{}", failed.join("\n\n"));
+}
+
 /// The pid of this run's rank `r` (Open MPI's `OMPI_COMM_WORLD_RANK` in its environment).
 fn rank_pid(r: u32) -> Option<u32> {
     let want = format!("OMPI_COMM_WORLD_RANK={r}");

@@ -83,6 +83,8 @@ pub fn measure_worker(
         // A worker of `baton run`: its parent folds the journal.
         on_timeout: None,
     };
+    // The launcher ends the step when a rank dies: the survivors name it (issue #37).
+    rank::worker_signals().map_err(CliError::runtime)?;
     rank::measure(world, m).map_err(CliError::runtime)?;
     Ok(Exit::Ok)
 }

@@ -1,7 +1,8 @@
 //! NCCL's RAS at a hang: each NCCL process of a run listens on a loopback port of its own
 //! (`NCCL_RAS_ADDR`, chosen before any thread starts), so two jobs on one node never read each
-//! other's status; when a collective hangs, rank 0 asks its own process's RAS who is missing or
-//! behind before the communicators are aborted, and the timeout's record names them. RAS is
+//! other's status; when a collective hangs, every rank asks its own process's RAS who is missing
+//! or behind before the communicators are aborted, and the record of the rank that keeps it
+//! (rank 0, or a rank that waited for it: `keeper`) names them. RAS is
 //! evidence beside baton's own: its "all well" never turns a hang into a pass.
 
 use std::net::SocketAddr;

@@ -200,11 +200,14 @@ pub enum Cut<'a> {
     /// A collective hung past its timeout: the watchdog recorded it on its job and ends the
     /// process (exit 4).
     Timeout(String),
+    /// A rank died during the run (killed, crashed) and the launcher ends the others: who, in
+    /// the record's words (`rank 0 (pid 4242 on n1) is gone`). Exit 3.
+    Died(String),
 }
 
 impl Cut<'_> {
     /// The error recorded on the job that was running.
-    fn error(&self) -> JobError {
+    pub fn error(&self) -> JobError {
         match self {
             Cut::Signal(sig) => error(
                 ErrorKind::Interrupted,
@@ -217,6 +220,18 @@ impl Cut<'_> {
                 format!("the ranks could not go on: {why}"),
             ),
             Cut::Timeout(what) => error(ErrorKind::Timeout, format!("hung collective: {what}")),
+            Cut::Died(who) => error(
+                ErrorKind::Other,
+                format!("a rank died during the job: {who}; the launcher ended the others"),
+            ),
+        }
+    }
+
+    /// The status of the job it cut: an error where a rank died, else cut short.
+    fn status(&self) -> JobStatus {
+        match self {
+            Cut::Died(_) => JobStatus::Error,
+            _ => JobStatus::Partial,
         }
     }
 
@@ -224,7 +239,7 @@ impl Cut<'_> {
     pub fn exit(&self) -> Exit {
         match self {
             Cut::Signal(_) => Exit::Interrupted,
-            Cut::Broken(_) => Exit::Runtime,
+            Cut::Broken(_) | Cut::Died(_) => Exit::Runtime,
             Cut::Timeout(_) => Exit::Timeout,
         }
     }
@@ -235,6 +250,7 @@ impl Cut<'_> {
             Cut::Signal(sig) => format!("stopped by {sig}"),
             Cut::Broken(_) => "the ranks could not go on".to_string(),
             Cut::Timeout(_) => "a collective hung".to_string(),
+            Cut::Died(_) => "a rank died".to_string(),
         }
     }
 
@@ -257,7 +273,7 @@ pub fn cut_short(dir: &Path, cut: &Cut) -> Result<Results, RunError> {
     {
         j.append(&Record::End {
             job: job.id.clone(),
-            status: JobStatus::Partial,
+            status: cut.status(),
             errors: vec![cut.error()],
             telemetry: Vec::new(),
         })?;

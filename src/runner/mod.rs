@@ -26,6 +26,7 @@ pub mod host_clock;
 pub mod interrupt;
 pub mod iterations;
 pub mod job_marks;
+pub mod keeper;
 pub mod layout;
 pub mod lifecycle;
 #[cfg(feature = "mpi")]

@@ -380,8 +380,8 @@ impl Ending {
     }
 }
 
-/// Rank 0's watchdog fired: the process is about to exit 4 while its main thread sits in the
-/// hung collective, so nothing else folds the journal. Every measured row goes into
+/// A rank's watchdog recorded a timeout (rank 0's, or another's where rank 0 could not): the
+/// process is about to exit 4 while its main thread sits in the hung collective, so nothing else folds the journal. Every measured row goes into
 /// `results.json` (with the timed-out job's record), and the caller's end writes JUnit and the
 /// report, as at a signal.
 fn timed_out(ending: Ending) -> worker::OnTimeout {
@@ -392,14 +392,38 @@ fn timed_out(ending: Ending) -> worker::OnTimeout {
     })
 }
 
-/// Signals and a broken world, on every rank: rank 0 ends the run, the others give it time.
+/// How a rank ends a run at a stop signal or a broken world, once its worker's ranks have met
+/// (`keeper`): rank 0 with the cause — a peer of its host that died, else `cause` — unless the
+/// record was kept already; another rank only when rank 0 died, naming it. `None`: not this
+/// rank's to end.
+fn keeper_cut(
+    me: usize,
+    cause: Cut<'static>,
+) -> Option<(Cut<'static>, Option<super::keeper::Held>)> {
+    use super::keeper::RankZero;
+    let Some(k) = super::keeper::current() else {
+        // Before the ranks met: rank 0 ends it, as it claimed the directory.
+        return (me == 0).then_some((cause, None));
+    };
+    let cut = match (k.rank_zero(), k.died()) {
+        (RankZero::Me, Some(who)) => Cut::Died(who),
+        (RankZero::Me, None) => cause,
+        (RankZero::Cannot { dead: true, .. }, Some(who)) => Cut::Died(who),
+        _ => return None,
+    };
+    let held = k.hold()?;
+    Some((cut, Some(held)))
+}
+
+/// Signals and a broken world, on every rank: rank 0 ends the run, the others give it time —
+/// unless rank 0 died, when the first other rank to hold the journal ends it, naming rank 0.
 fn watch(world: &dyn RankWorld, ending: Ending) -> Result<(), RunError> {
     let me = world.rank();
     let on_signal = ending.clone();
     interrupt::on_signal(Exit::Interrupted.code(), move |sig| {
-        if me == 0 {
-            let code = match on_signal.end(&Cut::Signal(sig)) {
-                Ok(()) => Exit::Interrupted.code(),
+        if let Some((cut, held)) = keeper_cut(me, Cut::Signal(sig)) {
+            let code = match on_signal.end(&cut) {
+                Ok(()) => cut.exit().code(),
                 Err(e) => {
                     on_signal
                         .events
@@ -407,9 +431,15 @@ fn watch(world: &dyn RankWorld, ending: Ending) -> Result<(), RunError> {
                     Exit::Runtime.code()
                 }
             };
+            drop(held);
             // SAFETY: ends the process while other threads sit in MPI or CUDA calls that
             // would never return; everything measured is on disk.
             unsafe { libc::_exit(code) };
+        }
+        if me == 0 {
+            // The record was kept by another rank: this one was the one behind.
+            // SAFETY: as above.
+            unsafe { libc::_exit(Exit::Interrupted.code()) };
         }
         // Give rank 0 time to write before the launcher, seeing a rank leave, kills it.
         std::thread::sleep(std::time::Duration::from_secs(20));
@@ -420,19 +450,40 @@ fn watch(world: &dyn RankWorld, ending: Ending) -> Result<(), RunError> {
         what: "cannot watch for signals".into(),
         source,
     })?;
-    // A rank lost or late between collectives ends every rank (exit 3): rank 0 first writes
-    // what the journal holds, and JUnit naming why.
+    // A rank lost or late between collectives ends every rank (exit 3): rank 0 (or, where rank 0
+    // died, another rank) first writes what the journal holds, and JUnit naming why.
     world.on_broken(Box::new(move |why| {
         ending
             .events
             .event(&RunEvent::WorldBroken { rank: me, why });
-        if me == 0
-            && let Err(e) = ending.end(&Cut::Broken(why.to_string()))
+        if let Some((cut, held)) = keeper_cut(me, Cut::Broken(why.to_string()))
+            && let Err(e) = ending.end(&cut)
         {
+            drop(held);
             ending.events.event(&RunEvent::Note(&e.to_string()));
         }
     }));
     Ok(())
+}
+
+/// A `__worker` rank of `baton run` at a stop signal: where a peer of this host died (the
+/// launcher ends the step after a rank was killed or crashed), the job that was running is
+/// recorded as an error naming it before this rank goes — the parent folds the journal and says
+/// so. Otherwise the rank goes at once, as it did without a handler.
+pub fn worker_signals() -> std::io::Result<()> {
+    interrupt::on_signal(128 + libc::SIGTERM, |_| {
+        if let Some(k) = super::keeper::current()
+            && let Some(who) = k.died()
+            && let Some(held) = k.hold()
+        {
+            let _ = held.end_open(crate::results::JobStatus::Error, &Cut::Died(who).error());
+            // SAFETY: ends the process while other threads sit in MPI calls that never return;
+            // the record is on disk.
+            unsafe { libc::_exit(Exit::Runtime.code()) };
+        }
+        // SAFETY: as above.
+        unsafe { libc::_exit(128 + libc::SIGTERM) };
+    })
 }
 
 /// Every rank's links gathered on every rank.
@@ -485,7 +536,8 @@ pub fn run(
         progress: None,
         events: events.clone(),
         evidence: opts.evidence,
-        on_timeout: (world.rank() == 0).then(|| timed_out(ending)),
+        // Whichever rank records a timeout folds the journal (`keeper`).
+        on_timeout: Some(timed_out(ending)),
     };
     let ran = measure(world, m);
     let links = rank

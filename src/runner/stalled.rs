@@ -23,6 +23,17 @@ pub fn ranks_not_running(me: usize, hosts: &[String], pids: &[u64]) -> Option<St
     (!seen.is_empty()).then(|| seen.join("; "))
 }
 
+/// Why the process `pid` (on this host) cannot take part, in the record's words (`is stopped
+/// (SIGSTOP)`, `is gone`, …); `None` while it runs or sleeps.
+pub fn why_not(pid: u64) -> Option<&'static str> {
+    why_not_running(state(pid))
+}
+
+/// Whether those words say the process is dead (gone or exited), not only stopped.
+pub fn is_dead(why: &str) -> bool {
+    matches!(why, "is gone" | "has exited")
+}
+
 fn why_not_running(state: Option<char>) -> Option<&'static str> {
     Some(match state {
         None => "is gone",

@@ -27,6 +27,10 @@ use crate::world::World;
 /// records the timeout and exits first.
 const NON_ROOT_TIMEOUT_EXIT_DELAY: std::time::Duration = std::time::Duration::from_secs(2);
 
+/// How long a rank whose wait timed out gives a rank 0 on another host to record it before it
+/// records rank 0 as silent (`keeper`): rank 0 may be asking NCCL's RAS (a few seconds) first.
+const SILENT_AFTER: Duration = Duration::from_secs(10);
+
 /// What a worker needs besides the jobs.
 #[derive(Clone)]
 pub struct WorkerConfig {
@@ -57,8 +61,9 @@ pub struct WorkerConfig {
     pub evidence: bool,
     /// A feed for `baton run`'s progress bar: rank 0 appends the job ID for every finished row.
     pub progress: Option<PathBuf>,
-    /// Rank 0, after its watchdog recorded a timeout and before the process exits 4: where no
-    /// parent folds the journal (one rank of many under a launcher), this writes the results.
+    /// The rank that recorded a timeout (rank 0, or another one where rank 0 could not), before
+    /// the process exits 4: where no parent folds the journal (one rank of many under a
+    /// launcher), this writes the results.
     pub on_timeout: Option<OnTimeout>,
 }
 
@@ -254,6 +259,8 @@ pub fn run_jobs<W: World, E: Engine>(
     let startup = (!world.bounds_its_waits())
         .then(|| startup_watch(&cfg, me, jobs))
         .flatten();
+    // Where this worker's records begin, for a rank that keeps them when rank 0 cannot.
+    let journal_from = super::keeper::Keeper::start_of(&cfg.journal);
     if let Some(f) = &cfg.fault
         && f.kind == FaultKind::StallStart
         && f.applies(me, "")
@@ -305,6 +312,20 @@ pub fn run_jobs<W: World, E: Engine>(
         environment: Box::new(environment),
     })?;
     drop(startup);
+    // One rank per process: each can speak for a rank 0 that cannot (`keeper`). The ranks of
+    // one process's threads live and die together; rank 0 keeps their record alone.
+    let one_per_process =
+        pids.iter().collect::<std::collections::BTreeSet<_>>().len() == pids.len();
+    let keeper = (one_per_process && n > 1).then(|| {
+        Arc::new(super::keeper::Keeper::new(
+            &cfg.journal,
+            journal_from,
+            me,
+            &hosts,
+            &pids,
+        ))
+    });
+    super::keeper::set_current(keeper.clone());
     let current: Arc<Mutex<Option<String>>> = Arc::new(Mutex::new(None));
     let watchdog = cfg.watchdog.then(|| {
         let shared = shared.clone();
@@ -312,6 +333,7 @@ pub fn run_jobs<W: World, E: Engine>(
         let (hosts, pids) = (hosts.clone(), pids.clone());
         let events = cfg.events.clone();
         let on_timeout = cfg.on_timeout.clone();
+        let keeper = keeper.clone();
         Watchdog::start(Box::new(move |what: &str| {
             // Which ranks of this host cannot take part: what the record can say of whom the
             // collective waits for.
@@ -319,11 +341,16 @@ pub fn run_jobs<W: World, E: Engine>(
                 Some(seen) => format!("{what}; {seen}"),
                 None => what.to_string(),
             };
+            // Whose record it is: rank 0's unless it was kept already (then rank 0 was the
+            // one behind); another rank's where rank 0 cannot (`keeper`).
+            let turn = keeper.as_ref().and_then(|k| k.timeout_turn(SILENT_AFTER));
+            let writes = turn.is_some() || (keeper.is_none() && me == 0);
+            if let Some((_, Some(silent))) = &turn {
+                what = format!("{what}; {silent}");
+            }
             // NCCL's own view, asked before the abort where the engine saw the hang first.
             let mut ras = None;
-            if me == 0
-                && let Some(answer) = super::hang::last_or_ask()
-            {
+            if writes && let Some(answer) = super::hang::last_or_ask() {
                 what = format!("{what}; {}", super::hang::words(&answer, &hosts, &pids));
                 ras = Some(Box::new(super::hang::record(&answer, &hosts, &pids)));
             }
@@ -331,32 +358,44 @@ pub fn run_jobs<W: World, E: Engine>(
                 rank: me,
                 what: &what,
             });
-            if me != 0 {
+            if !writes {
                 // Every rank's deadline passes at about the same moment. A launcher that ends the
                 // step at the first rank to exit (srun --kill-on-bad-exit) would otherwise often
                 // kill rank 0 before it has recorded the timeout, and report the signal (143)
                 // instead of baton's 4.
-                std::thread::sleep(NON_ROOT_TIMEOUT_EXIT_DELAY);
-            } else if let Some(id) = current.lock().unwrap_or_else(|p| p.into_inner()).clone() {
-                let _ = shared.record(Record::End {
-                    job: id,
-                    status: JobStatus::Timeout,
-                    errors: vec![JobError {
-                        kind: ErrorKind::Timeout,
-                        message: format!("hung collective: {what}"),
-                        repeat: None,
-                        requested: None,
-                        placement: None,
-                        ras,
-                    }],
-                    telemetry: Vec::new(),
-                });
+                if me != 0 {
+                    std::thread::sleep(NON_ROOT_TIMEOUT_EXIT_DELAY);
+                }
+                return;
             }
-            if me == 0
-                && let Some(f) = &on_timeout
-            {
+            let job = current.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            if let Some(job) = job {
+                let error = JobError {
+                    kind: ErrorKind::Timeout,
+                    message: format!("hung collective: {what}"),
+                    repeat: None,
+                    requested: None,
+                    placement: None,
+                    ras,
+                };
+                // Rank 0 through its own journal; another rank appends to the one it holds.
+                let _ = match &turn {
+                    Some((held, _)) if me != 0 => held.end_open(JobStatus::Timeout, &error),
+                    _ => shared
+                        .record(Record::End {
+                            job,
+                            status: JobStatus::Timeout,
+                            errors: vec![error],
+                            telemetry: Vec::new(),
+                        })
+                        .map(|()| 1),
+                };
+            }
+            if let Some(f) = &on_timeout {
                 f(&what);
             }
+            // The journal stays locked until the record is kept (and folded).
+            drop(turn);
         }))
     });
 
@@ -513,13 +552,21 @@ pub fn run_jobs<W: World, E: Engine>(
                     JobStatus::Error
                 };
                 // The engine asked RAS at the hang, before it aborted the communicators.
-                let ras = (me == 0 && e.kind == ErrorKind::Timeout)
+                let hung = e.kind == ErrorKind::Timeout;
+                let ras = hung
                     .then(super::hang::kept)
                     .flatten()
                     .map(|a| Box::new(super::hang::record(&a, &hosts, &pids)));
+                // And what this rank sees of the ranks on its host.
+                let seen = hung
+                    .then(|| super::stalled::ranks_not_running(me, &hosts, &pids))
+                    .flatten();
                 errors.push(JobError {
                     kind: e.kind,
-                    message: e.message.clone(),
+                    message: match seen {
+                        Some(seen) => format!("{}; {seen}", e.message),
+                        None => e.message.clone(),
+                    },
                     repeat: Some(repeat),
                     requested: None,
                     placement: None,
@@ -561,6 +608,16 @@ pub fn run_jobs<W: World, E: Engine>(
         if let Some(w) = &watchdog {
             w.disarm();
         }
+        // The engine timed out here as on rank 0; where rank 0 cannot record it, this rank
+        // does, then ends the process as the watchdog would.
+        if me != 0
+            && status == JobStatus::Timeout
+            && let Some((held, silent)) = keeper
+                .as_ref()
+                .and_then(|k| k.timeout_turn(SILENT_AFTER.max(cfg.watchdog_grace)))
+        {
+            keep_for_rank_zero(&held, silent, errors, (&*cfg.events, &cfg.on_timeout), me);
+        }
         // A write that failed is fatal: nothing more can be recorded, so the job ends here.
         if fatal.is_none() || errors.iter().all(|e| e.kind != ErrorKind::Output) {
             let telemetry = if me == 0 && cfg.telemetry {
@@ -599,6 +656,34 @@ pub fn run_jobs<W: World, E: Engine>(
         .unwrap_or_else(|p| p.into_inner())
         .clone();
     Ok(r)
+}
+
+/// A rank other than 0 records the timeout its engine saw, which rank 0 cannot (stopped, gone
+/// or silent), folds the journal where no parent does, and ends the process with exit 4.
+fn keep_for_rank_zero(
+    held: &super::keeper::Held,
+    silent: Option<String>,
+    mut errors: Vec<JobError>,
+    (events, on_timeout): (&dyn Events, &Option<OnTimeout>),
+    me: usize,
+) -> ! {
+    if let (Some(e), Some(silent)) = (errors.last_mut(), silent) {
+        e.message = format!("{}; {silent}", e.message);
+    }
+    let what = errors
+        .last()
+        .map_or_else(String::new, |e| e.message.clone());
+    events.event(&RunEvent::RankTimeout {
+        rank: me,
+        what: &what,
+    });
+    if let Some(e) = errors.pop() {
+        let _ = held.end_open(JobStatus::Timeout, &e);
+    }
+    if let Some(f) = on_timeout {
+        f(&what);
+    }
+    std::process::exit(crate::exit::Exit::Timeout.code())
 }
 
 /// Lists each host's GPUs (in ordinal order) in the environment, from the ranks' reports.

@@ -20,6 +20,7 @@ mod grade;
 mod history;
 mod history_postgres;
 mod hostile_input;
+mod hung_ranks;
 mod ingest;
 mod ingest_fuzz;
 mod integrity;

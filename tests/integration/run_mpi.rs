@@ -195,10 +195,11 @@ fn a_killed_rank_errors_its_job_and_a_fresh_worker_runs_the_rest() {
     let r = results::read(&out.join("results.json")).unwrap();
     assert_eq!(r.jobs[0].status, JobStatus::Completed);
     assert_eq!(r.jobs[1].status, JobStatus::Error);
+    // The survivors name the rank that died (issue #37), not only the worker's status.
     assert!(
         r.jobs[1].errors[0]
             .message
-            .contains("the worker ended with"),
+            .contains("a rank died during the job: rank 1 (pid "),
         "{:?}",
         r.jobs[1].errors
     );

@@ -723,3 +723,128 @@ tests:
         "{why}"
     );
 }
+
+/// Issue #37: a frozen node that is rank 0 of its pair sets — the rank that keeps each set's
+/// journal. Its partners wait, time out and record each hang themselves, naming rank 0's node
+/// silent (the set journal is on the shared output, rank 0 on another host); only the frozen
+/// node is failed and drained, and no record, reason or drain line names a partner.
+#[test]
+fn a_frozen_rank_0_node_is_named_and_its_partners_are_not() {
+    let Some(c) = cluster_of(4) else { return };
+    let nodes = c.nodes[..4].to_vec();
+    // The circle method keeps the first node in place: it is in every round, first of its pair.
+    let frozen = nodes[0].clone();
+    let d = tmp("cluster-sets-frozen-rank0");
+    let plan = write(
+        &d,
+        "plan.yaml",
+        &format!(
+            "version: 1
+name: frozen-rank0
+backend: mpi
+launch: {{ ranks_per_node: 1 }}
+nodes: {{ hostlist: \"{}\" }}
+defaults: {{ iters: 5, warmup: 1, timeout: 3s }}
+tests:
+  - name: pairs
+    over: pairs
+    collective: all_reduce
+    repeat: 100
+    sizes: [64K]
+    expect: [ {{ wrong: 0 }} ]
+",
+            nodes.join(",")
+        ),
+    );
+    let out = d.join("out");
+    let script = run_line(env!("CARGO_BIN_EXE_baton"), &plan, &out);
+    let o = std::thread::scope(|s| {
+        let run = s.spawn(|| c.salloc_n(&d, 4, 1, 400, &script));
+        // Healed when the test ends, however it ends.
+        let _f = Fault::apply(&["freeze", &frozen]);
+        freeze_for_good(&out, &frozen, &run);
+        run.join().unwrap()
+    });
+    assert_eq!(code(&o), 4, "a set timed out: {}", show(&o));
+    let r = results::read(&out.join("results.json")).unwrap();
+    let n = nodes_json(&out);
+    assert_eq!(n["failed"], frozen.as_str(), "{n:#}");
+    let drained = drains(&out);
+    assert!(
+        drained.len() == 1 && drained[0].contains(&frozen),
+        "{drained:?}"
+    );
+    // A set whose rank 0 was the frozen node and that hung while measuring: its partner kept
+    // the record and named rank 0's node, never its own.
+    let mut named = 0;
+    for j in r.jobs.iter().filter(|j| j.status == JobStatus::Timeout) {
+        let hosts = &j.node_set.as_ref().unwrap().hosts;
+        assert!(
+            hosts.contains(&frozen),
+            "{} timed out: {:?}",
+            j.id,
+            j.errors
+        );
+        let said: String = j.errors.iter().map(|e| e.message.clone()).collect();
+        for partner in hosts.iter().filter(|h| **h != frozen) {
+            assert!(
+                !said.contains(&format!(" on {partner})")),
+                "{} blames {partner}: {said}",
+                j.id
+            );
+        }
+        if j.layout.ranks.first().is_some_and(|r| r.host == frozen) && said.contains("rank 0 (pid ")
+        {
+            assert!(
+                said.contains(&format!(" on {frozen}) did not record the timeout")),
+                "{said}"
+            );
+            named += 1;
+        }
+    }
+    assert!(named >= 1, "no set named its frozen rank 0: {:#?}", r.jobs);
+    for partner in &nodes[1..] {
+        let (v, why) = verdict_of(&n, partner);
+        assert_ne!(v, "failed", "{partner}: {why}");
+    }
+}
+
+/// Once a set of `node` measures, the node freezes and stays frozen until `run` ends: every
+/// baton process started on it later is stopped too, as on a node that hangs whatever runs
+/// there (the caller's `Fault` heals it).
+fn freeze_for_good(
+    out: &std::path::Path,
+    node: &str,
+    run: &std::thread::ScopedJoinHandle<'_, std::process::Output>,
+) {
+    let start = Instant::now();
+    let measuring = || {
+        std::fs::read_dir(out.join("sets"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .flat_map(|round| {
+                std::fs::read_dir(round.path())
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+            })
+            .filter(|e| e.path().extension().is_some_and(|x| x == "jsonl"))
+            .any(|e| read(&e.path()).contains("\"record\":\"row\""))
+    };
+    while !measuring() {
+        assert!(
+            start.elapsed() < Duration::from_secs(120) && !run.is_finished(),
+            "no set ever measured"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    while !run.is_finished() {
+        let again = std::process::Command::new(common::cluster::SIM)
+            .args(["freeze", node])
+            .output()
+            .expect("cluster-sim");
+        assert!(again.status.success(), "{}", show(&again));
+        std::thread::sleep(Duration::from_millis(300));
+    }
+}

@@ -635,10 +635,10 @@ impl<W: World> Engine for NcclEngine<'_, W> {
                 return Err(e);
             }
             if start.elapsed() > self.timeout {
-                // Asked before the abort: afterwards RAS no longer knows the communicators.
-                let ras = (self.world.rank() == 0)
-                    .then(crate::runner::hang::ask)
-                    .flatten()
+                // Asked before the abort: afterwards RAS no longer knows the communicators. Every
+                // rank asks: whichever records the hang (rank 0, or another where rank 0 cannot:
+                // `keeper`) has its own process's answer.
+                let ras = crate::runner::hang::ask()
                     .map(|a| format!("; {}", crate::runner::hang::words(&a, &[], &[])))
                     .unwrap_or_default();
                 self.abort_all();

@@ -1,0 +1,194 @@
+//! Issue #37: a rank stopped (SIGSTOP) or killed (SIGKILL) in the middle of a soak is the one
+//! named, whatever its position — rank 0, the rank that keeps the journal, included — and the
+//! run's record survives it: the measured rows, the job's error, `junit.xml`, the exit code.
+//! Real Open MPI, the host backend, every position of 2 and 4 ranks, under `baton run` (baton
+//! supervises the workers) and under the user's own `mpirun … baton-mpi run`.
+#![cfg(feature = "mpi")]
+
+use crate::common;
+use common::procs::{journaled, none_survive, rows, signal, wait};
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use baton::results::{self, JobStatus};
+
+#[derive(Clone, Copy, Debug)]
+enum Mode {
+    /// `baton run PLAN -o OUT`: baton starts mpirun and folds the journal.
+    Baton,
+    /// `mpirun -np N baton-mpi run PLAN -o OUT`: the ranks alone keep the record.
+    Launcher,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Case {
+    mode: Mode,
+    ranks: usize,
+    victim: usize,
+    sig: i32,
+}
+
+fn plan(ranks: usize) -> String {
+    format!(
+        "version: 1\nname: s\nbackend: mpi\nlaunch: {{ nodes: 1, ranks_per_node: {ranks} }}\n\
+         defaults: {{ timeout: 3s, iters: 5, warmup: 1 }}\ntests:\n  - name: soak\n    \
+         collective: all_reduce\n    sizes: [1K]\n    repeat: 5m\n"
+    )
+}
+
+fn start(case: Case, plan: &Path, out: &Path) -> std::process::Child {
+    let mut c = match case.mode {
+        Mode::Baton => {
+            let mut c = Command::new(env!("CARGO_BIN_EXE_baton"));
+            c.args(["run", common::p(plan), "-o", common::p(out)]);
+            c
+        }
+        Mode::Launcher => {
+            let mut c = Command::new("mpirun");
+            c.args(["--oversubscribe", "--allow-run-as-root", "-np"])
+                .arg(case.ranks.to_string())
+                .arg(env!("CARGO_BIN_EXE_baton-mpi"))
+                .args(["run", common::p(plan), "-o", common::p(out)]);
+            c
+        }
+    };
+    c.env("NO_COLOR", "1")
+        .env_remove("BATON_FAULT")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    c.spawn().unwrap()
+}
+
+/// Runs one case; `Err` says what went wrong, with the run's stderr.
+fn one(case: Case) -> Result<(), String> {
+    let name = format!(
+        "hung-{:?}-{}-{}-{}",
+        case.mode, case.ranks, case.victim, case.sig
+    )
+    .to_lowercase();
+    let (_dir, plan, out) = common::plan_dir(&name, &plan(case.ranks));
+    let mut child = start(case, &plan, &out);
+    let t = Instant::now();
+    let before = loop {
+        if let Some(r) = journaled(&out).filter(|r| rows(r) > 3) {
+            break r;
+        }
+        let ended = child.try_wait().ok().flatten().is_some();
+        if ended || t.elapsed() > Duration::from_secs(120) {
+            let _ = child.kill();
+            let (code, err) = wait(child, Duration::from_secs(30));
+            return Err(format!(
+                "the run never got going (exit {code}, ended by itself: {ended})\n{err}"
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let victim = &before.jobs[0].layout.ranks[case.victim];
+    let pid = victim.pid.unwrap();
+    signal(pid as i32, case.sig);
+    let (code, err) = wait(child, Duration::from_secs(60));
+    let stopped = case.sig == libc::SIGSTOP;
+    let want_code: &[i32] = match (stopped, case.mode) {
+        (true, _) => &[4],
+        (false, Mode::Baton) => &[3],
+        // Under the user's own mpirun the status is mpirun's: a killed rank's signal.
+        (false, Mode::Launcher) => &[137],
+    };
+    let fail = |what: String| Err(format!("{what}\n--- stderr:\n{err}"));
+    if !want_code.contains(&code) {
+        return fail(format!("exit {code}, want {want_code:?}"));
+    }
+    let r = match results::read(&out.join("results.json")) {
+        Ok(r) => r,
+        Err(e) => return fail(format!("no results.json: {e}")),
+    };
+    let job = &r.jobs[0];
+    let said: Vec<&str> = job.errors.iter().map(|e| e.message.as_str()).collect();
+    let named = format!("rank {} (pid {pid} on {})", case.victim, victim.host);
+    let how = if stopped {
+        vec!["is stopped (SIGSTOP)"]
+    } else {
+        vec!["is gone", "has exited"]
+    };
+    if !said
+        .iter()
+        .any(|m| m.contains(&named) && how.iter().any(|h| m.contains(&format!("{named} {h}"))))
+    {
+        return fail(format!("no error names {named} {how:?}: {said:?}"));
+    }
+    for other in (0..case.ranks).filter(|k| *k != case.victim) {
+        let blamed = format!("rank {other} (pid");
+        if said.iter().any(|m| m.contains(&blamed)) {
+            return fail(format!("rank {other} blamed too: {said:?}"));
+        }
+    }
+    let want_status = if stopped {
+        JobStatus::Timeout
+    } else {
+        JobStatus::Error
+    };
+    if job.status != want_status {
+        return fail(format!("job {:?}, want {want_status:?}", job.status));
+    }
+    if rows(&r) < rows(&before) {
+        return fail(format!(
+            "{} rows kept of the {} measured",
+            rows(&r),
+            rows(&before)
+        ));
+    }
+    if !out.join("junit.xml").is_file() {
+        return fail("no junit.xml".into());
+    }
+    none_survive(&out);
+    Ok(())
+}
+
+/// Every position of 2 and 4 ranks, stopped and killed mid-soak, under `baton run` and under the
+/// user's own mpirun. Three cases at a time: each is a few seconds of waiting (the 3 s timeout,
+/// the ranks' lag), not of work.
+#[test]
+fn a_stopped_or_killed_rank_is_named_wherever_it_stands() {
+    let mut cases = Vec::new();
+    for mode in [Mode::Baton, Mode::Launcher] {
+        for ranks in [2, 4] {
+            for victim in 0..ranks {
+                for sig in [libc::SIGSTOP, libc::SIGKILL] {
+                    cases.push(Case {
+                        mode,
+                        ranks,
+                        victim,
+                        sig,
+                    });
+                }
+            }
+        }
+    }
+    let t = Instant::now();
+    let mut failed = Vec::new();
+    for chunk in cases.chunks(3) {
+        let handles: Vec<_> = chunk
+            .iter()
+            .map(|c| {
+                let c = *c;
+                std::thread::spawn(move || (c, one(c)))
+            })
+            .collect();
+        for h in handles {
+            let (c, r) = h.join().unwrap();
+            if let Err(e) = r {
+                failed.push(format!("{c:?}: {e}"));
+            }
+        }
+    }
+    assert!(
+        failed.is_empty(),
+        "{} of {} cases failed ({:?}):\n{}",
+        failed.len(),
+        cases.len(),
+        t.elapsed(),
+        failed.join("\n\n")
+    );
+}
