@@ -463,4 +463,35 @@ mod tests {
         assert!(r.contains("NCCL_IB_HCA=mlx5_0,"), "{r}");
         assert_eq!(line_redacted("a=b c==d =e x="), "a=b c==d =e x=");
     }
+
+    /// #36 finding 1: the one redaction, masked in place for a snippet: same bytes, same
+    /// characters per line, so a diagnostic's line, column and offset still point where they did.
+    #[test]
+    fn a_files_text_is_masked_in_place() {
+        let text = "outputs:\n  history: postgres://baton:pw1@db/acc\n  notify: https://h.example/hook/T0k?x=1\nenv:\n  UCX_PASSWORD: \"s3 cr3t\"\n  NCCL_IB_HCA: mlx5_0\n  MY_TOKEN: |\n    line one\n    line two\n  API_KEY: é€\nlaunch: { nodes: 1, env: {A_TOKEN: t0k, B: c} }\nwords: the author: stays\n";
+        let m = masked(text);
+        assert_eq!(m.len(), text.len());
+        for (a, b) in text.lines().zip(m.lines()) {
+            assert_eq!(a.chars().count(), b.chars().count(), "{a} / {b}");
+        }
+        for secret in [
+            "pw1", "baton:", "hook/T0k", "x=1", "s3 cr3t", "line one", "line two", "é€", "t0k",
+        ] {
+            assert!(!m.contains(secret), "{secret} in\n{m}");
+        }
+        for kept in [
+            "db/",
+            "h.example/",
+            "NCCL_IB_HCA: mlx5_0",
+            "B: c",
+            "the author: stays",
+            "UCX_PASSWORD: \"",
+        ] {
+            assert!(m.contains(kept), "{kept} lost in\n{m}");
+        }
+        assert_eq!(
+            line_redacted("--set env.UCX_PASSWORD=pw `KEY.PATH=VALUE` Authorization: Bearer x"),
+            "--set env.UCX_PASSWORD=<redacted> `KEY.PATH=VALUE` Authorization: <redacted>"
+        );
+    }
 }
