@@ -1024,3 +1024,24 @@ fn history_show_prints_one_line_per_row() {
     assert!(!out.lines().any(|l| l.starts_with("2099")), "{out}");
     assert!(out.contains("allreduce\\u000a2099"), "{out}");
 }
+
+/// #36 finding 1: an acceptance file's diagnostics pass the same printer: a secret on a line
+/// next to the error (a comment's URL here) is not shown.
+#[test]
+fn an_acceptance_files_diagnostics_quote_no_secret() {
+    let d = tmp("trust-accept-snippet");
+    write(&d, "a.yaml", SMALL_PLAN);
+    let f = write(
+        &d,
+        "acc.yaml",
+        "acceptance: 1\nname: x\n# verdicts to https://ci:hunter2-acc@ci.example/hook/T0KEN-acc\nnmae: y\nphases:\n  - name: A\n    plan: a.yaml\n",
+    );
+    let o = baton(&["check", p(&f)]);
+    assert_eq!(code(&o), 2, "{}", show(&o));
+    let e = stderr(&o);
+    assert!(e.contains("acc.yaml:4:1") && e.contains("nmae"), "{e}");
+    assert!(e.contains("https://") && e.contains("ci.example/"), "{e}");
+    for s in ["hunter2-acc", "T0KEN-acc"] {
+        assert!(!e.contains(s), "{s} shown:\n{e}");
+    }
+}
