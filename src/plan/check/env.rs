@@ -30,7 +30,6 @@ impl Checker<'_> {
                     )
                     .help("set it in the launching shell if you mean it; no plan may"),
                 );
-                continue;
             }
             if !valid_env_key(&name) {
                 self.err(
