@@ -79,7 +79,7 @@ pub fn url_redacted(url: &str) -> String {
             let kept: Vec<String> = query
                 .split('&')
                 .map(|kv| match kv.split_once('=') {
-                    Some((k, _)) if k.eq_ignore_ascii_case("password") => format!("{k}={REDACTED}"),
+                    Some((k, _)) if is_secret(k) => format!("{k}={REDACTED}"),
                     _ => kv.to_string(),
                 })
                 .collect();
@@ -195,41 +195,211 @@ pub fn webhook_redacted(url: &str) -> String {
 }
 
 /// A line of someone else's output (NCCL's diagnostics print `NAME=value` of the variables
-/// they compare) with every secret's value after `NAME=` and every URL's password made
-/// [`REDACTED`]; the rest as it was.
+/// they compare, a WARN may quote a URL) or a diagnostic's words, with every secret
+/// [`secret_spans`] finds made [`REDACTED`]; the rest as it was.
 pub fn line_redacted(line: &str) -> String {
     let mut out = String::with_capacity(line.len());
-    let mut rest = line;
-    while let Some(eq) = rest.find('=') {
-        let (head, tail) = rest.split_at(eq);
-        let name_at = head
-            .char_indices()
-            .rfind(|(_, c)| !(c.is_ascii_alphanumeric() || *c == '_'))
-            .map_or(0, |(i, c)| i + c.len_utf8());
-        out.push_str(head);
-        out.push('=');
-        let tail = &tail[1..];
-        let end = tail
-            .find(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | ')' | '}' | ']'))
-            .unwrap_or(tail.len());
-        if is_secret(&head[name_at..]) && end > 0 {
-            out.push_str(REDACTED);
-            rest = &tail[end..];
-        } else {
-            rest = tail;
+    let mut last = 0;
+    for r in secret_spans(line) {
+        out.push_str(&line[last..r.start]);
+        out.push_str(REDACTED);
+        last = r.end;
+    }
+    out.push_str(&line[last..]);
+    out
+}
+
+/// What the one redaction of text found: the byte ranges of `text` that hold a secret — the
+/// value after a secret-named key or variable (`UCX_PASSWORD: x`, `API_TOKEN=x`,
+/// `"password": "x"`, `Authorization: Bearer x`, and the lines of a block under such a key),
+/// and every URL's user part, path and query (where webhooks and stores keep their tokens).
+/// [`line_redacted`] and [`masked`] show the same ranges two ways; nothing else decides.
+pub fn secret_spans(text: &str) -> Vec<std::ops::Range<usize>> {
+    let mut spans = Vec::new();
+    // The indentation under which the lines of a secret key's block are secret, while it lasts.
+    let mut block: Option<usize> = None;
+    let mut start = 0;
+    for line in text.split_inclusive('\n') {
+        let body = line.trim_end_matches(['\n', '\r']);
+        let indent = body.len() - body.trim_start_matches([' ', '\t']).len();
+        if let Some(under) = block {
+            if body.trim().is_empty() || indent > under {
+                spans.push(start + indent..start + body.len());
+                start += line.len();
+                continue;
+            }
+            block = None;
+        }
+        for (range, opens_block) in assignments(body) {
+            if opens_block {
+                block = Some(indent);
+            }
+            if !range.is_empty() {
+                spans.push(start + range.start..start + range.end);
+            }
+        }
+        spans.extend(
+            url_parts(body)
+                .into_iter()
+                .map(|r| start + r.start..start + r.end),
+        );
+        start += line.len();
+    }
+    spans.sort_by_key(|r| (r.start, std::cmp::Reverse(r.end)));
+    let mut merged: Vec<std::ops::Range<usize>> = Vec::new();
+    for r in spans {
+        match merged.last_mut() {
+            Some(last) if r.start <= last.end => last.end = last.end.max(r.end),
+            _ => merged.push(r),
         }
     }
-    out.push_str(rest);
-    out.split(' ')
-        .map(|w| {
-            if w.contains("://") {
-                url_redacted(w)
-            } else {
-                w.to_string()
+    merged
+}
+
+/// Characters a key or variable name is made of (`env.UCX_PASSWORD`, `aws_secret_access_key`).
+fn name_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')
+}
+
+/// Plain words that name a secret as a key (`password:`, `token:`), besides names that hold
+/// a secret's part and look like names: with `_`, `-` or `.` in them, or a capital.
+const SECRET_WORDS: &[&str] = &[
+    "key",
+    "apikey",
+    "token",
+    "secret",
+    "password",
+    "passwd",
+    "credential",
+    "credentials",
+    "auth",
+    "authorization",
+    "cookie",
+];
+
+/// Whether `name` before a `:` is a secret's key. Prose says `word: …` too, so a lowercase
+/// word is one only when it is a secret's own word: the `author:` of a sentence is not.
+fn key_is_secret(name: &str) -> bool {
+    is_secret(name)
+        && (name.contains(['_', '-', '.'])
+            || name.chars().any(|c| c.is_ascii_uppercase())
+            || SECRET_WORDS.contains(&name))
+}
+
+/// The values of secret-named keys on one line, each with whether it opens a block (nothing
+/// after the key, or YAML's `|` or `>`: the secret is on the lines indented under it).
+fn assignments(line: &str) -> Vec<(std::ops::Range<usize>, bool)> {
+    let mut out = Vec::new();
+    let bytes = line.as_bytes();
+    let mut i = 0;
+    while let Some(off) = line[i..].find([':', '=']) {
+        let sep = i + off;
+        i = sep + 1;
+        let after = &line[sep + 1..];
+        // `host:port`, `mlx5_0:1`, `https:`: a colon is a key's only before a blank.
+        if bytes[sep] == b':' && !(after.is_empty() || after.starts_with([' ', '\t'])) {
+            continue;
+        }
+        let head = line[..sep].trim_end_matches([' ', '\t']);
+        let head = head.strip_suffix(['"', '\'']).unwrap_or(head);
+        let name_at = head
+            .char_indices()
+            .rfind(|(_, c)| !name_char(*c))
+            .map_or(0, |(j, c)| j + c.len_utf8());
+        // A dotted path (`env.UCX_PASSWORD`, `--set`'s `KEY.PATH`) is named by its last part.
+        let name = head[name_at..].rsplit('.').next().unwrap_or_default();
+        let secret = match bytes[sep] {
+            b'=' => is_secret(name),
+            _ => key_is_secret(name),
+        };
+        if name.is_empty() || !secret {
+            continue;
+        }
+        let lead = after.len() - after.trim_start_matches([' ', '\t']).len();
+        let from = sep + 1 + lead;
+        let rest = &line[from..];
+        if rest.is_empty() || rest.starts_with('#') {
+            out.push((from..from, true));
+            continue;
+        }
+        if bytes[sep] == b':' && rest.starts_with(['|', '>']) {
+            out.push((from..from, true));
+            continue;
+        }
+        let end = match rest.chars().next() {
+            Some(q @ ('"' | '\'')) => rest[1..].find(q).map_or(rest.len(), |j| j + 1),
+            // In a flow mapping (`{K: v, …}`) or after `NAME=`, the value ends at its
+            // delimiter; a block mapping's plain value runs to the end of its line.
+            _ if bytes[sep] == b'=' => rest
+                .find(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | ')' | '}' | ']'))
+                .unwrap_or(rest.len()),
+            _ if line[..name_at].contains(['{', '[']) => {
+                rest.find([',', '}', ']']).unwrap_or(rest.len())
             }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
+            _ => rest.len(),
+        };
+        let (s, e) = match rest.starts_with(['"', '\'']) {
+            true => (from + 1, from + end.max(1)),
+            false => (from, from + end),
+        };
+        out.push((s..e.max(s), false));
+        i = e.max(i);
+    }
+    out
+}
+
+/// The secret parts of every URL on a line: its user part (a token or `user:password`) and
+/// what follows its host (path, query, fragment), the first `/` or `?` kept.
+fn url_parts(line: &str) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while let Some(off) = line[i..].find("://") {
+        let at = i + off;
+        let scheme = line[..at]
+            .char_indices()
+            .rev()
+            .take_while(|(_, c)| c.is_ascii_alphanumeric() || matches!(c, '+' | '.' | '-'))
+            .count();
+        let body = at + 3;
+        let end = line[body..]
+            .find(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '<' | '>' | '`'))
+            .map_or(line.len(), |j| body + j);
+        i = end.max(body);
+        if scheme == 0 {
+            continue;
+        }
+        let host_end = line[body..end]
+            .find(['/', '?', '#'])
+            .map_or(end, |j| body + j);
+        if let Some(u) = line[body..host_end].rfind('@') {
+            out.push(body..body + u);
+        }
+        if host_end + 1 < end {
+            out.push(host_end + 1..end);
+        }
+    }
+    out
+}
+
+/// `text` with every secret [`secret_spans`] finds as a run of `*` of the same length in
+/// bytes and in characters (a character of the same UTF-8 length for each), so that a
+/// diagnostic's line, column and byte offset still point where they did: the text of a user's
+/// file as a diagnostic may quote it.
+pub fn masked(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut last = 0;
+    for r in secret_spans(text) {
+        out.push_str(&text[last..r.start]);
+        for c in text[r.start..r.end].chars() {
+            out.push(match c {
+                '\n' | '\r' | '\t' => c,
+                c => ['*', '\u{d7}', '\u{2022}', '\u{1f512}'][c.len_utf8() - 1],
+            });
+        }
+        last = r.end;
+    }
+    out.push_str(&text[last..]);
+    out
 }
 
 /// Whether a variable of the process environment is worth recording at all.
@@ -419,5 +589,36 @@ mod tests {
         ] {
             assert_eq!(webhook_redacted(url), shown);
         }
+    }
+
+    /// #36 finding 1: the one redaction, masked in place for a snippet: same bytes, same
+    /// characters per line, so a diagnostic's line, column and offset still point where they did.
+    #[test]
+    fn a_files_text_is_masked_in_place() {
+        let text = "outputs:\n  history: postgres://baton:pw1@db/acc\n  notify: https://h.example/hook/T0k?x=1\nenv:\n  UCX_PASSWORD: \"s3 cr3t\"\n  NCCL_IB_HCA: mlx5_0\n  MY_TOKEN: |\n    line one\n    line two\n  API_KEY: é€\nlaunch: { nodes: 1, env: {A_TOKEN: t0k, B: c} }\nwords: the author: stays\n";
+        let m = masked(text);
+        assert_eq!(m.len(), text.len());
+        for (a, b) in text.lines().zip(m.lines()) {
+            assert_eq!(a.chars().count(), b.chars().count(), "{a} / {b}");
+        }
+        for secret in [
+            "pw1", "baton:", "hook/T0k", "x=1", "s3 cr3t", "line one", "line two", "é€", "t0k",
+        ] {
+            assert!(!m.contains(secret), "{secret} in\n{m}");
+        }
+        for kept in [
+            "db/",
+            "h.example/",
+            "NCCL_IB_HCA: mlx5_0",
+            "B: c",
+            "the author: stays",
+            "UCX_PASSWORD: \"",
+        ] {
+            assert!(m.contains(kept), "{kept} lost in\n{m}");
+        }
+        assert_eq!(
+            line_redacted("--set env.UCX_PASSWORD=pw `KEY.PATH=VALUE` Authorization: Bearer x"),
+            "--set env.UCX_PASSWORD=<redacted> `KEY.PATH=VALUE` Authorization: <redacted>"
+        );
     }
 }

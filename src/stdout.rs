@@ -67,6 +67,22 @@ pub fn visible(s: &str) -> Cow<'_, str> {
     Cow::Owned(o)
 }
 
+/// `s` as one cell of a table, one line: as [`visible`], and newline and tab too, so a value
+/// (a job ID from a log's file name) cannot start a row of its own or move the columns.
+pub fn visible_cell(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(char::is_control) {
+        return Cow::Borrowed(s);
+    }
+    Cow::Owned(
+        s.chars()
+            .map(|c| match c.is_control() {
+                true => format!("\\u{:04x}", c as u32),
+                false => c.to_string(),
+            })
+            .collect(),
+    )
+}
+
 /// C0 controls but newline and tab, DEL, and the C1 controls (U+0080–U+009F: U+009B is a CSI).
 fn hidden(c: char) -> bool {
     c.is_control() && c != '\n' && c != '\t'

@@ -155,21 +155,23 @@ fn show(store: &StoreArg, q: &Query, chart: Option<&Path>) -> Outcome {
 
 /// The rows as a table, numbers right-aligned.
 fn trend_table(rows: &[baton::history::TrendRow]) -> String {
+    // One line per row: a job ID from a log's file name may hold a line break.
+    let cell = |s: &str| baton::stdout::visible_cell(s).into_owned();
     let table: Vec<[String; 7]> = rows
         .iter()
         .map(|r| {
             [
-                r.date.replace('T', " ").trim_end_matches('Z').to_string(),
+                cell(r.date.replace('T', " ").trim_end_matches('Z')),
                 if r.plan.is_empty() {
                     "-".into()
                 } else {
-                    r.plan.clone()
+                    cell(&r.plan)
                 },
-                r.job.clone(),
-                r.hosts.clone(),
+                cell(&r.job),
+                cell(&r.hosts),
                 r.key_size.map_or("-".into(), baton::grade::size),
                 r.busbw.map_or("-".into(), |b| format!("{b:.2}")),
-                r.status.clone(),
+                cell(&r.status),
             ]
         })
         .collect();

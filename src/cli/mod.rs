@@ -69,6 +69,10 @@ pub fn main(mpi: Option<MpiEntry>) -> i32 {
         Color::Never => Some(false),
         Color::Auto => None,
     });
+    if let Some(why) = baton::runner::fault::refused() {
+        ui::error(&CliError::invalid(why));
+        return Exit::Invalid.code();
+    }
     // What the user vouched for travels as a value to each command that loads a plan.
     let trust = if cli.trust_plan {
         baton::plan::Trust::Trusted

@@ -26,6 +26,8 @@ pub struct RunInfo {
     pub settings: Vec<String>,
     /// Why a run stopped early, per file that says so.
     pub interrupted: Vec<String>,
+    /// The faults a test build injected (`BATON_FAULT`), per file that says so.
+    pub injected_faults: Vec<String>,
 }
 
 impl RunInfo {
@@ -91,6 +93,10 @@ impl RunInfo {
             interrupted: results
                 .iter()
                 .filter_map(|r| r.1.interrupted.clone())
+                .collect(),
+            injected_faults: results
+                .iter()
+                .filter_map(|r| r.1.injected_fault.clone())
                 .collect(),
         }
     }

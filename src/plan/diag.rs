@@ -55,7 +55,10 @@ impl Diagnostic {
     }
 }
 
-/// Every diagnostic of one plan file, with the source to show snippets from.
+/// Every diagnostic of one plan file, with the source to show snippets from. Every way a
+/// report is shown ([`Report::render`], [`Report::short`]) passes the file's text and the
+/// words through the one redaction (`crate::secrets`): a diagnostic quotes no secret. A file
+/// that is not YAML text has no source here (`Report::new(file, "")`): it is never quoted.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Report {
     pub file: String,
@@ -95,7 +98,11 @@ impl Report {
         let mut out = String::new();
         for d in &self.diagnostics {
             out.push_str(&self.locate(d));
-            out.push_str(&format!(": {}: {}\n", level_word(d.level), d.message));
+            out.push_str(&format!(
+                ": {}: {}\n",
+                level_word(d.level),
+                crate::secrets::line_redacted(&d.message)
+            ));
         }
         out
     }
@@ -120,11 +127,13 @@ impl Report {
         let hidden = sorted.len().saturating_sub(MAX_SHOWN);
         sorted.truncate(MAX_SHOWN);
         let mut out = String::new();
-        // A plan's text goes to a terminal here: its control characters must not act there.
-        let source = same_length_visible(&self.source);
+        // A user's file goes to a terminal and a CI log here: its secrets are masked (the one
+        // redaction, `crate::secrets`), and its control characters must not act there.
+        let source = same_length_visible(&crate::secrets::masked(&self.source));
         let file = crate::stdout::visible(&self.file);
         for d in sorted {
-            let shown = |s: &String| crate::stdout::visible(s).into_owned();
+            let shown =
+                |s: &String| crate::stdout::visible(&crate::secrets::line_redacted(s)).into_owned();
             let d = &Diagnostic {
                 message: shown(&d.message),
                 label: d.label.as_ref().map(shown),

@@ -147,8 +147,8 @@ pub fn parse_bytes_with(file: &str, bytes: &[u8], trust: Trust) -> Result<Loaded
     let text = match std::str::from_utf8(bytes) {
         Ok(t) => t,
         Err(e) => {
-            let lossy = String::from_utf8_lossy(bytes).into_owned();
-            let mut r = Report::new(file, lossy);
+            // Not text: never quoted, named by line and column.
+            let mut r = Report::new(file, "");
             let p = pos_of_byte(bytes, e.valid_up_to());
             r.push(
                 Diagnostic::error(
@@ -227,7 +227,8 @@ pub fn parse_tree(file: &str, text: &str, what: &str) -> Result<Loc<Node>, Repor
 }
 
 fn tree_on_this_stack(file: &str, text: &str, what: &str) -> Result<Loc<Node>, Report> {
-    let mut report = Report::new(file, text);
+    // What does not parse as YAML is not quoted: `/proc/self/environ`, a credentials file.
+    let mut report = Report::new(file, "");
     if let Some(d) = control_character(text, what) {
         report.push(d);
         return Err(report);
@@ -265,21 +266,24 @@ fn parse_checked(
     vouched: Vouched<'_>,
     and_the_rest: bool,
 ) -> Result<(Loaded, bool), Report> {
-    let mut report = Report::new(file, text);
+    // Until the text parses as YAML it is not quoted (a plan that is a link to
+    // `/proc/self/environ` or to a credentials file): its errors name line and column only.
+    let unquoted = |d: Diagnostic| {
+        let mut r = Report::new(file, "");
+        r.push(d);
+        r
+    };
     if let Some(d) = control_character(text, "plan") {
-        report.push(d);
-        return Err(report);
+        return Err(unquoted(d));
     }
     let node: Loc<Node> = match serde_saphyr::from_str_with_options(
         text,
         options(serde_saphyr::DuplicateKeyPolicy::PassThrough),
     ) {
         Ok(n) => n,
-        Err(e) => {
-            report.push(yaml_error(&e, text));
-            return Err(report);
-        }
+        Err(e) => return Err(unquoted(yaml_error(&e, text))),
     };
+    let mut report = Report::new(file, text);
     if matches!(node.value, Node::Scalar(super::loc::Scalar::Null)) {
         report.push(
             Diagnostic::error("plan is empty", None)

@@ -256,6 +256,29 @@ mod tests {
         );
     }
 
+    /// #36 finding 16: a WARN line's URLs (userinfo, path, query) and `Authorization`-style
+    /// secrets are redacted as every relayed line is.
+    #[test]
+    fn a_warn_lines_url_secrets_are_redacted_in_what_is_kept() {
+        let f = line(
+            "gpu07:1:1 [0] net.cc:9 NCCL WARN fetch https://ops:pw-s3cr3t@mirror.example/v1/tok-s3cr3t?token=q-s3cr3t failed; \
+             Authorization: Bearer b-s3cr3t; https://ghp_u-s3cr3t@git.example/x",
+            0,
+        )
+        .unwrap();
+        let kept = format!("{f:?}");
+        for s in [
+            "pw-s3cr3t",
+            "tok-s3cr3t",
+            "q-s3cr3t",
+            "b-s3cr3t",
+            "u-s3cr3t",
+        ] {
+            assert!(!kept.contains(s), "{s} kept: {kept}");
+        }
+        assert!(f.event.line.contains("mirror.example"), "{}", f.event.line);
+    }
+
     #[test]
     fn a_flood_of_findings_is_counted_past_the_limit() {
         let text = "h:1 NCCL DIAG [INFO] p2p: x\n".repeat(FINDING_LIMIT + 10);

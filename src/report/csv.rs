@@ -107,12 +107,20 @@ fn line(fields: impl Iterator<Item = String>) -> String {
     s
 }
 
-/// RFC 4180 §2.6–2.7.
+/// RFC 4180 §2.6–2.7, after OWASP's rule against CSV injection: a field a spreadsheet would
+/// read as a formula (starting with `=`, `+`, `-`, `@`, a tab or a carriage return) gets a
+/// leading `'`, which spreadsheets show as text; a number (`-1.5`) is left a number.
 fn quote(f: &str) -> String {
+    let formula = f.starts_with(['=', '+', '-', '@', '\t', '\r']) && f.parse::<f64>().is_err();
+    let f = if formula {
+        std::borrow::Cow::Owned(format!("'{f}"))
+    } else {
+        std::borrow::Cow::Borrowed(f)
+    };
     if f.contains([',', '"', '\r', '\n']) {
         format!("\"{}\"", f.replace('"', "\"\""))
     } else {
-        f.to_string()
+        f.into_owned()
     }
 }
 
@@ -130,5 +138,22 @@ mod tests {
             line(["x".to_string(), "y,z".into(), String::new()].into_iter()),
             "x,\"y,z\",\r\n"
         );
+    }
+
+    /// #36 finding 20: OWASP's CSV injection rule: a cell starting with `=`, `+`, `-`, `@`, a
+    /// tab or a carriage return gets a leading `'`, except a number (`-1.5` stays `-1.5`).
+    #[test]
+    fn cells_that_a_spreadsheet_would_run_are_neutralised() {
+        assert_eq!(quote("=1+2"), "'=1+2");
+        assert_eq!(quote("+cmd|' /C calc'!A0"), "'+cmd|' /C calc'!A0");
+        assert_eq!(quote("-2+3"), "'-2+3");
+        assert_eq!(quote("@SUM(A1)"), "'@SUM(A1)");
+        assert_eq!(quote("\t=1"), "'\t=1");
+        assert_eq!(quote("\r=1"), "\"'\r=1\"");
+        assert_eq!(quote("=a,b"), "\"'=a,b\"");
+        assert_eq!(quote("-1.5"), "-1.5");
+        assert_eq!(quote("+3"), "+3");
+        assert_eq!(quote("-1e-3"), "-1e-3");
+        assert_eq!(quote("all_reduce"), "all_reduce");
     }
 }

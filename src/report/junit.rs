@@ -141,6 +141,9 @@ fn properties(g: &Grade, j: &JobVerdict) -> Vec<Property> {
     if let Some(b) = &g.baseline {
         p.push(Property::new("baseline", b.clone()));
     }
+    for f in &g.run.injected_faults {
+        p.push(Property::new("injected_fault", f.clone()));
+    }
     p
 }
 

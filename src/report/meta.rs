@@ -104,6 +104,12 @@ pub fn rows(g: &Grade) -> Vec<MetaRow> {
     for i in &r.interrupted {
         v.push(row("Stopped", i.clone()));
     }
+    for f in &r.injected_faults {
+        v.push(row(
+            "Injected fault",
+            format!("{f} (a test build's BATON_FAULT: failures here were made, not measured)"),
+        ));
+    }
     if !r.producers.is_empty() {
         v.push(row("Produced by", r.producers.join(", ")));
     }

@@ -24,6 +24,10 @@ pub struct Results {
     /// The signal that stopped the run and when (`SIGTERM at 2026-…`); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interrupted: Option<String>,
+    /// The fault a test build injected into this run (`BATON_FAULT`, e.g. `stall:rank=1`):
+    /// its failures are made, not measured. Absent in every other run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub injected_fault: Option<String>,
     pub environment: Environment,
     pub jobs: Vec<JobResult>,
     /// The node list of a node-set run, in the order node indices refer to.
@@ -131,6 +135,7 @@ impl Results {
             started: Some(super::now_rfc3339()),
             finished: None,
             interrupted: None,
+            injected_fault: None,
             environment: Environment::default(),
             jobs: Vec::new(),
             node_list: Vec::new(),

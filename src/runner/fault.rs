@@ -24,6 +24,11 @@
 //! is set in: under mpirun's MPMD syntax (`-np 6 baton-mpi … : -np 2 -x BATON_FAULT=slow …`)
 //! exactly the ranks of the second app context, as a per-process environment difference would.
 //! `:job=SUBSTRING` limits a fault to jobs whose ID contains it.
+//!
+//! A test facility: read only by a build with the `test-hooks` feature (scripts/test's), and
+//! recorded in results.json, JUnit and the report when set ([`active`]). A build without it
+//! refuses to start with `BATON_FAULT` set ([`refused`]), so a fault test run against it fails
+//! saying why instead of passing unfaulted. No plan or `--set` may set any `BATON_*` variable.
 
 use super::engine::{Engine, EngineError, OpSpec};
 use crate::results::ErrorKind;
@@ -62,10 +67,40 @@ pub struct Fault {
     pub job: Option<String>,
 }
 
+/// The variable a fault is injected with.
+pub const VAR: &str = "BATON_FAULT";
+
+/// The fault this process injects, as written (`stall:rank=1`): what results, JUnit and the
+/// report say of a run. `None` in a build without `test-hooks`, and when unset or unreadable.
+pub fn active() -> Option<String> {
+    let spec = std::env::var(VAR).ok()?;
+    Fault::from_env().map(|_| spec)
+}
+
+/// Why this process must not start: `BATON_FAULT` is set, and this build cannot inject it. A
+/// test that needs a fault then fails saying so, rather than passing without one.
+pub fn refused() -> Option<String> {
+    if cfg!(feature = "test-hooks") || std::env::var_os(VAR).is_none() {
+        return None;
+    }
+    Some(format!(
+        "{VAR} is set, but this baton was built without test hooks: faults are injected only \
+         by test builds (cargo feature `test-hooks`, as scripts/test builds); unset {VAR}"
+    ))
+}
+
 impl Fault {
-    /// Reads `BATON_FAULT`; `None` when unset or unreadable (a typo must not fake a fault).
+    /// Reads `BATON_FAULT`; `None` when unset or unreadable (a typo must not fake a fault),
+    /// and always in a build without the `test-hooks` feature.
+    #[cfg(feature = "test-hooks")]
     pub fn from_env() -> Option<Fault> {
-        Fault::parse(&std::env::var("BATON_FAULT").ok()?)
+        Fault::parse(&std::env::var(VAR).ok()?)
+    }
+
+    /// No test hooks in this build: no fault, whatever the environment says.
+    #[cfg(not(feature = "test-hooks"))]
+    pub fn from_env() -> Option<Fault> {
+        None
     }
 
     pub fn parse(s: &str) -> Option<Fault> {

@@ -27,6 +27,7 @@ pub enum Maker {
 /// A new results document of a `run` of `plan`, carrying its identity.
 pub fn results(plan: &Plan, plan_path: &Path, hash: &str, maker: Maker) -> Results {
     let mut r = Results::new(Producer::baton("run"));
+    r.injected_fault = super::fault::active();
     r.plan = Some(PlanRef {
         name: plan.name.clone(),
         file: Some(plan_path.display().to_string()),

@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use super::tree::{At, Item, Tree};
+use super::tree::{At, Item, Source, Tree};
 use crate::plan::Scalar;
 
 /// What one emitted line holds: a key (when it has one) and the value after it, whose text
@@ -14,6 +14,8 @@ pub struct Line {
     pub key: Option<At>,
     pub value: At,
     pub value_col: u64,
+    /// Its indentation: the lines after it indented deeper are its value's.
+    pub indent: usize,
 }
 
 /// The text, and each of its lines' origins (line `n` is `lines[n - 1]`).
@@ -33,6 +35,24 @@ impl Emitted {
             _ => l.value,
         })
     }
+
+    /// Whether everything the entry at `line` holds — its key, its value and every line nested
+    /// under it — was written by `source`'s layer: what that layer vouches for. A key the site
+    /// wrote whose value a `--set` replaced is not the site's.
+    pub fn all_from(&self, line: u64, source: Source) -> bool {
+        let Some(i) = usize::try_from(line).ok().and_then(|l| l.checked_sub(1)) else {
+            return false;
+        };
+        let Some(first) = self.lines.get(i) else {
+            return false;
+        };
+        let from = |l: &Line| l.value.source == source && l.key.is_none_or(|k| k.source == source);
+        from(first)
+            && self.lines[i + 1..]
+                .iter()
+                .take_while(|l| l.indent > first.indent)
+                .all(from)
+    }
 }
 
 pub fn emit(root: &Item, header: &str) -> Emitted {
@@ -47,6 +67,7 @@ pub fn emit(root: &Item, header: &str) -> Emitted {
             key: None,
             value: root.at,
             value_col: 1,
+            indent: 0,
         });
     }
     match &root.value {
@@ -81,6 +102,7 @@ fn entry(e: &mut Emitted, indent: usize, key: Option<(String, At)>, v: &Item) {
         key: key.as_ref().map(|(_, at)| *at),
         value: v.at,
         value_col,
+        indent,
     });
     if inline.is_some() {
         return;

@@ -121,11 +121,8 @@ pub fn parse_layered(
         })?;
     }
     let emitted = emit(&root, &header(file, layers));
-    let vouched_here = |p: crate::plan::Pos| {
-        emitted
-            .origin(p.line, p.col)
-            .is_some_and(|at| at.source == Source::Site)
-    };
+    // The site vouches for what it wrote: the whole entry at the key, its value included.
+    let vouched_here = |p: crate::plan::Pos| emitted.all_from(p.line, Source::Site);
     let (mut loaded, vouched) =
         crate::plan::parse_str_vouched(file, &emitted.text, trust, &vouched_here)
             .map_err(|r| relocate(r, &emitted, file, text, layers))?;

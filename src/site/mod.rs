@@ -107,8 +107,7 @@ impl Site {
         let dir = path.parent().unwrap_or(Path::new("."));
         with_topology(&mut tree, dir).map_err(|d| invalid(&name, &text, d))?;
         let outputs = match tree.remove("outputs") {
-            Some((_, o)) => Outputs::read(&o, dir)
-                .map_err(|d| invalid(&name, &outputs::redacted_text(&text), d))?,
+            Some((_, o)) => Outputs::read(&o, dir).map_err(|d| invalid(&name, &text, d))?,
             None => Outputs::default(),
         };
         Ok(Site {

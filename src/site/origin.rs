@@ -63,8 +63,12 @@ pub(super) fn entries(root: &Item, plan: &str, layers: &Layers) -> Vec<Entry> {
                         .map_or(String::new(), |s| s.path.display().to_string()),
                     line,
                 },
+                // The argument as given, through the one redaction: `--set env.X_TOKEN=…`
+                // must not show in the origin what the value column hides.
                 Source::Set(i) => Origin::Set {
-                    arg: layers.set_args().get(i).cloned().unwrap_or_default(),
+                    arg: crate::secrets::line_redacted(
+                        layers.set_args().get(i).map_or("", String::as_str),
+                    ),
                 },
             };
             Entry {

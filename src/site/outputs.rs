@@ -102,26 +102,6 @@ impl Outputs {
     }
 }
 
-/// `text` with the password of every URL in it redacted: what a diagnostic's snippet of the
-/// `outputs:` lines may show.
-pub(super) fn redacted_text(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for line in text.split_inclusive('\n') {
-        let mut word = String::new();
-        for c in line.chars() {
-            if c.is_whitespace() || c == '"' || c == '\'' {
-                out.push_str(&url_redacted(&word));
-                word.clear();
-                out.push(c);
-            } else {
-                word.push(c);
-            }
-        }
-        out.push_str(&url_redacted(&word));
-    }
-    out
-}
-
 fn text<'a>(item: &'a Item, key: &str) -> Result<&'a str, Diagnostic> {
     match &item.value {
         Tree::Scalar(Scalar::Str(s)) if !s.is_empty() => Ok(s),

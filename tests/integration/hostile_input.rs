@@ -160,3 +160,27 @@ fn fuzzer_findings_end_in_diagnostics() {
     }
     assert!(n >= 4, "reproducers missing from {}", dir.display());
 }
+
+/// #36 finding 12: a duration past what any run lasts (`timeout: 18446744073709551615s` passed
+/// `check`, then every rank worker panicked adding it to the clock) is refused where it is
+/// written, for every duration-typed key.
+#[test]
+fn durations_past_any_run_are_refused_at_check() {
+    let plan = |top: &str, test: &str| {
+        format!(
+            "version: 1\nname: d\nbackend: mpi\nlaunch: {{ nodes: 1, ranks_per_node: 2 }}\n{top}tests:\n  - name: t\n    collective: all_reduce\n    sizes: [1K]\n{test}"
+        )
+    };
+    for text in [
+        plan("defaults:\n  timeout: 18446744073709551615s\n", ""),
+        plan("", "    timeout: 18446744073709551615s\n"),
+        plan("", "    repeat: 18446744073709551615s\n"),
+        plan("defaults: { timeout: 400d }\n", ""),
+        plan("", "    repeat: 99999999999h\n"),
+    ] {
+        rejected(text.as_bytes(), "at most");
+    }
+    // A long soak and a generous timeout stay valid.
+    let long = plan("defaults: { timeout: 2h }\n", "    repeat: 24h\n");
+    parse_bytes("ok.yaml", long.as_bytes()).expect("valid");
+}

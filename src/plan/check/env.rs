@@ -20,6 +20,17 @@ impl Checker<'_> {
         };
         for (k, v) in entries {
             let name = k.value.text();
+            if name.starts_with("BATON_") {
+                // baton's own variables: its test hooks (`BATON_FAULT`), the rendezvous'
+                // key and addresses. Not a plan's, trusted or not, nor a `--set`'s.
+                self.err(
+                    Diagnostic::error(
+                        format!("`{key}` sets `{name}`: `BATON_*` variables are baton's own"),
+                        Some(k.pos),
+                    )
+                    .help("set it in the launching shell if you mean it; no plan may"),
+                );
+            }
             if !valid_env_key(&name) {
                 self.err(
                     Diagnostic::error(
