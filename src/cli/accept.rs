@@ -52,15 +52,30 @@ fn load(path: &Path, format: DiagFormat) -> Result<Acceptance, CliError> {
 fn open_phases(doc: &Acceptance, trust: Trust, layers: &Layers) -> Result<Vec<String>, CliError> {
     let mut lines = Vec::new();
     let mut problems = Vec::new();
+    let warn = |w: &acceptance::Warning| {
+        ui::say(&format!(
+            "warning: {}:{}:{}: {}",
+            doc.file.display(),
+            w.pos.line,
+            w.pos.col,
+            visible(&w.message)
+        ))
+    };
+    doc.warnings.iter().for_each(warn);
     for p in &doc.phases {
         match acceptance::open_phase(doc, p, trust, layers) {
-            Ok(o) => lines.push(format!(
-                "  {}: plan {} ({} test(s), {} job(s))",
-                p.name,
-                o.loaded.plan.name,
-                o.loaded.plan.tests.len(),
-                o.jobs.len()
-            )),
+            Ok(o) => lines.push({
+                acceptance::plan_warnings(p, &o.loaded.plan)
+                    .iter()
+                    .for_each(warn);
+                format!(
+                    "  {}: plan {} ({} test(s), {} job(s))",
+                    p.name,
+                    o.loaded.plan.name,
+                    o.loaded.plan.tests.len(),
+                    o.jobs.len()
+                )
+            }),
             Err(e) => problems.push(format!(
                 "error: {}: {}",
                 doc.file.display(),

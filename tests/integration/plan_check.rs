@@ -1090,3 +1090,40 @@ fn a_fleet_section_is_checked_where_it_is_written() {
         ]
     );
 }
+
+/// busbw is 0 by definition on a one-rank communicator ((n-1)/n = 0): a floor on it can only
+/// ever fail (an error at the criterion), a spread of zeros can never fail (a warning there).
+/// A collective whose busbw is its algbw on one rank (broadcast) is left alone.
+#[test]
+fn busbw_criteria_on_a_one_rank_job_are_refused_or_warned_where_written() {
+    let y = format!(
+        "{HEAD}launch: {{ nodes: 1, ranks_per_node: 1 }}\ntests:\n  - name: a\n    collective: all_reduce\n    sizes: [1M]\n    repeat: 3\n    expect:\n      - busbw: \">= 300 GB/s\"\n      - variance: \"<= 5%\"\n      - wrong: 0\n"
+    );
+    one_error(
+        &y,
+        10,
+        "busbw floor can never pass: this test runs on 1 rank",
+    );
+    let w: Vec<_> = report(&y).warnings().cloned().collect();
+    assert!(
+        w.iter().any(|d| d
+            .message
+            .contains("`variance` compares busbw that is always 0")
+            && d.pos.unwrap().line == 11),
+        "{w:#?}"
+    );
+    // Split into one-rank groups: the same, located at the floor.
+    let y = format!(
+        "{HEAD}launch: {{ nodes: 1, ranks_per_node: 2 }}\ntests:\n  - name: a\n    collective: alltoall\n    sizes: [1M]\n    split: \"MOD 2\"\n    expect:\n      - busbw: \">= 1 GB/s\"\n"
+    );
+    one_error(
+        &y,
+        10,
+        "every split group of this test's 2 ranks has 1 rank",
+    );
+    // broadcast's busbw on one rank is its algbw: a floor can pass.
+    let y = format!(
+        "{HEAD}launch: {{ nodes: 1, ranks_per_node: 1 }}\ntests:\n  - name: a\n    collective: broadcast\n    sizes: [1M]\n    expect:\n      - busbw: \">= 1 GB/s\"\n"
+    );
+    assert!(errors(&y).is_empty(), "{:#?}", errors(&y));
+}

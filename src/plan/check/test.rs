@@ -473,6 +473,7 @@ impl Checker<'_> {
         colls: &[Collective],
         root: u32,
     ) {
+        self.zero_busbw_criteria(t, n, splits, colls);
         for s in splits {
             let groups: Vec<Vec<u64>> = match s {
                 Some(s) => s.split.groups(n).into_values().collect(),
@@ -535,6 +536,80 @@ impl Checker<'_> {
                     )
                     .help("nccl-tests' hypercube_perf skips other sizes; pick a layout or split of 2, 4, 8, … ranks"),
                 );
+            }
+        }
+    }
+}
+
+impl Checker<'_> {
+    /// Criteria on busbw of a job whose busbw is 0 by definition: every communicator (or split
+    /// group) has one rank and every collective moves (n-1)/n of its data between ranks. A floor
+    /// (`>=`, `of profile`, `nccl_tests_min_bw`) could only ever fail: an error. A share, a
+    /// spread or a comparison of zeros can never fail, whatever the hardware does: a warning.
+    fn zero_busbw_criteria(
+        &mut self,
+        t: &RawTest,
+        n: u64,
+        splits: &[Option<SplitSpec>],
+        colls: &[Collective],
+    ) {
+        let largest = splits
+            .iter()
+            .map(|s| match s {
+                Some(s) => s.split.groups(n).values().map(Vec::len).max().unwrap_or(0) as u64,
+                None => n,
+            })
+            .max()
+            .unwrap_or(n);
+        if largest != 1 || colls.is_empty() || colls.iter().any(|c| c.busbw_factor(1) != 0.0) {
+            return;
+        }
+        let Some(expect) = &t.expect else { return };
+        let whose = if splits.iter().any(Option::is_some) {
+            format!("every split group of this test's {n} ranks has 1 rank")
+        } else {
+            "this test runs on 1 rank".to_string()
+        };
+        let why = format!(
+            "{whose}: busbw is 0 by definition (a one-rank {} moves no data between GPUs)",
+            colls[0]
+        );
+        let help = "give the job at least 2 ranks, or grade it on time or algbw";
+        for c in &expect.value {
+            let floor = c
+                .busbw
+                .as_ref()
+                .filter(|b| b.value.trim_start().starts_with('>'))
+                .map(|b| b.pos)
+                .or(c.nccl_tests_min_bw.as_ref().map(|b| b.pos));
+            if let Some(pos) = floor {
+                self.err(
+                    Diagnostic::error(format!("this busbw floor can never pass: {why}"), Some(pos))
+                        .help(help),
+                );
+                continue;
+            }
+            let never_fails = [
+                ("busbw", c.busbw.as_ref().map(|v| v.pos)),
+                ("variance", c.variance.as_ref().map(|v| v.pos)),
+                ("outlier", c.outlier.as_ref().map(|v| v.pos)),
+                ("relative", c.relative.as_ref().map(|v| v.busbw.pos)),
+                ("regression", c.regression.as_ref().map(|v| v.pos)),
+                ("group_spread", c.group_spread.as_ref().map(|v| v.pos)),
+                ("trend", c.trend.as_ref().map(|v| v.pos)),
+            ];
+            for (key, pos) in never_fails {
+                if let Some(pos) = pos {
+                    self.warn(
+                        Diagnostic::warning(
+                            format!(
+                                "`{key}` compares busbw that is always 0 and can never fail: {why}"
+                            ),
+                            Some(pos),
+                        )
+                        .help(help),
+                    );
+                }
             }
         }
     }
