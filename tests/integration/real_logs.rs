@@ -42,7 +42,8 @@ const CASES: &[Case] = &[
         ranks_per_node: 1,
         fails: None,
     },
-    // Healthy pairs: NDR 400 IB (466.5, 465.8) and GCP GPUDirect-TCPX (330.6, the slowest).
+    // Healthy pairs: NDR 400 IB (466.5, 465.8), OCI H200 RoCE (480.6) and GCP GPUDirect-TCPXO
+    // (330.6, the slowest).
     Case {
         log: "public/nccl-tests-309-h100x16-two-nodes-ndr.txt",
         collective: "all_reduce",
@@ -54,6 +55,15 @@ const CASES: &[Case] = &[
     },
     Case {
         log: "public/nccl-tests-309-h100x16-two-of-eight-nodes.txt",
+        collective: "all_reduce",
+        phase: B,
+        test: "allreduce-1g-4g",
+        nodes: 2,
+        ranks_per_node: 8,
+        fails: None,
+    },
+    Case {
+        log: "public/oci-h200x16-two-nodes-roce.txt",
         collective: "all_reduce",
         phase: B,
         test: "allreduce-1g-4g",
@@ -189,6 +199,44 @@ fn shipped_floors_pass_healthy_public_clusters_and_fail_the_known_bad_for_their_
     }
 }
 
+/// The shipped profile rows against the public single-node logs of their hardware: graded as a
+/// plan grades them (`busbw >= 90% of profile`, the fleet's slack), healthy nodes pass.
+#[test]
+fn shipped_profile_rows_pass_the_public_healthy_nodes_of_their_hardware() {
+    let d = tmp("real_logs_profiles");
+    for (log, profile, at) in [
+        (
+            "public/nccl-tests-290-h100x8-single-node.txt",
+            "h100-sxm-8",
+            "4G",
+        ),
+        ("public/azure-h200x8-single-node-8g.txt", "h200-sxm-8", "8G"),
+    ] {
+        let path = root().join("tests/data/real-logs").join(log);
+        let results = d.join(format!("{profile}.json"));
+        let o = baton(&[
+            "ingest",
+            p(&path),
+            "-o",
+            p(&results),
+            "--collective",
+            "all_reduce",
+            "--job",
+            "node",
+        ]);
+        assert!(results.exists(), "{log}: {}", show(&o));
+        let plan = write(
+            &d,
+            &format!("{profile}.yaml"),
+            &format!(
+                "version: 1\nname: p\nbackend: nccl\nprofile: {profile}\nlaunch: {{ nodes: 1, ranks_per_node: 8 }}\ntests:\n  - name: node\n    collective: all_reduce\n    sizes: [{at}]\n    expect:\n      - busbw: \">= 90% of profile\"\n"
+            ),
+        );
+        let o = baton(&["grade", p(&plan), p(&results)]);
+        assert_eq!(code(&o), 0, "{log} against {profile}: {}", show(&o));
+    }
+}
+
 /// nccl-tests 2.19.6 on one H200 (made by this project, tests/data/real-logs/h200x1-2.19.6):
 /// every collective's log grades clean under a plan of the same run, and the one-rank busbw of
 /// 0 is what the results hold (no floor can pass on it: `baton check` says so).
@@ -237,5 +285,5 @@ fn every_public_log_of_the_corpus_ingests() {
         assert!(out.exists(), "{name}: {}", show(&o));
         n += 1;
     }
-    assert!(n >= 11, "{n} public logs");
+    assert!(n >= 13, "{n} public logs");
 }
