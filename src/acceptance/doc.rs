@@ -32,15 +32,18 @@ pub struct Acceptance {
     pub file: PathBuf,
     pub text: String,
     pub phases: Vec<Phase>,
-    /// What `baton check` warns of: criteria that hold on no fabric, each at its line.
-    pub warnings: Vec<Warning>,
+    /// What `baton check` warns of: criteria that fail every healthy multi-node cluster, each
+    /// at its line.
+    pub warnings: Vec<Finding>,
 }
 
-/// A criterion that can never fail, or fail on every healthy cluster, at its place.
+/// A criterion that can only ever fail (`error`), or that fails every healthy cluster of some
+/// shape (a warning), at its place.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Warning {
+pub struct Finding {
     pub pos: Pos,
     pub message: String,
+    pub error: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -184,7 +187,7 @@ fn check(path: &Path, text: &str, raw: RawAcceptance, report: &mut Report) -> Ac
 const ALLTOALL_OF_ALL_REDUCE_MAX: f64 = 50.0;
 
 /// A `relative` criterion whose share the collectives' bandwidth laws rule out across nodes.
-fn share_warnings(phase: &Phase) -> Vec<Warning> {
+fn share_warnings(phase: &Phase) -> Vec<Finding> {
     let mut out = Vec::new();
     for (c, pos) in phase.criteria.iter().zip(&phase.criteria_at) {
         let Criterion::Relative {
@@ -197,8 +200,9 @@ fn share_warnings(phase: &Phase) -> Vec<Warning> {
             continue;
         };
         if *of != Collective::AllToAll && busbw.value > ALLTOALL_OF_ALL_REDUCE_MAX {
-            out.push(Warning {
+            out.push(Finding {
                 pos: *pos,
+                error: false,
                 message: format!(
                     "phase {}: alltoall at {}% of {of} holds only inside one NVLink domain: across nodes alltoall is bound by each GPU's own NIC (~46-49 GB/s on NDR 400) while {of} reaches 330-480 GB/s, so a healthy cluster fails it; compare alltoall with what alltoall reaches (a busbw floor at a share of the NIC line rate, or an earlier phase's alltoall)",
                     phase.name, busbw.value
@@ -209,9 +213,11 @@ fn share_warnings(phase: &Phase) -> Vec<Warning> {
     out
 }
 
-/// Criteria of `phase` that its own plan makes pointless: `steady` over jobs that run once,
-/// and `steady`/`relative` on jobs whose busbw is 0 by definition (one rank).
-pub fn plan_warnings(phase: &Phase, plan: &crate::plan::Plan) -> Vec<Warning> {
+/// Criteria of `phase` that its own plan makes fail whatever the hardware does: `steady` and
+/// `relative` on jobs whose busbw is 0 by definition (one rank: a median of 0 is no reference,
+/// and a share of 0 is none), and `steady` over jobs that run once (no two repeats to compare).
+/// Errors: they could only ever fail.
+pub fn plan_findings(phase: &Phase, plan: &crate::plan::Plan) -> Vec<Finding> {
     use crate::plan::Repeat;
     let once = plan
         .tests
@@ -229,23 +235,24 @@ pub fn plan_warnings(phase: &Phase, plan: &crate::plan::Plan) -> Vec<Warning> {
             Criterion::Steady { .. } => "steady",
             Criterion::Relative { .. } => "relative",
         };
-        if zero_busbw {
-            out.push(Warning {
-                pos: *pos,
-                message: format!(
-                    "phase {}: `{what}` compares busbw, which is 0 by definition on the one rank plan {} runs each job on: it can never fail; give the jobs 2 ranks or more",
-                    phase.name, plan.name
-                ),
-            });
+        let message = if zero_busbw {
+            format!(
+                "phase {}: `{what}` can only ever fail: plan {} runs each job on one rank, where busbw is 0 by definition; give the jobs 2 ranks or more",
+                phase.name, plan.name
+            )
         } else if once && matches!(c, Criterion::Steady { .. }) {
-            out.push(Warning {
-                pos: *pos,
-                message: format!(
-                    "phase {}: `steady` compares the repeats of each job, but plan {} runs every job once: it can never fail; give the soak test `repeat:` (a count or a duration)",
-                    phase.name, plan.name
-                ),
-            });
-        }
+            format!(
+                "phase {}: `steady` can only ever fail: it compares the repeats of each job, and plan {} runs every job once; give the soak test `repeat:` (a count or a duration)",
+                phase.name, plan.name
+            )
+        } else {
+            continue;
+        };
+        out.push(Finding {
+            pos: *pos,
+            message,
+            error: true,
+        });
     }
     out
 }

@@ -52,30 +52,36 @@ fn load(path: &Path, format: DiagFormat) -> Result<Acceptance, CliError> {
 fn open_phases(doc: &Acceptance, trust: Trust, layers: &Layers) -> Result<Vec<String>, CliError> {
     let mut lines = Vec::new();
     let mut problems = Vec::new();
-    let warn = |w: &acceptance::Warning| {
-        ui::say(&format!(
-            "warning: {}:{}:{}: {}",
+    let located = |f: &acceptance::Finding| {
+        format!(
+            "{}:{}:{}: {}",
             doc.file.display(),
-            w.pos.line,
-            w.pos.col,
-            visible(&w.message)
-        ))
+            f.pos.line,
+            f.pos.col,
+            visible(&f.message)
+        )
     };
-    doc.warnings.iter().for_each(warn);
+    for f in &doc.warnings {
+        ui::say(&format!("warning: {}", located(f)));
+    }
     for p in &doc.phases {
         match acceptance::open_phase(doc, p, trust, layers) {
-            Ok(o) => lines.push({
-                acceptance::plan_warnings(p, &o.loaded.plan)
-                    .iter()
-                    .for_each(warn);
-                format!(
+            Ok(o) => {
+                for f in acceptance::plan_findings(p, &o.loaded.plan) {
+                    if f.error {
+                        problems.push(format!("error: {}", located(&f)));
+                    } else {
+                        ui::say(&format!("warning: {}", located(&f)));
+                    }
+                }
+                lines.push(format!(
                     "  {}: plan {} ({} test(s), {} job(s))",
                     p.name,
                     o.loaded.plan.name,
                     o.loaded.plan.tests.len(),
                     o.jobs.len()
-                )
-            }),
+                ));
+            }
             Err(e) => problems.push(format!(
                 "error: {}: {}",
                 doc.file.display(),

@@ -544,8 +544,10 @@ impl Checker<'_> {
 impl Checker<'_> {
     /// Criteria on busbw of a job whose busbw is 0 by definition: every communicator (or split
     /// group) has one rank and every collective moves (n-1)/n of its data between ranks. A floor
-    /// (`>=`, `of profile`, `nccl_tests_min_bw`) could only ever fail: an error. A share, a
-    /// spread or a comparison of zeros can never fail, whatever the hardware does: a warning.
+    /// (`>=`, `of profile`, `nccl_tests_min_bw`) and every comparison with a median or another
+    /// job's busbw (`variance`, `relative`, `regression`, `trend`: grading fails a reference of
+    /// 0) could only ever fail: an error. A ceiling, or a spread between groups of zeros, can
+    /// never fail: a warning.
     fn zero_busbw_criteria(
         &mut self,
         t: &RawTest,
@@ -580,36 +582,41 @@ impl Checker<'_> {
                 .busbw
                 .as_ref()
                 .filter(|b| b.value.trim_start().starts_with('>'))
-                .map(|b| b.pos)
-                .or(c.nccl_tests_min_bw.as_ref().map(|b| b.pos));
-            if let Some(pos) = floor {
+                .map(|b| ("busbw", b.pos));
+            let always_fail = [
+                floor,
+                c.nccl_tests_min_bw
+                    .as_ref()
+                    .map(|v| ("nccl_tests_min_bw", v.pos)),
+                c.variance.as_ref().map(|v| ("variance", v.pos)),
+                c.relative.as_ref().map(|v| ("relative", v.busbw.pos)),
+                c.regression.as_ref().map(|v| ("regression", v.pos)),
+                c.trend.as_ref().map(|v| ("trend", v.pos)),
+            ];
+            for (key, pos) in always_fail.into_iter().flatten() {
                 self.err(
-                    Diagnostic::error(format!("this busbw floor can never pass: {why}"), Some(pos))
+                    Diagnostic::error(format!("`{key}` can only ever fail: {why}"), Some(pos))
                         .help(help),
                 );
-                continue;
             }
-            let never_fails = [
-                ("busbw", c.busbw.as_ref().map(|v| v.pos)),
-                ("variance", c.variance.as_ref().map(|v| v.pos)),
-                ("outlier", c.outlier.as_ref().map(|v| v.pos)),
-                ("relative", c.relative.as_ref().map(|v| v.busbw.pos)),
-                ("regression", c.regression.as_ref().map(|v| v.pos)),
-                ("group_spread", c.group_spread.as_ref().map(|v| v.pos)),
-                ("trend", c.trend.as_ref().map(|v| v.pos)),
+            let never_fail = [
+                c.busbw
+                    .as_ref()
+                    .filter(|b| b.value.trim_start().starts_with('<'))
+                    .map(|b| ("busbw", b.pos)),
+                c.group_spread.as_ref().map(|v| ("group_spread", v.pos)),
+                c.outlier.as_ref().map(|v| ("outlier", v.pos)),
             ];
-            for (key, pos) in never_fails {
-                if let Some(pos) = pos {
-                    self.warn(
-                        Diagnostic::warning(
-                            format!(
-                                "`{key}` compares busbw that is always 0 and can never fail: {why}"
-                            ),
-                            Some(pos),
-                        )
-                        .help(help),
-                    );
-                }
+            for (key, pos) in never_fail.into_iter().flatten() {
+                self.warn(
+                    Diagnostic::warning(
+                        format!(
+                            "`{key}` compares busbw that is always 0 and can never fail: {why}"
+                        ),
+                        Some(pos),
+                    )
+                    .help(help),
+                );
             }
         }
     }
