@@ -324,6 +324,17 @@ impl Checker<'_> {
             Some(_) if gpu_pairs.is_some() => Some(Over::All),
             Some(o) => self.over(o, node_count),
         };
+        // The ranks of one job, where the layout and the node set fix them.
+        let set_nodes = match &over {
+            Some(Over::EachNode) => Some(1),
+            Some(Over::All) => Some(
+                node_count.map_or(launch.nodes as u64, |n| (n as u64).max(launch.nodes as u64)),
+            ),
+            _ => None,
+        };
+        if let (Some(per_node), Some(nodes)) = (launch.ranks_per_node_total(), set_nodes) {
+            self.zero_busbw_criteria(&t, per_node * nodes, &split, &collective);
+        }
 
         let sizes_list = sizes.as_ref().map(|s| s.values()).unwrap_or_default();
         let expect = match &t.expect {
@@ -473,7 +484,6 @@ impl Checker<'_> {
         colls: &[Collective],
         root: u32,
     ) {
-        self.zero_busbw_criteria(t, n, splits, colls);
         for s in splits {
             let groups: Vec<Vec<u64>> = match s {
                 Some(s) => s.split.groups(n).into_values().collect(),
