@@ -1140,3 +1140,20 @@ fn busbw_criteria_on_a_one_rank_job_are_refused_or_warned_where_written() {
     );
     assert!(errors(&y).is_empty(), "{:#?}", errors(&y));
 }
+
+/// The one-rank rule counts the ranks of one job from its node set: a pair of one-rank nodes has
+/// 2 ranks (no error), each node alone has 1 (the floor is refused).
+#[test]
+fn the_one_rank_rule_counts_the_ranks_of_one_node_set() {
+    let y = |over: &str| {
+        format!(
+            "{HEAD}launch: {{ ranks_per_node: 1 }}\nnodes: {{ hostlist: \"n[1-3]\" }}\ntests:\n  - name: a\n    over: {over}\n    collective: all_reduce\n    sizes: [1M]\n    expect:\n      - busbw: \">= 1 GB/s\"\n"
+        )
+    };
+    assert!(errors(&y("pairs")).is_empty(), "{:#?}", errors(&y("pairs")));
+    one_error(
+        &y("each-node"),
+        11,
+        "`busbw` can only ever fail: this test runs on 1 rank",
+    );
+}
