@@ -32,6 +32,18 @@ pub struct Acceptance {
     pub file: PathBuf,
     pub text: String,
     pub phases: Vec<Phase>,
+    /// What `baton check` warns of: criteria that fail every healthy multi-node cluster, each
+    /// at its line.
+    pub warnings: Vec<Finding>,
+}
+
+/// A criterion that can only ever fail (`error`), or that fails every healthy cluster of some
+/// shape (a warning), at its place.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finding {
+    pub pos: Pos,
+    pub message: String,
+    pub error: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -45,6 +57,8 @@ pub struct Phase {
     pub suspects: Suspects,
     pub stop: Option<Stop>,
     pub criteria: Vec<Criterion>,
+    /// Where each of `criteria` is written.
+    pub criteria_at: Vec<Pos>,
 }
 
 /// Where a phase's plan is.
@@ -150,8 +164,10 @@ fn check(path: &Path, text: &str, raw: RawAcceptance, report: &mut Report) -> Ac
     let dir = path.parent().unwrap_or(Path::new("")).to_path_buf();
     let mut names: Vec<String> = Vec::new();
     let mut phases = Vec::new();
+    let mut warnings = Vec::new();
     for p in raw.phases.value {
         let phase = check_phase(&dir, &names, p, report);
+        warnings.extend(share_warnings(&phase));
         names.push(phase.name.clone());
         phases.push(phase);
     }
@@ -161,7 +177,84 @@ fn check(path: &Path, text: &str, raw: RawAcceptance, report: &mut Report) -> Ac
         file: path.to_path_buf(),
         text: text.to_string(),
         phases,
+        warnings,
     }
+}
+
+/// Above this share of all_reduce, alltoall holds only inside one NVLink domain: across nodes
+/// alltoall is bound by each GPU's own NIC (NDR 400: 46-49 GB/s busbw, NVIDIA/nccl-tests#130,
+/// #267) while all_reduce reaches 330-480 GB/s (tests/data/real-logs), a share near 10-20%.
+const ALLTOALL_OF_ALL_REDUCE_MAX: f64 = 50.0;
+
+/// A `relative` criterion whose share the collectives' bandwidth laws rule out across nodes.
+fn share_warnings(phase: &Phase) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for (c, pos) in phase.criteria.iter().zip(&phase.criteria_at) {
+        let Criterion::Relative {
+            collective: Some(Collective::AllToAll),
+            of: Some(of),
+            busbw,
+            ..
+        } = c
+        else {
+            continue;
+        };
+        if *of != Collective::AllToAll && busbw.value > ALLTOALL_OF_ALL_REDUCE_MAX {
+            out.push(Finding {
+                pos: *pos,
+                error: false,
+                message: format!(
+                    "phase {}: alltoall at {}% of {of} holds only inside one NVLink domain: across nodes alltoall is bound by each GPU's own NIC (~46-49 GB/s on NDR 400) while {of} reaches 330-480 GB/s, so a healthy cluster fails it; compare alltoall with what alltoall reaches (a busbw floor at a share of the NIC line rate, or an earlier phase's alltoall)",
+                    phase.name, busbw.value
+                ),
+            });
+        }
+    }
+    out
+}
+
+/// Criteria of `phase` that its own plan makes fail whatever the hardware does: `steady` and
+/// `relative` on jobs whose busbw is 0 by definition (one rank: a median of 0 is no reference,
+/// and a share of 0 is none), and `steady` over jobs that run once (no two repeats to compare).
+/// Errors: they could only ever fail.
+pub fn plan_findings(phase: &Phase, plan: &crate::plan::Plan) -> Vec<Finding> {
+    use crate::plan::Repeat;
+    let once = plan
+        .tests
+        .iter()
+        .all(|t| matches!(t.repeat, Repeat::Times(n) if n <= 1));
+    let zero_busbw = plan.launch.total_ranks() == Some(1)
+        && plan
+            .tests
+            .iter()
+            .flat_map(|t| &t.axes.collective)
+            .all(|c| c.busbw_factor(1) == 0.0);
+    let mut out = Vec::new();
+    for (c, pos) in phase.criteria.iter().zip(&phase.criteria_at) {
+        let what = match c {
+            Criterion::Steady { .. } => "steady",
+            Criterion::Relative { .. } => "relative",
+        };
+        let message = if zero_busbw {
+            format!(
+                "phase {}: `{what}` can only ever fail: plan {} runs each job on one rank, where busbw is 0 by definition; give the jobs 2 ranks or more",
+                phase.name, plan.name
+            )
+        } else if once && matches!(c, Criterion::Steady { .. }) {
+            format!(
+                "phase {}: `steady` can only ever fail: it compares the repeats of each job, and plan {} runs every job once; give the soak test `repeat:` (a count or a duration)",
+                phase.name, plan.name
+            )
+        } else {
+            continue;
+        };
+        out.push(Finding {
+            pos: *pos,
+            message,
+            error: true,
+        });
+    }
+    out
 }
 
 /// The index of the earlier phase `name`, else a diagnostic naming those there are.
@@ -224,11 +317,11 @@ fn check_phase(dir: &Path, names: &[String], p: RawPhase, report: &mut Report) -
         .as_ref()
         .map(|x| earlier(names, x, "only_if_failed", report));
     let stop = p.stop.as_ref().and_then(|s| stop(s, report));
-    let criteria = p
+    let (criteria, criteria_at) = p
         .criteria
         .iter()
-        .filter_map(|c| criterion(names, c, report))
-        .collect();
+        .filter_map(|c| Some((criterion(names, c, report)?, c.pos)))
+        .unzip();
     Phase {
         name: name.value.clone(),
         plan,
@@ -238,6 +331,7 @@ fn check_phase(dir: &Path, names: &[String], p: RawPhase, report: &mut Report) -
         suspects: p.suspects.map_or(Suspects::Exclude, |s| s.value),
         stop,
         criteria,
+        criteria_at,
     }
 }
 

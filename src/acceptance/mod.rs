@@ -22,8 +22,8 @@ mod verdicts;
 pub use combined::{summary, write_all};
 pub use criteria::phase_busbw;
 pub use doc::{
-    Acceptance, Criterion, DEFAULT_RELATIVE, DEFAULT_STEADY, Phase, PhasePlan, Stop, is_acceptance,
-    is_acceptance_file, load, parse,
+    Acceptance, Criterion, DEFAULT_RELATIVE, DEFAULT_STEADY, Finding, Phase, PhasePlan, Stop,
+    is_acceptance, is_acceptance_file, load, parse, plan_findings,
 };
 pub use gate::{Gate, gate, stops};
 pub use outcome::{AcceptanceFile, Overall, RanBy, outcome, outcome_schema};

@@ -338,7 +338,8 @@ fn cell(n: &super::record::NodeInPhase) -> Option<Cell> {
         NodeVerdict::Passed => CellVerdict::Passed,
         NodeVerdict::Failed => CellVerdict::Failed,
         NodeVerdict::Dead => CellVerdict::Dead,
-        NodeVerdict::Suspect | NodeVerdict::Cluster => CellVerdict::Suspect,
+        NodeVerdict::Suspect => CellVerdict::Suspect,
+        NodeVerdict::Cluster => CellVerdict::Cluster,
         NodeVerdict::Excluded => CellVerdict::Excluded,
         NodeVerdict::NotRun => return None,
     };
@@ -496,5 +497,25 @@ mod tests {
         let mut o = outcome(vec![a], &[("n1", Overall::Passed), ("n2", Overall::Passed)]);
         o.findings.push("phase A: criterion failed".into());
         assert_eq!(view(&o, &[None], &ctx()).verdict, ClusterVerdict::Rejected);
+    }
+
+    /// A phase over one set that failed a criterion gives its nodes `cluster` (a cluster
+    /// finding, no node at fault): the matrix shows that, not "suspect", so a node the cover
+    /// counts among 0 suspects is never "suspect" in a cell (issue #41, a one-GPU `steady`).
+    #[test]
+    fn a_cluster_finding_is_no_suspect_in_the_matrix_either() {
+        let e = record("E", PhaseStatus::Failed, &[("n1", NodeVerdict::Cluster)]);
+        let mut o = outcome(vec![e], &[("n1", Overall::Passed)]);
+        o.findings.push("phase E: steady failed".into());
+        let v = view(&o, &[None], &ctx());
+        assert!(v.suspect.is_empty());
+        let cells: Vec<CellVerdict> = v
+            .phases
+            .iter()
+            .flat_map(|p| &p.cells)
+            .map(|c| c.verdict)
+            .collect();
+        assert_eq!(cells, [CellVerdict::Cluster]);
+        assert_eq!(CellVerdict::Cluster.label(), "cluster");
     }
 }

@@ -52,15 +52,36 @@ fn load(path: &Path, format: DiagFormat) -> Result<Acceptance, CliError> {
 fn open_phases(doc: &Acceptance, trust: Trust, layers: &Layers) -> Result<Vec<String>, CliError> {
     let mut lines = Vec::new();
     let mut problems = Vec::new();
+    let located = |f: &acceptance::Finding| {
+        format!(
+            "{}:{}:{}: {}",
+            doc.file.display(),
+            f.pos.line,
+            f.pos.col,
+            visible(&f.message)
+        )
+    };
+    for f in &doc.warnings {
+        ui::say(&format!("warning: {}", located(f)));
+    }
     for p in &doc.phases {
         match acceptance::open_phase(doc, p, trust, layers) {
-            Ok(o) => lines.push(format!(
-                "  {}: plan {} ({} test(s), {} job(s))",
-                p.name,
-                o.loaded.plan.name,
-                o.loaded.plan.tests.len(),
-                o.jobs.len()
-            )),
+            Ok(o) => {
+                for f in acceptance::plan_findings(p, &o.loaded.plan) {
+                    if f.error {
+                        problems.push(format!("error: {}", located(&f)));
+                    } else {
+                        ui::say(&format!("warning: {}", located(&f)));
+                    }
+                }
+                lines.push(format!(
+                    "  {}: plan {} ({} test(s), {} job(s))",
+                    p.name,
+                    o.loaded.plan.name,
+                    o.loaded.plan.tests.len(),
+                    o.jobs.len()
+                ));
+            }
             Err(e) => problems.push(format!(
                 "error: {}: {}",
                 doc.file.display(),

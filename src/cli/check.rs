@@ -65,6 +65,9 @@ fn check(
         .iter()
         .map(ToString::to_string)
         .collect();
+    for w in baton::profile::floors_above(&loaded.plan, &files) {
+        ui::say(&format!("warning: {}: {}", p.display(), visible(&w)));
+    }
     match baton::profile::check_plan(&loaded.plan, &files) {
         Ok(line) => out.extend(line.map(|l| format!("  {l}\n"))),
         Err(p) => problems.extend(p),

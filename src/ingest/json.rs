@@ -260,6 +260,7 @@ fn row(r: &Value, index: usize) -> Result<LogRow, String> {
         root,
         out_of_place: timed(o, "out_of_place")?,
         in_place: timed(o, "in_place")?,
+        printed: Default::default(),
     })
 }
 

@@ -217,6 +217,42 @@ pub struct LogRow {
     pub root: i64,
     pub out_of_place: Option<Cell>,
     pub in_place: Option<Cell>,
+    /// How finely each placement's numbers were printed, for the consistency checks.
+    pub printed: [Printed; 2],
+}
+
+/// Half the unit of the last digit printed of a cell's time, algbw and busbw: how far the value
+/// it stands for may be from it. nccl-tests prints two decimals while a value fits its column,
+/// then fewer, then `%.0e` (`2e+06`: anything from 1.5e6 to 2.5e6).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Printed {
+    pub time: f64,
+    pub algbw: f64,
+    pub busbw: f64,
+}
+
+impl Default for Printed {
+    /// Two decimals: what every version prints a value that fits, and finer than JSON's.
+    fn default() -> Self {
+        Printed {
+            time: 0.005,
+            algbw: 0.005,
+            busbw: 0.005,
+        }
+    }
+}
+
+impl Printed {
+    /// Half a unit of the last digit of the number `text` prints (`0.17` → 0.005, `2e+06` →
+    /// 5e5, `1.2e+07` → 5e5, `13837` → 0.5).
+    pub fn half_unit(text: &str) -> f64 {
+        let (mantissa, exp) = match text.split_once(['e', 'E']) {
+            Some((m, e)) => (m, e.parse::<i32>().unwrap_or(0)),
+            None => (text, 0),
+        };
+        let decimals = mantissa.split_once('.').map_or(0, |(_, f)| f.len() as i32);
+        0.5 * 10f64.powi(exp - decimals)
+    }
 }
 
 /// Something ingest tolerated and the user should know about.

@@ -82,6 +82,10 @@ pub enum IngestError {
     Unsupported { path: String, program: String },
     #[error("{path}: cannot tell which collective ran: {why}")]
     NoCollective { path: String, why: String },
+    #[error(
+        "{path}: no table rows: the run at line {line} printed its header but no measurements (cut short before its first row?); give its collective with --collective NAME to keep it as a run cut short"
+    )]
+    NoRows { path: String, line: usize },
     #[error("{path}: {size} bytes is larger than the {} MiB a log may have", MAX_LOG_BYTES >> 20)]
     TooLarge { path: String, size: usize },
     #[error("--job {label}: {why}")]
@@ -139,7 +143,18 @@ pub fn ingest_with(logs: &[LogInput<'_>], opts: &Options<'_>) -> Result<Ingested
     let mut outcome = Outcome::Clean;
     let several = runs.len() > 1;
     for log in &runs {
-        let collective = collective_of(log, opts.collective, several, &mut warnings)?;
+        let collective = match collective_of(log, opts.collective, several, &mut warnings) {
+            // A header with nothing under it and no failure: what it lacks is rows, whatever ran.
+            Err(IngestError::NoCollective { path, .. })
+                if log.rows.is_empty() && !log.fatal && log.header.is_some() =>
+            {
+                return Err(IngestError::NoRows {
+                    path,
+                    line: log.first_line,
+                });
+            }
+            c => c?,
+        };
         outcome = outcome.max(build::outcome(log));
         per_log.push(build::jobs(log, collective, &mut warnings));
     }

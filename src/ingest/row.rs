@@ -4,7 +4,7 @@
 //! in older versions, holds the largest error (`error`, `5e-07`), which is no count and is kept
 //! as unchecked.
 
-use super::log::{Columns, LogRow};
+use super::log::{Columns, LogRow, Printed};
 use crate::collective::{Dtype, RedOp};
 use crate::results::Cell;
 
@@ -88,6 +88,11 @@ pub fn parse(
         cputime,
         cols.wrong_count,
     )?);
+    let printed = |f: &[&str]| Printed {
+        time: Printed::half_unit(f[0]),
+        algbw: Printed::half_unit(f[1]),
+        busbw: Printed::half_unit(f[2]),
+    };
     Ok(LogRow {
         line,
         size,
@@ -97,6 +102,7 @@ pub fn parse(
         root,
         out_of_place,
         in_place,
+        printed: [printed(&rest[..half]), printed(&rest[half..2 * half])],
     })
 }
 

@@ -3,7 +3,7 @@
 //! time deny) means the file was edited or damaged, so the whole log is refused with the line —
 //! graded, such a row would pass `time <=` or hide corruption.
 
-use super::log::{Log, LogRow, collective_of_program};
+use super::log::{Log, LogRow, Printed, collective_of_program};
 use crate::collective::Collective;
 use crate::results::Cell;
 
@@ -35,9 +35,9 @@ pub fn first_impossible(log: &Log) -> Option<(usize, String)> {
 }
 
 fn impossible(row: &LogRow, cputime: bool, hypercube: bool) -> Option<String> {
-    for (name, cell) in [
-        ("out-of-place", &row.out_of_place),
-        ("in-place", &row.in_place),
+    for (name, cell, printed) in [
+        ("out-of-place", &row.out_of_place, row.printed[0]),
+        ("in-place", &row.in_place, row.printed[1]),
     ] {
         let Some(c) = cell else { continue };
         // Versions before 2.0 printed the bytes of all GPUs as size, yet derived algbw from one
@@ -49,8 +49,8 @@ fn impossible(row: &LogRow, cputime: bool, hypercube: bool) -> Option<String> {
         } else {
             row.size
         };
-        let why = cell_impossible(c, size, cputime)
-            .and_then(|why| cell_impossible(c, per_gpu, cputime).map(|_| why));
+        let why = cell_impossible(c, printed, size, cputime)
+            .and_then(|why| cell_impossible(c, printed, per_gpu, cputime).map(|_| why));
         if let Some(why) = why {
             return Some(format!("{name} {why}"));
         }
@@ -58,7 +58,11 @@ fn impossible(row: &LogRow, cputime: bool, hypercube: bool) -> Option<String> {
     None
 }
 
-fn cell_impossible(c: &Cell, size: u64, cputime: bool) -> Option<String> {
+/// Whether `c` holds numbers no run prints: a negative value, or an algbw (busbw) that no
+/// values within the printed precision (`p`) of the time and algbw can make follow from `size`.
+/// nccl-tests derives time and algbw from one measured time, so only rounding parts them; the
+/// 3% beyond it is what earlier versions' averaging left (kept from before precision counted).
+fn cell_impossible(c: &Cell, p: Printed, size: u64, cputime: bool) -> Option<String> {
     for (what, v) in [("time", c.time_us), ("algbw", c.algbw), ("busbw", c.busbw)] {
         if v.is_some_and(|v| v < 0.0) {
             return Some(format!("{what} {} is negative", v.unwrap_or_default()));
@@ -70,16 +74,21 @@ fn cell_impossible(c: &Cell, size: u64, cputime: bool) -> Option<String> {
     // With -C 1 the time column is CPU enqueue time; the bandwidths come from another clock.
     if !cputime && t > 0.0 && size > 0 {
         let want = size as f64 / (t * 1e3);
-        // Printed with 2 decimals (fewer when wide) from a time printed with 2 decimals.
-        let slack = 0.011 + 0.03 * want + if alg >= 100.0 { 0.5 } else { 0.0 };
-        if (alg - want).abs() > slack {
+        // The algbw every time the printed one may stand for gives, widened by 3%.
+        let lowest = size as f64 / ((t + p.time) * 1e3) * 0.97;
+        let highest = if t > p.time {
+            size as f64 / ((t - p.time) * 1e3) * 1.03
+        } else {
+            f64::INFINITY
+        };
+        if alg + p.algbw < lowest || alg - p.algbw > highest {
             return Some(format!(
-                "algbw {alg} GB/s does not follow from {size} B in {t} us ({want:.2} GB/s)"
+                "algbw {alg} GB/s does not follow from {size} B in {t} us ({want:.2} GB/s), at the precision they are printed with"
             ));
         }
     }
     if let Some(bus) = c.busbw
-        && bus > 2.0 * alg * 1.03 + 0.011
+        && bus - p.busbw > 2.0 * (alg + p.algbw) * 1.03
     {
         return Some(format!(
             "busbw {bus} GB/s is more than twice algbw {alg} GB/s (no collective's factor is)"
@@ -94,6 +103,39 @@ mod tests {
 
     fn cell(t: f64, alg: f64, bus: f64) -> Cell {
         Cell::measured(t, alg, bus, Some(0))
+    }
+
+    fn cell_impossible(c: &Cell, size: u64, cputime: bool) -> Option<String> {
+        super::cell_impossible(c, Printed::default(), size, cputime)
+    }
+
+    #[test]
+    fn printed_precision_is_half_the_last_digit() {
+        for (text, half) in [
+            ("0.17", 0.005),
+            ("2e+06", 5e5),
+            ("1.2e+07", 5e5),
+            ("13837", 0.5),
+            ("1130.0", 0.05),
+        ] {
+            assert!(
+                (Printed::half_unit(text) - half).abs() < half * 1e-9,
+                "{text}"
+            );
+        }
+        // One rank, 1 GiB in place in 0.48 us, printed `2e+06` (nccl-tests 2.19.6 on an H200).
+        let p = Printed {
+            time: 0.005,
+            algbw: 5e5,
+            busbw: 0.005,
+        };
+        let c = cell(0.48, 2e6, 0.0);
+        assert!(super::cell_impossible(&c, p, 1073741824, false).is_none());
+        let c = cell(0.42, 1e6, 0.0);
+        assert!(super::cell_impossible(&c, p, 536870912, false).is_none());
+        // 3e+06 stands for at least 2.5e6: more than 1 GiB in 0.475 us makes (2.26e6).
+        let c = cell(0.48, 3e6, 0.0);
+        assert!(super::cell_impossible(&c, p, 1073741824, false).is_some());
     }
 
     #[test]

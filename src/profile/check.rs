@@ -1,9 +1,10 @@
 //! What `baton check` says about profiles: which one applies, and every `… of profile`
-//! criterion whose collective and sizes the named profile has no figure for.
+//! criterion whose collective and sizes the named profile has no figure for, and every floor above
+//! the figure the profile gives the hardware.
 
 use super::named;
 use crate::plan::{Check, Plan, PlanFiles};
-use crate::units::Size;
+use crate::units::{Cmp, Size};
 
 /// The line `check` prints about the plan's profile, `None` when no criterion reads one; `Err`
 /// with every problem when the named profile is missing or lacks a figure a criterion needs.
@@ -60,6 +61,60 @@ pub fn check_plan(plan: &Plan, files: &PlanFiles) -> Result<Option<String>, Vec<
     } else {
         Err(problems)
     }
+}
+
+/// Floors the plan's own profile says a healthy machine does not reach: an absolute `busbw >=`
+/// above the profile's figure for that collective and size, or `of profile` above 100%. A
+/// warning, not an error: the profile is one report, and a faster fleet may pass it; but graded
+/// as written, the machines the profile describes fail it.
+pub fn floors_above(plan: &Plan, files: &PlanFiles) -> Vec<String> {
+    let Some(profile) = plan
+        .profile
+        .as_deref()
+        .and_then(|n| named(n, Some(files)).ok())
+    else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for t in &plan.tests {
+        for c in &t.expect {
+            let (floor, share) = match &c.check {
+                Check::Busbw(th) if matches!(th.cmp, Cmp::Ge | Cmp::Gt) => (th.value, None),
+                Check::Profile(th) if matches!(th.cmp, Cmp::Ge | Cmp::Gt) && th.value > 100.0 => {
+                    (0.0, Some(th.value))
+                }
+                _ => continue,
+            };
+            for coll in &t.axes.collective {
+                let above = t
+                    .sizes
+                    .values()
+                    .into_iter()
+                    .filter(|s| c.at.as_ref().is_none_or(|a| a.matches(*s)))
+                    .find_map(|s| {
+                        profile
+                            .figure(*coll, s)
+                            .filter(|f| share.is_some() || floor > f.busbw)
+                            .map(|f| (s, f))
+                    });
+                if let Some((size, f)) = above {
+                    let what = match share {
+                        Some(p) => format!("`busbw >= {p}% of profile`"),
+                        None => format!("busbw floor {floor} GB/s"),
+                    };
+                    out.push(format!(
+                        "test `{}`: {what} at {} is above profile {}'s figure for {coll}, {} GB/s ({}): the machines it describes fail it",
+                        t.name,
+                        Size(size),
+                        profile.name,
+                        f.busbw,
+                        f.source
+                    ));
+                }
+            }
+        }
+    }
+    out
 }
 
 /// `; rows for NCCL <2.28, >=2.28, <2.29`: the NCCL ranges the profile's rows are keyed by,

@@ -25,7 +25,7 @@ use crate::collective::Collective;
 use crate::plan::{Loc, PlanFileError, PlanFiles};
 use crate::units::{SizeSelector, parse_selector};
 
-pub use check::check_plan;
+pub use check::{check_plan, floors_above};
 pub use measured::{Measured, measured};
 pub use nccl_range::{NcclRange, NcclVersion, RangeError};
 pub use pick::{Picked, for_job, pick};

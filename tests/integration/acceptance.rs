@@ -123,3 +123,67 @@ fn accept_metrics_names_a_directory_or_stops_before_any_phase() {
         "nothing ran, nothing was written"
     );
 }
+
+/// The one-GPU acceptance a newcomer writes on one H200: a busbw floor and `steady` on a phase
+/// whose jobs run on one rank. busbw is 0 by definition there: the floor can only ever fail (an
+/// error at its line in the plan), and so can `steady`, whose median of 0 is no reference (an
+/// error at its line in the acceptance); so can `steady` over jobs that run once. Both exit 2.
+/// And the guide's old phase D rule, alltoall within 15% of all_reduce, which fails every healthy
+/// multi-node cluster, is warned of where it is written.
+#[test]
+fn check_refuses_or_warns_of_criteria_a_one_rank_phase_or_a_fabric_rules_out() {
+    let d = tmp("accept-never");
+    let one_rank = "version: 1\nname: one\nlaunch: { nodes: 1, ranks_per_node: 1 }\ntests:\n  - name: t\n    collective: all_reduce\n    sizes: [1G]\n    repeat: 3\n    expect:\n      - wrong: 0\n";
+    write(&d, "one.yaml", one_rank);
+    write(
+        &d,
+        "floor.yaml",
+        &format!("{one_rank}      - busbw: \">= 400 GB/s\"\n"),
+    );
+    let acc = "acceptance: 1\nname: one-gpu\nphases:\n  - name: E\n    plan: PLAN\n    criteria:\n      - steady: \"<= 5%\"\n";
+    let f = write(&d, "floor-acc.yaml", &acc.replace("PLAN", "floor.yaml"));
+    let o = baton(&d, &["check", f.to_str().unwrap()]);
+    assert_eq!(code(&o), 2, "{}", show(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("floor.yaml:11") && err.contains("`busbw` can only ever fail"),
+        "{err}"
+    );
+    let f = write(&d, "steady-acc.yaml", &acc.replace("PLAN", "one.yaml"));
+    let o = baton(&d, &["check", f.to_str().unwrap()]);
+    assert_eq!(code(&o), 2, "{}", show(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("steady-acc.yaml:7:9")
+            && err.contains("`steady` can only ever fail: plan one runs each job on one rank"),
+        "{err}"
+    );
+    // Run once, on 2 ranks: `steady` has no two repeats to compare.
+    let once = one_rank
+        .replace("ranks_per_node: 1", "ranks_per_node: 2")
+        .replace("    repeat: 3\n", "");
+    write(&d, "once.yaml", &once);
+    let f = write(&d, "once-acc.yaml", &acc.replace("PLAN", "once.yaml"));
+    let o = baton(&d, &["check", f.to_str().unwrap()]);
+    assert_eq!(code(&o), 2, "{}", show(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("once-acc.yaml:7:9") && err.contains("runs every job once"),
+        "{err}"
+    );
+    // The guide's phase D rule.
+    write(&d, "two.yaml", &once);
+    let f = write(
+        &d,
+        "d-acc.yaml",
+        "acceptance: 1\nname: d\nphases:\n  - name: C\n    plan: two.yaml\n  - name: D\n    plan: two.yaml\n    criteria:\n      - relative: { to: C, collective: alltoall, of: all_reduce, busbw: \">= 85%\" }\n",
+    );
+    let o = baton(&d, &["check", f.to_str().unwrap()]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("d-acc.yaml:9:9")
+            && err.contains("alltoall at 85% of all_reduce holds only inside one NVLink domain"),
+        "{err}"
+    );
+}

@@ -679,3 +679,135 @@ fn a_text_logs_blocking_and_memory_lines_are_what_it_was_measured_with() {
     // The text never says -R or -x: unknown, not guessed.
     assert_eq!((with.register, with.cta_policy), (None, None));
 }
+
+fn real_log(rel: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/real-logs")
+        .join(rel)
+}
+
+/// nccl-tests 2.19.6 on one H200 (tests/data/real-logs/h200x1-2.19.6, made by this project): the
+/// in-place times of a one-rank run are ~0.2–1.5 µs, so the widest bandwidths print in `%g`
+/// form with one significant digit (`2e+06` GB/s at 1 GiB from 0.48 µs). Every collective's log
+/// ingests with its numbers as printed, and its data check passes.
+#[test]
+fn a_one_gpu_run_of_every_collective_ingests_exactly_as_printed() {
+    let d = tmp("ingest_h200x1_seven");
+    for (name, coll) in [
+        ("all_reduce", Collective::AllReduce),
+        ("all_gather", Collective::AllGather),
+        ("broadcast", Collective::Broadcast),
+        ("reduce", Collective::Reduce),
+        ("reduce_scatter", Collective::ReduceScatter),
+        ("alltoall", Collective::AllToAll),
+        ("sendrecv", Collective::SendRecv),
+    ] {
+        let log = real_log(&format!("h200x1-2.19.6/{name}.txt"));
+        let r = results(&ingest(&d, &format!("{name}.json"), &[&log], None));
+        let j = &r.jobs[0];
+        assert_eq!((j.collective, j.layout.nranks), (coll, 1), "{name}");
+        assert_eq!(j.status, JobStatus::Completed, "{name}");
+        let rows = rows(j);
+        assert_eq!(rows.len(), 28, "{name}: 8 B to 1 GiB by 2");
+        // busbw is 0 by definition on one rank ((n-1)/n = 0, or 1 for broadcast/reduce/sendrecv).
+        for row in &rows {
+            let b = row.out_of_place.as_ref().unwrap().busbw.unwrap();
+            let a = row.out_of_place.as_ref().unwrap().algbw.unwrap();
+            let factor_one = matches!(
+                coll,
+                Collective::Broadcast | Collective::Reduce | Collective::SendRecv
+            );
+            assert_eq!(b, if factor_one { a } else { 0.0 }, "{name}");
+        }
+    }
+    // The printed `%g` values are kept as printed.
+    let r = results(&ingest(
+        &d,
+        "ar.json",
+        &[&real_log("h200x1-2.19.6/all_reduce.txt")],
+        None,
+    ));
+    let last = rows(&r.jobs[0]).last().copied().unwrap();
+    let ip = last.in_place.as_ref().unwrap();
+    assert_eq!((ip.time_us, ip.algbw), (Some(0.48), Some(2e6)));
+}
+
+/// Values in every column of a row printed the way nccl-tests' `getFloatStr` does when they do
+/// not fit: `%.1e` for a 7-wide time, `%.0e` for 6-wide bandwidths, `%g` for `#wrong`. Made by
+/// hand from util.cu's format (2.19.6); each ingests exactly, and a value no rounding explains is
+/// still refused.
+#[test]
+fn values_printed_in_g_form_in_every_column_ingest_exactly() {
+    let d = tmp("ingest_g_form");
+    let head = "# nccl-tests version 2.19.6 nccl-headers=22803 nccl-library=22803\n\
+# Collective test starting: all_reduce_perf\n\
+# nThread 1 nGpus 2 minBytes 8 maxBytes 8589934592 step: 2(factor) warmup iters: 1 iters: 20 agg iters: 1 validation: 1 graph: 0 unalign: 0\n\
+#\n\
+# Using devices\n\
+#  Rank  0 Group  0 Pid   1807 on         vm device  0 [0000:00:06] NVIDIA H200\n\
+#  Rank  1 Group  0 Pid   1807 on         vm device  1 [0000:00:07] NVIDIA H200\n\
+#\n\
+#                                                              out-of-place                       in-place          \n\
+#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong \n\
+#        (B)    (elements)                               (us)  (GB/s)  (GB/s)             (us)  (GB/s)  (GB/s)         \n";
+    // 1 GiB in 0.48 us: 2.2e6 GB/s, printed 2e+06 (algbw, and busbw = algbw on 2 ranks).
+    // 8 GiB in 1.2e+07 us (12 s): 0.72 GB/s. 1.23457e+06 wrong elements.
+    let rows = "  1073741824     268435456     float     sum      -1     0.48   2e+06   2e+06       0     0.52   2e+06   2e+06       0\n\
+  8589934592    2147483648     float     sum      -1  1.2e+07    0.72    0.72  1.23457e+06  1.2e+07    0.72    0.72       0\n";
+    let log = write(
+        &d,
+        "g.txt",
+        &format!(
+            "{head}{rows}# Out of bounds values : 1234570 FAILED\n# Avg bus bandwidth    : 1e+06 \n#\n# Collective test concluded: all_reduce_perf\n"
+        ),
+    );
+    let out = d.join("g.json");
+    let o = baton(&["ingest", p(&log), "-o", p(&out)]);
+    assert_eq!(code(&o), 1, "a failed data check: {}", show(&o));
+    let r = results(&out);
+    let rs = rows_of(&r);
+    let a = rs[0].out_of_place.as_ref().unwrap();
+    assert_eq!(
+        (a.time_us, a.algbw, a.busbw),
+        (Some(0.48), Some(2e6), Some(2e6))
+    );
+    let b = rs[1].out_of_place.as_ref().unwrap();
+    assert_eq!(
+        (b.time_us, b.algbw, b.wrong),
+        (Some(1.2e7), Some(0.72), Some(1234570))
+    );
+    // 3e+06 is at least 2.5e6, which 1 GiB in at least 0.475 us cannot reach (2.26e6).
+    let bad = rows.replacen("0.48   2e+06   2e+06", "0.48   3e+06   3e+06", 1);
+    let log = write(&d, "bad.txt", &format!("{head}{bad}"));
+    let o = baton(&["ingest", p(&log), "-o", p(&d.join("bad.json"))]);
+    assert_eq!(code(&o), 2, "{}", show(&o));
+    assert!(stderr(&o).contains("bad.txt:12"), "{}", show(&o));
+}
+
+fn rows_of(r: &baton::results::Results) -> Vec<&baton::results::Row> {
+    r.jobs.iter().flat_map(rows).collect()
+}
+
+/// An rccl-tests log in the old format (`# nThreads: 1 nGpus: 8 …`) whose table header has no
+/// rows under it is refused for what it lacks: no measurements, at the header's line.
+#[test]
+fn a_header_without_rows_is_refused_for_having_no_rows() {
+    let d = tmp("ingest_no_rows");
+    let log = write(
+        &d,
+        "rccl.txt",
+        "# nThreads: 1 nGpus: 8 nRanks: 1 minBytes: 8 maxBytes: 134217728 step: 2(factor) warmupIters: 5 iters: 20 validation: 1\n\
+#\n\
+# Using devices\n\
+#   Rank  0 Pid  12345 on host device  0 [0000:63:00.0] AMD Instinct MI250X\n\
+#\n\
+#                                                       out-of-place                       in-place\n\
+#       size         count      type   redop     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong\n",
+    );
+    let o = baton(&["ingest", p(&log), "-o", p(&d.join("r.json"))]);
+    assert_eq!(code(&o), 2, "{}", show(&o));
+    let e = stderr(&o);
+    assert!(e.contains("rccl.txt") && e.contains("no table rows"), "{e}");
+    assert!(!e.contains("not an nccl-tests log"), "{e}");
+    assert!(!e.contains("cannot tell which collective"), "{e}");
+}

@@ -40,6 +40,7 @@ mod portable;
 mod probe;
 mod profiles;
 mod ras_isolation;
+mod real_logs;
 mod relative;
 mod render;
 mod render_fleet;

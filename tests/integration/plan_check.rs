@@ -1090,3 +1090,70 @@ fn a_fleet_section_is_checked_where_it_is_written() {
         ]
     );
 }
+
+/// busbw is 0 by definition on a one-rank communicator ((n-1)/n = 0): a floor on it, and a
+/// spread around a median of 0, can only ever fail (errors at the criteria); a ceiling can never
+/// fail (a warning there). A collective whose busbw is its algbw on one rank (broadcast) is left
+/// alone.
+#[test]
+fn busbw_criteria_on_a_one_rank_job_are_refused_or_warned_where_written() {
+    let y = format!(
+        "{HEAD}launch: {{ nodes: 1, ranks_per_node: 1 }}\ntests:\n  - name: a\n    collective: all_reduce\n    sizes: [1M]\n    repeat: 3\n    expect:\n      - busbw: \">= 300 GB/s\"\n      - variance: \"<= 5%\"\n      - busbw: \"<= 900 GB/s\"\n      - wrong: 0\n"
+    );
+    let errs = errors(&y);
+    let at: Vec<(u64, &str)> = errs
+        .iter()
+        .map(|e| (e.pos.unwrap().line, e.message.as_str()))
+        .collect();
+    assert_eq!(at.len(), 2, "{errs:#?}");
+    assert!(
+        at[0].0 == 10
+            && at[0]
+                .1
+                .contains("`busbw` can only ever fail: this test runs on 1 rank"),
+        "{at:?}"
+    );
+    assert!(
+        at[1].0 == 11 && at[1].1.contains("`variance` can only ever fail"),
+        "{at:?}"
+    );
+    let w: Vec<_> = report(&y).warnings().cloned().collect();
+    assert!(
+        w.iter().any(|d| d
+            .message
+            .contains("`busbw` compares busbw that is always 0 and can never fail")
+            && d.pos.unwrap().line == 12),
+        "{w:#?}"
+    );
+    // Split into one-rank groups: the same, located at the floor.
+    let y = format!(
+        "{HEAD}launch: {{ nodes: 1, ranks_per_node: 2 }}\ntests:\n  - name: a\n    collective: alltoall\n    sizes: [1M]\n    split: \"MOD 2\"\n    expect:\n      - busbw: \">= 1 GB/s\"\n"
+    );
+    one_error(
+        &y,
+        10,
+        "every split group of this test's 2 ranks has 1 rank",
+    );
+    // broadcast's busbw on one rank is its algbw: a floor can pass.
+    let y = format!(
+        "{HEAD}launch: {{ nodes: 1, ranks_per_node: 1 }}\ntests:\n  - name: a\n    collective: broadcast\n    sizes: [1M]\n    expect:\n      - busbw: \">= 1 GB/s\"\n"
+    );
+    assert!(errors(&y).is_empty(), "{:#?}", errors(&y));
+}
+
+/// The one-rank rule counts the ranks of one job from its node set: a pair of one-rank nodes has
+/// 2 ranks (no error), each node alone has 1 (the floor is refused).
+#[test]
+fn the_one_rank_rule_counts_the_ranks_of_one_node_set() {
+    let y = |over: &str| {
+        format!(
+            "{HEAD}launch: {{ ranks_per_node: 1 }}\nnodes: {{ hostlist: \"n[1-3]\" }}\ntests:\n  - name: a\n    over: {over}\n    collective: all_reduce\n    sizes: [1M]\n    expect:\n      - busbw: \">= 1 GB/s\"\n"
+        )
+    };
+    assert!(errors(&y("pairs")).is_empty(), "{:#?}", errors(&y("pairs")));
+    one_error(
+        &y("each-node"),
+        11,
+        "`busbw` can only ever fail: this test runs on 1 rank",
+    );
+}

@@ -255,3 +255,37 @@ fn an_ingested_logs_cta_policy_picks_the_profile_row() {
     let o = baton(&["grade", p(&pl), p(&r)]);
     assert_eq!(code(&o), 0, "the policy-1 row (250) applies: {}", show(&o));
 }
+
+/// A floor above the figure the plan's own profile gives the hardware: the machines it
+/// describes fail it as written. `baton check` warns, naming the test, the figure and its
+/// source; a floor under the figure says nothing.
+#[test]
+fn check_warns_of_a_floor_above_the_profiles_figure() {
+    let d = tmp("profile_floor_above");
+    let plan = |floor: &str| {
+        write(
+            &d,
+            "f.yaml",
+            &format!(
+                "version: 1\nname: f\nbackend: nccl\nprofile: h200-sxm-8\nlaunch: {{ nodes: 1, ranks_per_node: 8 }}\ntests:\n  - name: ar\n    collective: all_reduce\n    sizes: [8G]\n    expect:\n      - busbw: \"{floor}\"\n"
+            ),
+        )
+    };
+    let o = baton(&["check", p(&plan(">= 500 GB/s"))]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    assert!(
+        stderr(&o).contains("warning: ")
+            && stderr(&o).contains("test `ar`: busbw floor 500 GB/s at 8G is above profile h200-sxm-8's figure for all_reduce, 475 GB/s (https://github.com/NVIDIA/nccl-tests/issues/272)"),
+        "{}",
+        show(&o)
+    );
+    let o = baton(&["check", p(&plan(">= 105% of profile"))]);
+    assert!(
+        stderr(&o).contains("`busbw >= 105% of profile` at 8G is above"),
+        "{}",
+        show(&o)
+    );
+    let o = baton(&["check", p(&plan(">= 425 GB/s"))]);
+    assert_eq!(code(&o), 0, "{}", show(&o));
+    assert!(!stderr(&o).contains("warning"), "{}", show(&o));
+}

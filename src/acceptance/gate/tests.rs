@@ -12,6 +12,7 @@ fn phase(name: &str, needs: Vec<usize>, suspects: Suspects) -> Phase {
         suspects,
         stop: None,
         criteria: vec![],
+        criteria_at: vec![],
     }
 }
 

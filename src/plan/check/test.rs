@@ -324,6 +324,17 @@ impl Checker<'_> {
             Some(_) if gpu_pairs.is_some() => Some(Over::All),
             Some(o) => self.over(o, node_count),
         };
+        // The ranks of one job, where the layout and the node set fix them.
+        let set_nodes = match &over {
+            Some(Over::EachNode) => Some(1),
+            Some(Over::All) => Some(
+                node_count.map_or(launch.nodes as u64, |n| (n as u64).max(launch.nodes as u64)),
+            ),
+            _ => None,
+        };
+        if let (Some(per_node), Some(nodes)) = (launch.ranks_per_node_total(), set_nodes) {
+            self.zero_busbw_criteria(&t, per_node * nodes, &split, &collective);
+        }
 
         let sizes_list = sizes.as_ref().map(|s| s.values()).unwrap_or_default();
         let expect = match &t.expect {
@@ -534,6 +545,87 @@ impl Checker<'_> {
                         Some(pos),
                     )
                     .help("nccl-tests' hypercube_perf skips other sizes; pick a layout or split of 2, 4, 8, … ranks"),
+                );
+            }
+        }
+    }
+}
+
+impl Checker<'_> {
+    /// Criteria on busbw of a job whose busbw is 0 by definition: every communicator (or split
+    /// group) has one rank and every collective moves (n-1)/n of its data between ranks. A floor
+    /// (`>=`, `of profile`, `nccl_tests_min_bw`) and every comparison with a median or another
+    /// job's busbw (`variance`, `relative`, `regression`, `trend`: grading fails a reference of
+    /// 0) could only ever fail: an error. A ceiling, or a spread between groups of zeros, can
+    /// never fail: a warning.
+    fn zero_busbw_criteria(
+        &mut self,
+        t: &RawTest,
+        n: u64,
+        splits: &[Option<SplitSpec>],
+        colls: &[Collective],
+    ) {
+        let largest = splits
+            .iter()
+            .map(|s| match s {
+                Some(s) => s.split.groups(n).values().map(Vec::len).max().unwrap_or(0) as u64,
+                None => n,
+            })
+            .max()
+            .unwrap_or(n);
+        if largest != 1 || colls.is_empty() || colls.iter().any(|c| c.busbw_factor(1) != 0.0) {
+            return;
+        }
+        let Some(expect) = &t.expect else { return };
+        let whose = if splits.iter().any(Option::is_some) {
+            format!("every split group of this test's {n} ranks has 1 rank")
+        } else {
+            "this test runs on 1 rank".to_string()
+        };
+        let why = format!(
+            "{whose}: busbw is 0 by definition (a one-rank {} moves no data between GPUs)",
+            colls[0]
+        );
+        let help = "give the job at least 2 ranks, or grade it on time or algbw";
+        for c in &expect.value {
+            let floor = c
+                .busbw
+                .as_ref()
+                .filter(|b| b.value.trim_start().starts_with('>'))
+                .map(|b| ("busbw", b.pos));
+            let always_fail = [
+                floor,
+                c.nccl_tests_min_bw
+                    .as_ref()
+                    .map(|v| ("nccl_tests_min_bw", v.pos)),
+                c.variance.as_ref().map(|v| ("variance", v.pos)),
+                c.relative.as_ref().map(|v| ("relative", v.busbw.pos)),
+                c.regression.as_ref().map(|v| ("regression", v.pos)),
+                c.trend.as_ref().map(|v| ("trend", v.pos)),
+            ];
+            for (key, pos) in always_fail.into_iter().flatten() {
+                self.err(
+                    Diagnostic::error(format!("`{key}` can only ever fail: {why}"), Some(pos))
+                        .help(help),
+                );
+            }
+            let never_fail = [
+                c.busbw
+                    .as_ref()
+                    .filter(|b| b.value.trim_start().starts_with('<'))
+                    .map(|b| ("busbw", b.pos)),
+                c.group_spread.as_ref().map(|v| ("group_spread", v.pos)),
+                c.outlier.as_ref().map(|v| ("outlier", v.pos)),
+            ];
+            for (key, pos) in never_fail.into_iter().flatten() {
+                self.warn(
+                    Diagnostic::warning(
+                        format!(
+                            "`{key}` compares busbw that is always 0 and can never fail: {why}"
+                        ),
+                        Some(pos),
+                    )
+                    .help(help),
                 );
             }
         }

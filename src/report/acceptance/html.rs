@@ -148,7 +148,7 @@ fn inventory(o: &mut String, a: &Acceptance) {
 fn matrix(o: &mut String, a: &Acceptance) {
     o.push_str("<section class=\"matrix\"><h2>Phases × nodes</h2>\
         <p class=\"legend-note\">Each cell is the node's verdict in that phase, linked to its row in the phase's report; \
-        <em>excluded</em>: left out after it failed an earlier phase; blank: the phase never saw it.</p>\
+        <em>excluded</em>: left out after it failed an earlier phase; <em>cluster</em>: the phase failed as a cluster, no node at fault; blank: the phase never saw it.</p>\
         <table class=\"matrix\"><thead><tr><th>Node</th>");
     for p in &a.phases {
         let _ = write!(

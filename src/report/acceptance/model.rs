@@ -152,6 +152,9 @@ pub enum CellVerdict {
     /// Did not start or answer in this phase.
     Dead,
     Suspect,
+    /// The phase failed as a cluster (one set of every node, or a criterion between phases):
+    /// a finding about the cluster, not about this node, which the cover counts nowhere.
+    Cluster,
     /// Left out by gating: it failed (or died in) an earlier phase.
     Excluded,
 }
@@ -163,6 +166,7 @@ impl CellVerdict {
             Self::Failed => "failed",
             Self::Dead => "dead",
             Self::Suspect => "suspect",
+            Self::Cluster => "cluster",
             Self::Excluded => "excluded",
         }
     }
@@ -172,7 +176,7 @@ impl CellVerdict {
         match self {
             Self::Passed => "pass",
             Self::Failed | Self::Dead => "fail",
-            Self::Suspect => "warn",
+            Self::Suspect | Self::Cluster => "warn",
             Self::Excluded => "skip",
         }
     }

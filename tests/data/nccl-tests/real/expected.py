@@ -73,7 +73,7 @@ MANIFEST = {
         runs=[(1, None, "completed", 0)], prefix=TAG, hint="all_reduce"
     ),
     "skypilot-3217-prefixed-header.txt": dict(
-        runs=[(1, None, "partial", 1)], prefix=SKY, hint="all_reduce"
+        runs=[(1, None, "partial", 1)], prefix=SKY, hint="all_reduce", refuse="no table rows"
     ),
     "nccl-tests-82-broadcast-old-no-redop.txt": dict(
         runs=[(1, "broadcast", "partial", 1)], layout="root-noredop", wrong="maxerr"
