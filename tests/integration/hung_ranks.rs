@@ -146,14 +146,14 @@ fn one(case: Case) -> Result<(), String> {
     Ok(())
 }
 
-/// Every position of 2 and 4 ranks, stopped and killed mid-soak, under `baton run` and under the
+/// Every position of 2, 3 and 4 ranks, stopped and killed mid-soak, under `baton run` and under the
 /// user's own mpirun. Three cases at a time: each is a few seconds of waiting (the 3 s timeout,
 /// the ranks' lag), not of work.
 #[test]
 fn a_stopped_or_killed_rank_is_named_wherever_it_stands() {
     let mut cases = Vec::new();
     for mode in [Mode::Baton, Mode::Launcher] {
-        for ranks in [2, 4] {
+        for ranks in [2, 3, 4] {
             for victim in 0..ranks {
                 for sig in [libc::SIGSTOP, libc::SIGKILL] {
                     cases.push(Case {
