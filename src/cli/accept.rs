@@ -225,6 +225,9 @@ pub fn run(args: &Args) -> Outcome {
 /// Each phase plan's file in it is judged before any phase runs (a link, a FIFO or a device
 /// there is refused now, not after the phases).
 fn metrics_dir(args: &Args, plans: &[String]) -> Result<(), CliError> {
+    if let Some(m) = &args.fleet.metrics {
+        baton::output::refuse_symlink(m).map_err(CliError::invalid)?;
+    }
     match &args.fleet.metrics {
         Some(m) if !m.is_dir() => Err(CliError::invalid(format!(
             "--metrics {}: an acceptance writes one file per phase plan; name an existing \

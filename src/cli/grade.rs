@@ -161,6 +161,10 @@ pub fn run(
         fleet,
     } = outputs;
     let baseline = against.baseline;
+    if let Some(m) = fleet.and_then(|f| f.metrics.as_deref()) {
+        // A directory named by a link would be written through it.
+        baton::output::refuse_symlink(m).map_err(CliError::invalid)?;
+    }
     let metrics = fleet.and_then(|f| f.metrics.as_deref()).map(|m| {
         // A directory's file is named after the plan: judged before any work, like the others.
         let name = baton::session::open(plan, Trust::Trusted)

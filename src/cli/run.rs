@@ -150,6 +150,7 @@ fn metrics_clear(args: &Args, plan: &str) -> Result<(), CliError> {
     let Some(target) = &args.fleet.metrics else {
         return Ok(());
     };
+    baton::output::refuse_symlink(target).map_err(CliError::invalid)?;
     let file = baton::metrics::file_for(target, plan);
     // The run's own files in `-o`: `--metrics OUT/junit.xml` would replace one of them.
     let own: Vec<PathBuf> = ["results.json", "junit.xml", "nodes.json", "drain.sh"]
