@@ -1407,9 +1407,10 @@ fn every_network_surface_ends_within_its_bound() {
                     row.exits,
                     tail(&r.out)
                 )),
-                Some(_) if r.took > limit => {
-                    failures.push(format!("{what}: took {:?}, the bound is {bound} s", r.took))
-                }
+                Some(_) if r.took > limit => failures.push(format!(
+                    "{what}: took {:?}, the bound is {bound} s (+10 s for the work around it)",
+                    r.took
+                )),
                 Some(_) => {}
             }
         }
