@@ -25,6 +25,14 @@ pub enum OutputError {
     NotRegular { path: String, kind: &'static str },
     #[error("{path}: is also an input of this command ({input}); choose another output path")]
     Input { path: String, input: String },
+    #[error(
+        "{first} and {second} name one file ({path}): one would replace the other; give each its own path"
+    )]
+    Twice {
+        path: String,
+        first: String,
+        second: String,
+    },
     #[error("cannot write {path}: {source}")]
     Io {
         path: String,
@@ -64,6 +72,70 @@ pub fn ensure_dir(dir: &Path) -> Result<(), OutputError> {
         Ok(_) => Ok(()),
         Err(_) => std::fs::create_dir_all(dir).map_err(OutputError::io(dir)),
     }
+}
+
+/// Makes `dir`, a directory baton lays out below the user's output directory `root`
+/// (`phases/01-A`, `sets/00-x`), with no symbolic link at any depth below `root`: a link
+/// planted at `OUT/phases` would otherwise carry every phase's files into its target. `root`
+/// itself is the user's path ([`ensure_dir`]); each component below it is created one at a time
+/// or, where it exists, must be a directory and not a link.
+pub fn ensure_dir_within(root: &Path, dir: &Path) -> Result<(), OutputError> {
+    ensure_dir(root)?;
+    let mut at = root.to_path_buf();
+    for c in below(root, dir) {
+        at.push(c);
+        match std::fs::symlink_metadata(&at) {
+            Ok(m) if m.file_type().is_symlink() => {
+                return Err(OutputError::Symlink {
+                    path: at.display().to_string(),
+                });
+            }
+            Ok(m) if !m.is_dir() => {
+                return Err(OutputError::NotDir {
+                    path: at.display().to_string(),
+                });
+            }
+            Ok(_) => {}
+            Err(_) => match std::fs::create_dir(&at) {
+                Ok(()) => {}
+                // Made by another process since: judged again as it now is.
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    return ensure_dir_within(root, dir);
+                }
+                Err(e) => return Err(OutputError::io(&at)(e)),
+            },
+        }
+    }
+    Ok(())
+}
+
+/// Refuses `path` (below the user's output directory `root`) when a symbolic link stands at
+/// any component of it below `root` that exists: what baton reads back from its own output
+/// directory (a phase's record) is never reached through a link either.
+pub fn refuse_links_within(root: &Path, path: &Path) -> Result<(), OutputError> {
+    let mut at = root.to_path_buf();
+    for c in below(root, path) {
+        at.push(c);
+        match std::fs::symlink_metadata(&at) {
+            Ok(m) if m.file_type().is_symlink() => {
+                return Err(OutputError::Symlink {
+                    path: at.display().to_string(),
+                });
+            }
+            Ok(_) => {}
+            Err(_) => return Ok(()),
+        }
+    }
+    Ok(())
+}
+
+/// The components of `path` below `root` (all of a relative `path` that is not under it).
+fn below<'a>(root: &Path, path: &'a Path) -> Vec<std::path::Component<'a>> {
+    path.strip_prefix(root)
+        .unwrap_or(path)
+        .components()
+        .filter(|c| matches!(c, std::path::Component::Normal(_)))
+        .collect()
 }
 
 /// Refuses `path` when a link sits where an output goes.
@@ -233,6 +305,50 @@ pub fn refuse_inputs<'a>(
     Ok(())
 }
 
+/// Refuses two of a command's outputs on one file (`--csv X --junit X`): each is named by
+/// its flag. One file is the same path once made absolute, or the same file where both exist
+/// (a hard link, a link above it); the null device takes any number.
+pub fn refuse_twice(outputs: &[(&str, &Path)]) -> Result<(), OutputError> {
+    let same = |a: &Path, b: &Path| {
+        let abs = |p: &Path| std::path::absolute(p).map(|p| lexical(&p)).ok();
+        if abs(a).is_some_and(|x| Some(x) == abs(b)) {
+            return true;
+        }
+        match (std::fs::metadata(a), std::fs::metadata(b)) {
+            (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
+            _ => false,
+        }
+    };
+    for (i, (first, a)) in outputs.iter().enumerate() {
+        if target(a).is_ok_and(|t| t == Target::Null) {
+            continue;
+        }
+        if let Some((second, _)) = outputs[i + 1..].iter().find(|(_, b)| same(a, b)) {
+            return Err(OutputError::Twice {
+                path: a.display().to_string(),
+                first: first.to_string(),
+                second: second.to_string(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// `path` with `.` dropped and `..` taking off the component before it.
+fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 fn parent(path: &Path) -> PathBuf {
     match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
@@ -266,6 +382,28 @@ mod tests {
             Err(OutputError::Symlink { .. })
         ));
         assert!(open_append(&d.join("junit.xml")).is_err());
+    }
+
+    #[test]
+    fn no_directory_below_the_output_root_is_reached_through_a_link() {
+        let d = scratch("within");
+        let out = d.join("out");
+        let victim = d.join("victim");
+        std::fs::create_dir_all(&out).unwrap();
+        std::fs::create_dir_all(&victim).unwrap();
+        std::os::unix::fs::symlink(&victim, out.join("phases")).unwrap();
+        let e = ensure_dir_within(&out, &out.join("phases/01-A")).unwrap_err();
+        assert!(matches!(e, OutputError::Symlink { .. }), "{e}");
+        assert!(e.is_invalid_path());
+        assert!(refuse_links_within(&out, &out.join("phases/01-A/phase.json")).is_err());
+        assert_eq!(
+            std::fs::read_dir(&victim).unwrap().count(),
+            0,
+            "nothing made there"
+        );
+        ensure_dir_within(&out, &out.join("sets/00-x")).unwrap();
+        assert!(out.join("sets/00-x").is_dir());
+        refuse_links_within(&out, &out.join("sets/00-x/absent/f")).unwrap();
     }
 
     #[test]
@@ -311,6 +449,24 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "two");
         let names: Vec<_> = std::fs::read_dir(d.join("sub")).unwrap().collect();
         assert_eq!(names.len(), 1);
+    }
+
+    #[test]
+    fn two_outputs_on_one_file_are_refused_naming_both() {
+        let d = scratch("twice");
+        let x = d.join("x");
+        let e = refuse_twice(&[("--csv", &x), ("--junit", &d.join("./sub/../x"))]).unwrap_err();
+        assert!(matches!(e, OutputError::Twice { .. }), "{e}");
+        assert!(e.is_invalid_path());
+        assert!(e.to_string().contains("--csv and --junit"), "{e}");
+        std::fs::write(&x, "").unwrap();
+        std::fs::hard_link(&x, d.join("y")).unwrap();
+        assert!(refuse_twice(&[("--csv", &x), ("--metrics", &d.join("y"))]).is_err());
+        refuse_twice(&[("--csv", &x), ("--junit", &d.join("z"))]).unwrap();
+        let null = Path::new("/dev/null");
+        if std::fs::metadata(null).is_ok() {
+            refuse_twice(&[("--csv", null), ("--junit", null)]).unwrap();
+        }
     }
 
     #[test]

@@ -40,6 +40,14 @@ pub enum IdentityError {
         had: String,
         have: String,
     },
+    #[error(
+        "{dir}: it holds phases ({phases}) but no {file}: what they were run for (which acceptance file, which nodes) cannot be checked, so they are not resumed; run into a new -o"
+    )]
+    NoRecord {
+        dir: String,
+        phases: String,
+        file: &'static str,
+    },
     #[error("{path}: {why}")]
     Unreadable { path: String, why: String },
 }
@@ -59,11 +67,22 @@ pub fn check_or_record(
         path: path.display().to_string(),
         why,
     };
-    if !path.exists() {
+    if std::fs::symlink_metadata(&path).is_err() {
+        // A fresh start only where nothing was started: phases without their start record
+        // (deleted, or never the acceptance's) would be resumed on whatever nodes are given.
+        let phases = started_phases(out);
+        if !phases.is_empty() {
+            return Err(IdentityError::NoRecord {
+                dir: out.display().to_string(),
+                phases: phases.join(", "),
+                file: FILE,
+            });
+        }
         let mut text = serde_json::to_vec_pretty(&now).unwrap_or_default();
         text.push(b'\n');
         return crate::output::write_atomic(&path, &text).map_err(|e| err(e.to_string()));
     }
+    crate::output::refuse_links_within(out, &path).map_err(|e| err(e.to_string()))?;
     let bytes = crate::input::read_bounded(&path, MAX, "acceptance start record")
         .map_err(|e| err(e.to_string()))?;
     let had: Started = serde_json::from_slice(&bytes).map_err(|e| err(e.to_string()))?;
@@ -84,6 +103,18 @@ pub fn check_or_record(
         });
     }
     Ok(())
+}
+
+/// The entries of `OUT/phases` (a phase's directory is made only once it starts).
+fn started_phases(out: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(out.join("phases"))
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok())
+        .map(|e| crate::stdout::visible(&e.file_name().to_string_lossy()).into_owned())
+        .collect();
+    names.sort();
+    names
 }
 
 fn short(hash: &str) -> String {
@@ -139,7 +170,14 @@ mod tests {
             let e = check_or_record(&out, &doc(ACC), &hosts).unwrap_err();
             assert!(matches!(e, IdentityError::Unreadable { .. }), "{e}");
         }
+        // Deleted, next to a phase that started: refused, never a fresh start.
         std::fs::remove_file(&path).unwrap();
+        std::fs::create_dir_all(out.join("phases/01-A")).unwrap();
+        let e = check_or_record(&out, &doc(ACC), &hosts).unwrap_err();
+        assert!(matches!(e, IdentityError::NoRecord { .. }), "{e}");
+        assert!(e.to_string().contains("01-A"), "{e}");
+        assert!(!path.exists(), "no start record made up");
+        std::fs::remove_dir_all(out.join("phases")).unwrap();
         std::fs::create_dir(&path).unwrap();
         let e = check_or_record(&out, &doc(ACC), &hosts).unwrap_err();
         assert!(

@@ -10,7 +10,7 @@ use super::doc::{Acceptance, Phase, PhasePlan};
 use crate::exit::Exit;
 use crate::grade::Grade;
 use crate::nodeset::compress;
-use crate::plan::Trust;
+use crate::plan::{PlanFiles, Trust};
 use crate::results::Results;
 use crate::runner::events::Events;
 use crate::runner::{self, Input, Mode, RunOptions};
@@ -49,11 +49,27 @@ impl PhaseError {
 /// The plan a phase runs, as bytes the plan checks read: its file (or its inline text) with
 /// the phase's `over:` given to the tests that say none. The one place a phase plan is made:
 /// site layering (plan < site < `--set`) plugs in here.
-pub fn phase_plan(doc: &Acceptance, phase: &Phase) -> Result<(PathBuf, String, Vec<u8>), String> {
+///
+/// A phase plan's file is a file the acceptance names beside itself, so it obeys the
+/// plan-relative rules (`PlanFiles`): links resolved, inside the acceptance file's directory
+/// unless trusted, never under `/proc`, `/sys` or `/dev`.
+pub fn phase_plan(
+    doc: &Acceptance,
+    phase: &Phase,
+    trust: Trust,
+) -> Result<(PathBuf, String, Vec<u8>), String> {
     let (path, name, bytes) = match &phase.plan {
         PhasePlan::File(f) => {
-            let (name, bytes) = crate::plan::read_file(f).map_err(|e| e.to_string())?;
-            (f.clone(), name, bytes)
+            let files = PlanFiles::beside(&doc.file, trust);
+            let rel = f.strip_prefix(files.dir()).unwrap_or(f);
+            let real = files
+                .resolve("plan", &rel.to_string_lossy())
+                .map_err(|e| e.to_string())?;
+            let (_, bytes) = crate::plan::read_file(&real).map_err(|e| match e {
+                crate::plan::LoadError::Invalid(r) => located(&r),
+                e => e.to_string(),
+            })?;
+            (f.clone(), f.display().to_string(), bytes)
         }
         PhasePlan::Inline(v) => {
             let name = format!("{} (phase {}, inline)", doc.file.display(), phase.name);
@@ -64,7 +80,7 @@ pub fn phase_plan(doc: &Acceptance, phase: &Phase) -> Result<(PathBuf, String, V
         return Ok((path, name, bytes));
     };
     // Checked as written first, so its diagnostics point at the file's own lines.
-    crate::plan::parse_bytes(&name, &bytes).map_err(|r| r.short())?;
+    crate::plan::parse_bytes(&name, &bytes).map_err(|r| shown(phase, &r))?;
     let mut v: serde_json::Value = serde_saphyr::from_slice(&bytes).map_err(|e| e.to_string())?;
     for t in v
         .get_mut("tests")
@@ -77,6 +93,30 @@ pub fn phase_plan(doc: &Acceptance, phase: &Phase) -> Result<(PathBuf, String, V
         }
     }
     Ok((path, name, json(&v)))
+}
+
+/// A phase plan's diagnostics as they may be shown: an inline plan is the acceptance file's
+/// own text, quoted as a plan's is; a plan file is named by path, line and column only (as a
+/// profile is), since what it holds may be any file the acceptance could point at.
+fn shown(phase: &Phase, r: &crate::plan::Report) -> String {
+    match phase.plan {
+        PhasePlan::Inline(_) => r.short(),
+        PhasePlan::File(_) => located(r),
+    }
+}
+
+/// Each diagnostic of `r` by its place alone.
+fn located(r: &crate::plan::Report) -> String {
+    let mut out = String::new();
+    let mut seen = std::collections::BTreeSet::new();
+    for d in r.errors().filter(|d| seen.insert(r.locate(d))) {
+        out.push_str(&format!(
+            "{}: error: the phase plan does not check here (its text is not shown; `baton check {}` says why)\n",
+            r.locate(d),
+            r.file
+        ));
+    }
+    out
 }
 
 /// JSON text, which the plan loader reads as YAML.
@@ -97,8 +137,11 @@ pub fn open(
         phase: phase.name.clone(),
         why,
     };
-    let (path, name, bytes) = phase_plan(doc, phase).map_err(err)?;
-    session::open_bytes(&path, &name, &bytes, trust, layers).map_err(|e| err(e.to_string()))
+    let (path, name, bytes) = phase_plan(doc, phase, trust).map_err(err)?;
+    session::open_bytes(&path, &name, &bytes, trust, layers).map_err(|e| match e {
+        session::OpenError::Invalid(r) => err(shown(phase, &r)),
+        e => err(e.to_string()),
+    })
 }
 
 /// How a phase's run ended.

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use super::criteria;
 use super::doc::Acceptance;
 use super::gate::{Gate, gate, stops};
-use super::phase::{self, PhaseError, Ran, Where};
+use super::phase::{self, PhaseError, Where};
 use super::raw::Suspects;
 use super::record::{CriterionResult, NodeInPhase, NodeVerdict, PhaseRecord, PhaseStatus};
 use super::verdicts;
@@ -64,6 +64,18 @@ pub enum AcceptError {
     Phase(#[from] PhaseError),
     #[error("{path}: {why}")]
     Record { path: String, why: String },
+    /// A finished phase's record that its own results (or the phases before it) do not bear
+    /// out: a resume never takes a record's word for what it summarises.
+    #[error(
+        "{path} says {claim}, but {found}: the record does not match what it summarises; remove the phase's directory to run it again, or run into a new -o"
+    )]
+    Mismatch {
+        path: String,
+        claim: String,
+        found: String,
+    },
+    #[error(transparent)]
+    Output(#[from] crate::output::OutputError),
     #[error(transparent)]
     Identity(#[from] super::identity::IdentityError),
 }
@@ -73,6 +85,9 @@ impl AcceptError {
         match self {
             AcceptError::Phase(e) => e.exit(),
             AcceptError::Record { .. } => Exit::Runtime,
+            AcceptError::Mismatch { .. } => Exit::Invalid,
+            AcceptError::Output(e) if e.is_invalid_path() => Exit::Invalid,
+            AcceptError::Output(_) => Exit::Runtime,
             AcceptError::Identity(super::identity::IdentityError::Unreadable { .. }) => {
                 Exit::Runtime
             }
@@ -91,9 +106,10 @@ const RECORD: &str = "phase.json";
 /// Longest `phase.json` read back.
 const MAX_RECORD: usize = 16 * 1024 * 1024;
 
-fn read_record(dir: &Path) -> Result<Option<PhaseRecord>, AcceptError> {
+fn read_record(out: &Path, dir: &Path) -> Result<Option<PhaseRecord>, AcceptError> {
     let path = dir.join(RECORD);
-    if !path.exists() {
+    crate::output::refuse_links_within(out, &path)?;
+    if std::fs::symlink_metadata(&path).is_err() {
         return Ok(None);
     }
     let err = |why: String| AcceptError::Record {
@@ -139,8 +155,8 @@ pub fn run(req: &Request<'_>) -> Result<Outcome, AcceptError> {
         };
         let (record, grade, res) = if let Some(why) = &o.stopped {
             (blank(PhaseStatus::Stopped, why.clone()), None, None)
-        } else if let Some(r) = read_record(&dir)? {
-            let (res, g) = read_back(req, i, &dir, &r)?;
+        } else if let Some(r) = read_record(req.out, &dir)? {
+            let (res, g) = read_back(req, i, &dir, &r, &o)?;
             (req.tell)(Told::ReadBack(&r));
             (r, g, res)
         } else {
@@ -228,19 +244,98 @@ fn plan_file(phase: &super::doc::Phase) -> String {
     }
 }
 
-/// A finished phase's results and grade, read back.
+/// A finished phase's results and grade, read back, and its record checked against them: the
+/// record is a claim. Gating the phases before it must give the same nodes (or the same reason
+/// not to run), and grading its own results again (with its criteria against the phases before
+/// it, and its rerun's results where it reran suspects) must give the same status and the same
+/// verdict for every node it ran on. Anything else is refused, naming both.
 fn read_back(
     req: &Request<'_>,
     i: usize,
     dir: &Path,
     r: &PhaseRecord,
+    so_far: &Outcome,
 ) -> Result<(Option<Results>, Option<Grade>), AcceptError> {
-    if !r.status.ran() {
-        return Ok((None, None));
+    let mismatch = |claim: String, found: String| AcceptError::Mismatch {
+        path: dir.join(RECORD).display().to_string(),
+        claim,
+        found,
+    };
+    let said = |s: PhaseStatus| {
+        serde_json::to_value(s)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default()
+    };
+    if r.index != i || r.name != req.doc.phases[i].name {
+        return Err(mismatch(
+            format!("it is phase {} ({})", r.name, r.index + 1),
+            format!("it lies in phase {}'s directory", req.doc.phases[i].name),
+        ));
+    }
+    let hosts = match gate(&req.hosts, &req.doc.phases, i, &so_far.records) {
+        Gate::Not(status, _) if status == r.status => return Ok((None, None)),
+        Gate::Not(status, why) => {
+            return Err(mismatch(
+                format!("the phase {}", said(r.status)),
+                format!("the phases before it leave it {} ({why})", said(status)),
+            ));
+        }
+        Gate::Run { .. } if !r.status.ran() => {
+            return Err(mismatch(
+                format!("the phase {}", said(r.status)),
+                "the phases before it let it run".into(),
+            ));
+        }
+        Gate::Run { hosts, .. } => hosts,
+    };
+    if r.nodes_in != compress(&hosts) {
+        return Err(mismatch(
+            format!("it ran on {}", r.nodes_in),
+            format!("the phases before it give {}", compress(&hosts)),
+        ));
     }
     let phase = &req.doc.phases[i];
     let opened = phase::open(req.doc, phase, req.trust, req.layers)?;
     let (res, g) = phase::regrade(&phase.name, &opened, dir)?;
+    let crit_ok = phase.criteria.iter().all(|c| {
+        let of = |k: usize| {
+            let name = req.doc.phases.get(k)?.name.clone();
+            Some((name, so_far.results.get(k)?.clone()?))
+        };
+        criteria::judge(c, &res, &of).passed
+    });
+    let failed = g.status == crate::grade::Status::Fail || !crit_ok;
+    let mut nodes = verdicts::of_phase(&g, &hosts, failed);
+    let again = dir.join("rerun");
+    if phase.suspects == Suspects::Rerun
+        && nodes.iter().any(|n| n.verdict == NodeVerdict::Suspect)
+        && std::fs::symlink_metadata(again.join("results.json")).is_ok()
+    {
+        let (_, rg) = phase::regrade(&phase.name, &opened, &again)?;
+        settle(&mut nodes, &rg);
+    }
+    let status = verdicts::status(&g, &nodes, crit_ok);
+    if status != r.status {
+        return Err(mismatch(
+            format!("the phase {}", said(r.status)),
+            format!("its results grade it {}", said(status)),
+        ));
+    }
+    for n in &nodes {
+        let claimed = r.verdict_of(&n.host).map(|c| c.verdict);
+        if claimed != Some(n.verdict) {
+            let word = |v: Option<NodeVerdict>| {
+                v.and_then(|v| serde_json::to_value(v).ok())
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_else(|| "nothing".into())
+            };
+            return Err(mismatch(
+                format!("{} {}", n.host, word(claimed)),
+                format!("its results say {} {}", n.host, word(Some(n.verdict))),
+            ));
+        }
+    }
     Ok((Some(res), Some(g)))
 }
 
@@ -258,6 +353,7 @@ fn run_phase(
     let phase = &req.doc.phases[i];
     let opened = phase::open(req.doc, phase, req.trust, req.layers)?;
     let dir = req.out.join(rel);
+    crate::output::ensure_dir_within(req.out, &dir)?;
     let at = Where {
         dir: &dir,
         hosts,
@@ -290,7 +386,7 @@ fn run_phase(
         if again.interrupted.is_some() {
             return Ok(None);
         }
-        settle(&mut nodes, &again);
+        settle(&mut nodes, &again.grade);
     }
     let status = verdicts::status(&ran.grade, &nodes, crit_ok);
     let mut findings = verdicts::findings(&ran.grade, &nodes);
@@ -334,8 +430,8 @@ fn run_phase(
 }
 
 /// A rerun's verdicts for the nodes the first run left suspect.
-fn settle(nodes: &mut [NodeInPhase], again: &Ran) {
-    let Some(file) = &again.grade.nodes else {
+fn settle(nodes: &mut [NodeInPhase], again: &Grade) {
+    let Some(file) = &again.nodes else {
         return;
     };
     for n in nodes

@@ -47,10 +47,17 @@ fn load(path: &Path, format: DiagFormat) -> Result<Acceptance, CliError> {
     })
 }
 
+/// What opening every phase's plan says: a line per phase, and each phase plan's name.
+struct Opened {
+    lines: Vec<String>,
+    plans: Vec<String>,
+}
+
 /// Every phase's plan opened, before anything runs: a mistake in the last phase is found
 /// before the first one measures.
-fn open_phases(doc: &Acceptance, trust: Trust, layers: &Layers) -> Result<Vec<String>, CliError> {
+fn open_phases(doc: &Acceptance, trust: Trust, layers: &Layers) -> Result<Opened, CliError> {
     let mut lines = Vec::new();
+    let mut plans = Vec::new();
     let mut problems = Vec::new();
     let located = |f: &acceptance::Finding| {
         format!(
@@ -74,6 +81,7 @@ fn open_phases(doc: &Acceptance, trust: Trust, layers: &Layers) -> Result<Vec<St
                         ui::say(&format!("warning: {}", located(&f)));
                     }
                 }
+                plans.push(o.loaded.plan.name.clone());
                 lines.push(format!(
                     "  {}: plan {} ({} test(s), {} job(s))",
                     p.name,
@@ -81,6 +89,14 @@ fn open_phases(doc: &Acceptance, trust: Trust, layers: &Layers) -> Result<Vec<St
                     o.loaded.plan.tests.len(),
                     o.jobs.len()
                 ));
+                problems.extend(plan_files_refused(&o).into_iter().map(|m| {
+                    format!(
+                        "error: {}: phase {}: {}",
+                        doc.file.display(),
+                        p.name,
+                        visible(&m)
+                    )
+                }));
             }
             Err(e) => problems.push(format!(
                 "error: {}: {}",
@@ -90,17 +106,35 @@ fn open_phases(doc: &Acceptance, trust: Trust, layers: &Layers) -> Result<Vec<St
         }
     }
     if problems.is_empty() {
-        Ok(lines)
+        Ok(Opened { lines, plans })
     } else {
         Err(CliError::Invalid(problems.join("\n")))
     }
+}
+
+/// What `check PLAN` refuses of the files a plan names beside itself, for a phase's plan:
+/// its hostfile, baseline, history store, `relative` results and profiles.
+fn plan_files_refused(o: &baton::session::OpenedPlan) -> Vec<String> {
+    let plan = &o.loaded.plan;
+    let files = baton::session::plan_files(&o.path, o.trust);
+    let mut problems: Vec<String> = Vec::new();
+    if let baton::plan::NodeSource::Hostfile(h) = &plan.nodes.source
+        && let Err(e) = files.resolve("nodes.hostfile", h)
+    {
+        problems.push(e.to_string());
+    }
+    problems.extend(files.refused(plan).iter().map(ToString::to_string));
+    if let Err(p) = baton::profile::check_plan(plan, &files) {
+        problems.extend(p);
+    }
+    problems
 }
 
 /// `baton check` of an acceptance file.
 pub fn check(path: &Path, format: DiagFormat, trust: Trust) -> Result<(), CliError> {
     let doc = load(path, format)?;
     let layers = super::load::layers(format)?;
-    let lines = open_phases(&doc, trust, &layers)?;
+    let lines = open_phases(&doc, trust, &layers)?.lines;
     let mut out = format!(
         "{}: ok (acceptance {}, {} phases)\n",
         path.display(),
@@ -139,9 +173,9 @@ fn hosts(args: &Args) -> Result<Vec<String>, CliError> {
 pub fn run(args: &Args) -> Outcome {
     let doc = load(&args.file, DiagFormat::Human)?;
     let layers = super::load::layers(DiagFormat::Human)?;
-    open_phases(&doc, args.trust, &layers)?;
+    let opened = open_phases(&doc, args.trust, &layers)?;
     let hosts = hosts(args)?;
-    metrics_dir(args)?;
+    metrics_dir(args, &opened.plans)?;
     baton::output::ensure_dir(&args.out)?;
     ui::say(&format!(
         "baton: acceptance {} over {} node(s): {} ({} phases) into {}",
@@ -207,14 +241,27 @@ pub fn run(args: &Args) -> Outcome {
 }
 
 /// `--metrics` of an acceptance names a directory: a file would keep only the last phase's.
-fn metrics_dir(args: &Args) -> Result<(), CliError> {
+/// Each phase plan's file in it is judged before any phase runs (a link, a FIFO or a device
+/// there is refused now, not after the phases).
+fn metrics_dir(args: &Args, plans: &[String]) -> Result<(), CliError> {
+    if let Some(m) = &args.fleet.metrics {
+        baton::output::refuse_symlink(m).map_err(CliError::invalid)?;
+    }
     match &args.fleet.metrics {
         Some(m) if !m.is_dir() => Err(CliError::invalid(format!(
             "--metrics {}: an acceptance writes one file per phase plan; name an existing \
              directory (node_exporter's textfile directory)",
             m.display()
         ))),
-        _ => Ok(()),
+        Some(m) => {
+            for p in plans {
+                let file = baton::metrics::file_for(m, p);
+                baton::output::refuse_inputs(&file, [args.file.as_path()])
+                    .map_err(|e| CliError::invalid(format!("--metrics {e}")))?;
+            }
+            Ok(())
+        }
+        None => Ok(()),
     }
 }
 

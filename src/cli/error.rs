@@ -89,13 +89,32 @@ macro_rules! unexpected {
 unexpected!(
     std::io::Error,
     serde_json::Error,
-    baton::output::OutputError,
-    baton::report::ReportError,
     baton::report::trend_chart::ChartError,
     baton::runner::RunError,
     baton::runner::worker_args::WorkerArgsError,
     baton::runner::nccl::libs::Unavailable,
 );
+
+/// A path that cannot be an output (a link, a FIFO, a device, a file where a directory goes) is
+/// the user's input (exit 2, docs/trust.md); a write that failed is the run's (exit 3).
+impl From<baton::output::OutputError> for CliError {
+    fn from(e: baton::output::OutputError) -> Self {
+        if e.is_invalid_path() {
+            CliError::invalid(baton::stdout::visible(&e.to_string()))
+        } else {
+            CliError::Unexpected(e.into())
+        }
+    }
+}
+
+impl From<baton::report::ReportError> for CliError {
+    fn from(e: baton::report::ReportError) -> Self {
+        match e {
+            baton::report::ReportError::Output(o) => o.into(),
+            e => CliError::Unexpected(e.into()),
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests {

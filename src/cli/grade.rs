@@ -161,19 +161,28 @@ pub fn run(
         fleet,
     } = outputs;
     let baseline = against.baseline;
-    let metrics = fleet.and_then(|f| f.metrics.as_deref());
-    let written = junit
-        .map(Path::to_path_buf)
-        .into_iter()
-        .chain(csv.map(Path::to_path_buf))
-        .chain(
-            report
-                .into_iter()
-                .flat_map(|d| [d.join("report.html"), d.join("report.md")]),
-        )
-        // A directory's file is named after the plan, never an input's name.
-        .chain(metrics.filter(|m| !m.is_dir()).map(Path::to_path_buf));
-    outputs_clear(written, plan, results, baseline)?;
+    if let Some(m) = fleet.and_then(|f| f.metrics.as_deref()) {
+        // A directory named by a link would be written through it.
+        baton::output::refuse_symlink(m).map_err(CliError::invalid)?;
+    }
+    let metrics = fleet.and_then(|f| f.metrics.as_deref()).map(|m| {
+        // A directory's file is named after the plan: judged before any work, like the others.
+        let name = baton::session::open(plan, Trust::Trusted)
+            .map(|o| o.loaded.plan.name)
+            .unwrap_or_default();
+        baton::metrics::file_for(m, &name)
+    });
+    let mut written: Vec<(&str, PathBuf)> = Vec::new();
+    written.extend(junit.map(|j| ("--junit", j.to_path_buf())));
+    written.extend(csv.map(|c| ("--csv", c.to_path_buf())));
+    if let Some(d) = report {
+        written.push(("--report", d.join("report.html")));
+        written.push(("--report", d.join("report.md")));
+    }
+    written.extend(metrics.map(|m| ("--metrics", m)));
+    let flagged: Vec<(&str, &Path)> = written.iter().map(|(f, p)| (*f, p.as_path())).collect();
+    baton::output::refuse_twice(&flagged).map_err(CliError::invalid)?;
+    outputs_clear(written.into_iter().map(|(_, p)| p), plan, results, baseline)?;
     let (g, files) = graded(plan, results, against, trust).map_err(|e| match junit {
         Some(path) => {
             let why = session::unusable_input(plan, results, baseline);

@@ -150,7 +150,16 @@ fn metrics_clear(args: &Args, plan: &str) -> Result<(), CliError> {
     let Some(target) = &args.fleet.metrics else {
         return Ok(());
     };
+    baton::output::refuse_symlink(target).map_err(CliError::invalid)?;
     let file = baton::metrics::file_for(target, plan);
+    // The run's own files in `-o`: `--metrics OUT/junit.xml` would replace one of them.
+    let own: Vec<PathBuf> = ["results.json", "junit.xml", "nodes.json", "drain.sh"]
+        .iter()
+        .map(|f| args.out.join(f))
+        .collect();
+    let mut flagged: Vec<(&str, &std::path::Path)> = vec![("--metrics", &file)];
+    flagged.extend(own.iter().map(|p| ("-o", p.as_path())));
+    baton::output::refuse_twice(&flagged).map_err(CliError::invalid)?;
     let inputs = [Some(args.plan.as_path()), args.baseline.as_deref()];
     baton::output::refuse_inputs(&file, inputs.into_iter().flatten())
         .map_err(|e| CliError::invalid(format!("--metrics {e}")))
@@ -224,8 +233,10 @@ fn ended(
         Ok(o) => o,
         Err(e) => {
             let error = CliError::Ended(e.exit(), format!("baton: {e}"));
-            if matches!(e, RunError::OutDir(_)) {
-                // The directory is another run's, or holds another plan's results.
+            if matches!(&e, RunError::OutDir(d) if d.is_invalid_input()) {
+                // The directory is another run's, holds another plan's results, or is no
+                // directory of the user's: that run's verdict is not this one's to say. A
+                // directory that cannot be written is this run's failure, reported below.
                 return Err(error);
             }
             let error = failed(args, input, grading, error);

@@ -77,8 +77,14 @@ fn from_kmsg(path: &Path, boot_unix_us: u64, since_unix_ms: u64) -> Result<Kerne
             log.left_out += 1;
             break;
         }
+        // Only the bytes just read can hold a new line end: searching all of `carry` again
+        // each time is quadratic in a line that never ends (a device that is not the log).
+        let before = carry.len();
         carry.extend_from_slice(&buf[..n]);
-        let end = carry.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+        let end = carry[before..]
+            .iter()
+            .rposition(|b| *b == b'\n')
+            .map_or(0, |i| before + i + 1);
         let lines: Vec<u8> = carry.drain(..end).collect();
         for line in String::from_utf8_lossy(&lines).lines() {
             let Some((_, usec, msg)) = kernel_log::parse_kmsg(line) else {

@@ -25,6 +25,9 @@ use crate::shell::shell_quote;
 pub use context::{Context, Input, Sweep};
 use quote::{sbatch_problem, sbatch_quote};
 
+/// Longest template read from `--templates DIR`.
+const MAX_TEMPLATE: usize = 1 << 20;
+
 /// The shipped templates, by the names a `--templates` directory overrides.
 const EMBEDDED: &[(&str, &str)] = &[
     (
@@ -173,11 +176,15 @@ impl Templates {
                 if !name.ends_with(".j2") || !path.is_file() {
                     continue;
                 }
-                let text =
-                    std::fs::read_to_string(&path).map_err(|source| RenderError::TemplateDir {
-                        path: path.clone(),
-                        source,
-                    })?;
+                // Through the one door: bounded, a regular file only.
+                let err = |source| RenderError::TemplateDir {
+                    path: path.clone(),
+                    source,
+                };
+                let bytes = crate::input::read_bounded(&path, MAX_TEMPLATE, "template")
+                    .map_err(|e| err(e.into_io()))?;
+                let text = String::from_utf8(bytes)
+                    .map_err(|_| err(std::io::Error::other("a template is UTF-8 text")))?;
                 sources.retain(|(n, _)| n != name);
                 sources.push((name.to_string(), text));
             }

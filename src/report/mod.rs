@@ -80,6 +80,8 @@ pub fn write_file(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
 /// time where the plan judges it), and `report.html`,
 /// which holds everything inline so it opens anywhere without a network. Returns the files.
 pub fn write_report(dir: &Path, input: &ReportInput<'_>) -> Result<Vec<PathBuf>, ReportError> {
+    // The directory first: a link there is refused before `charts/` could be made through it.
+    crate::output::ensure_dir(dir)?;
     let mut written = Vec::new();
     for (index, job) in input.grade.jobs.iter().enumerate() {
         if !nodes::shown(job) {

@@ -79,7 +79,8 @@ pub(super) fn run_test(
         started: Instant::now(),
     };
     let dir = format!("sets/{t:02}-{}", slug(test));
-    crate::output::ensure_dir(&ctx.opts.out_dir.join(&dir)).map_err(OutDirError::from)?;
+    crate::output::ensure_dir_within(&ctx.opts.out_dir, &ctx.opts.out_dir.join(&dir))
+        .map_err(OutDirError::from)?;
     let mut round = 0u32;
     while let Some(sets) = sched.next() {
         round += 1;
