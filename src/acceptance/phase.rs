@@ -58,6 +58,10 @@ pub fn phase_plan(
     phase: &Phase,
     trust: Trust,
 ) -> Result<(PathBuf, String, Vec<u8>), String> {
+    // Whether the phase plan is the user's own file beside the acceptance: its diagnostics are
+    // then shown as a plan's are (through the one printer); a file a trusted acceptance reached
+    // elsewhere is named by place only.
+    let mut beside = true;
     let (path, name, bytes) = match &phase.plan {
         PhasePlan::File(f) => {
             let files = PlanFiles::beside(&doc.file, trust);
@@ -65,8 +69,9 @@ pub fn phase_plan(
             let real = files
                 .resolve("plan", &rel.to_string_lossy())
                 .map_err(|e| e.to_string())?;
+            beside = is_beside(&files, &real);
             let (_, bytes) = crate::plan::read_file(&real).map_err(|e| match e {
-                crate::plan::LoadError::Invalid(r) => located(&r),
+                crate::plan::LoadError::Invalid(r) => shown(beside, &r),
                 e => e.to_string(),
             })?;
             (f.clone(), f.display().to_string(), bytes)
@@ -80,7 +85,7 @@ pub fn phase_plan(
         return Ok((path, name, bytes));
     };
     // Checked as written first, so its diagnostics point at the file's own lines.
-    crate::plan::parse_bytes(&name, &bytes).map_err(|r| shown(phase, &r))?;
+    crate::plan::parse_bytes(&name, &bytes).map_err(|r| shown(beside, &r))?;
     let mut v: serde_json::Value = serde_saphyr::from_slice(&bytes).map_err(|e| e.to_string())?;
     for t in v
         .get_mut("tests")
@@ -95,14 +100,18 @@ pub fn phase_plan(
     Ok((path, name, json(&v)))
 }
 
-/// A phase plan's diagnostics as they may be shown: an inline plan is the acceptance file's
-/// own text, quoted as a plan's is; a plan file is named by path, line and column only (as a
-/// profile is), since what it holds may be any file the acceptance could point at.
-fn shown(phase: &Phase, r: &crate::plan::Report) -> String {
-    match phase.plan {
-        PhasePlan::Inline(_) => r.short(),
-        PhasePlan::File(_) => located(r),
-    }
+/// Whether `real` (a resolved phase plan) lies in the acceptance file's own directory.
+fn is_beside(files: &PlanFiles, real: &std::path::Path) -> bool {
+    std::fs::canonicalize(files.dir()).is_ok_and(|dir| real.starts_with(dir))
+}
+
+/// A phase plan's diagnostics as they may be shown: an inline plan (the acceptance file's own
+/// text) or a plan file beside the acceptance is quoted as a plan is, through the one printer
+/// (secrets masked, a file that is not YAML never quoted); a file a trusted acceptance reached
+/// outside its directory is named by path, line and column only (as a profile is), since what
+/// it holds may be any file on the machine.
+fn shown(beside: bool, r: &crate::plan::Report) -> String {
+    if beside { r.short() } else { located(r) }
 }
 
 /// Each diagnostic of `r` by its place alone.
@@ -139,7 +148,19 @@ pub fn open(
     };
     let (path, name, bytes) = phase_plan(doc, phase, trust).map_err(err)?;
     session::open_bytes(&path, &name, &bytes, trust, layers).map_err(|e| match e {
-        session::OpenError::Invalid(r) => err(shown(phase, &r)),
+        session::OpenError::Invalid(r) => {
+            let beside = match &phase.plan {
+                PhasePlan::Inline(_) => true,
+                PhasePlan::File(f) => {
+                    let files = PlanFiles::beside(&doc.file, trust);
+                    let rel = f.strip_prefix(files.dir()).unwrap_or(f);
+                    files
+                        .resolve("plan", &rel.to_string_lossy())
+                        .is_ok_and(|real| is_beside(&files, &real))
+                }
+            };
+            err(shown(beside, &r))
+        }
         e => err(e.to_string()),
     })
 }

@@ -311,15 +311,29 @@ pub fn run_script(script: &Path, out: &Path, want: i32) -> Output {
 /// Rewrites every table row of an nccl-tests text log: `f(size)` returns the slowdown factor
 /// (time × f, bandwidths ÷ f), as a degraded fabric would print them.
 pub fn slow_rows(text: &str, f: impl Fn(u64) -> f64) -> String {
+    // busbw over algbw, the collective's factor, from the row printed with the most digits (the
+    // largest algbw): algbw and busbw are recomputed from the size and the slowed time, as
+    // nccl-tests computes them, so the log stays consistent at its printed precision.
+    let factor = text
+        .lines()
+        .filter(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit()))
+        .filter_map(|l| {
+            let t: Vec<&str> = l.split_whitespace().collect();
+            Some((
+                t.get(6)?.parse::<f64>().ok()?,
+                t.get(7)?.parse::<f64>().ok()?,
+            ))
+        })
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map_or(1.0, |(alg, bus)| if alg > 0.0 { bus / alg } else { 1.0 });
     edit_rows(text, |size, t| {
         let k = f(size);
         for half in [5, 9] {
-            let time: f64 = t[half].parse().unwrap();
-            let alg: f64 = t[half + 1].parse().unwrap();
-            let bus: f64 = t[half + 2].parse().unwrap();
-            t[half] = format!("{:.2}", time * k);
-            t[half + 1] = format!("{:.2}", alg / k);
-            t[half + 2] = format!("{:.2}", bus / k);
+            let time: f64 = t[half].parse::<f64>().unwrap() * k;
+            let alg = size as f64 / time / 1e3;
+            t[half] = format!("{time:.2}");
+            t[half + 1] = format!("{alg:.2}");
+            t[half + 2] = format!("{:.2}", alg * factor);
         }
     })
 }
