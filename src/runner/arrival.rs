@@ -66,7 +66,8 @@ pub struct Arrival {
     me: usize,
     size: usize,
     host: String,
-    announced: bool,
+    /// Whether this rank has reached the meeting.
+    arrived: bool,
 }
 
 impl Arrival {
@@ -79,7 +80,7 @@ impl Arrival {
                 me,
                 size,
                 host: crate::host::hostname(),
-                announced: false,
+                arrived: false,
             })
     }
 
@@ -94,7 +95,10 @@ impl Arrival {
             host: self.host.clone(),
         };
         let text = serde_json::to_vec(&a).unwrap_or_default();
-        self.announced = crate::output::write_atomic(&self.file(self.me), &text).is_ok();
+        // Arrived, whether or not the others can read it (a full disk): this rank never names
+        // itself then.
+        let _ = crate::output::write_atomic(&self.file(self.me), &text);
+        self.arrived = true;
     }
 
     fn announcement(&self, r: usize) -> Option<Announcement> {
@@ -110,7 +114,7 @@ impl Arrival {
         let mut unseen = Vec::new();
         for r in 0..self.size {
             if r == self.me {
-                if !self.announced {
+                if !self.arrived {
                     let pid = std::process::id() as u64;
                     seen.push(format!(
                         "{} is running but has not arrived",
