@@ -329,4 +329,31 @@ mod tests {
         child.wait().unwrap();
         let _ = std::fs::remove_dir_all(&dir);
     }
+
+    #[test]
+    fn a_link_planted_where_the_announcements_go_is_replaced_not_followed() {
+        let base = std::env::temp_dir().join(format!("baton-arrival-link-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        let elsewhere = base.join("elsewhere");
+        std::fs::create_dir_all(&elsewhere).unwrap();
+        std::fs::write(elsewhere.join(SAID), "planted").unwrap();
+        let dir = base.join("set-0.arrived");
+        std::os::unix::fs::symlink(&elsewhere, &dir).unwrap();
+        assert_eq!(
+            said(&dir),
+            Some("planted".into()),
+            "read through the link before"
+        );
+        prepare(&dir).unwrap();
+        assert!(std::fs::symlink_metadata(&dir).unwrap().is_dir());
+        assert_eq!(said(&dir), None);
+        assert!(
+            elsewhere.join(SAID).is_file(),
+            "the link's target is left alone"
+        );
+        // The record itself is never read through a link.
+        std::os::unix::fs::symlink(elsewhere.join(SAID), dir.join(SAID)).unwrap();
+        assert_eq!(said(&dir), None);
+        let _ = std::fs::remove_dir_all(&base);
+    }
 }
