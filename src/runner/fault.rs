@@ -9,6 +9,8 @@
 //! - `stall-start:rank=1` makes that rank stop before the ranks' start-up meetings (hosts, pids,
 //!   devices, before any job), as a rank stuck in its own set-up: its peers wait there (must hit
 //!   the start-up limit);
+//! - `stop-start:rank=1` makes that rank stop itself (SIGSTOP) at the same point, as a rank
+//!   stopped (a debugger, a frozen node's process) before the ranks first meet;
 //! - `init-fail:rank=0` fails communicator set-up;
 //! - `device-fault:rank=0` makes that rank's GPU hit an illegal address at its first timed op (a
 //!   sticky CUDA error: the worker must stop and a fresh one run the jobs left);
@@ -38,6 +40,7 @@ pub enum FaultKind {
     Corrupt,
     Stall,
     StallStart,
+    StopStart,
     InitFail,
     Crash,
     DeviceFault,
@@ -109,6 +112,7 @@ impl Fault {
             "corrupt" => FaultKind::Corrupt,
             "stall" => FaultKind::Stall,
             "stall-start" => FaultKind::StallStart,
+            "stop-start" => FaultKind::StopStart,
             "init-fail" => FaultKind::InitFail,
             "crash" => FaultKind::Crash,
             "device-fault" => FaultKind::DeviceFault,
@@ -303,6 +307,8 @@ mod tests {
         assert_eq!(Fault::parse("corrupt").unwrap().rank, Some(0));
         let f = Fault::parse("stall-start:rank=1").unwrap();
         assert_eq!((f.kind, f.rank), (FaultKind::StallStart, Some(1)));
+        let f = Fault::parse("stop-start:rank=3").unwrap();
+        assert_eq!((f.kind, f.rank), (FaultKind::StopStart, Some(3)));
         assert_eq!(Fault::parse("explode"), None);
         assert_eq!(Fault::parse("corrupt:rank=x"), None);
         let f = Fault::parse("corrupt:rank=1:job=ar").unwrap();

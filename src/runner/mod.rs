@@ -17,6 +17,7 @@ pub mod pattern;
 pub mod sweep;
 pub mod table;
 
+pub mod arrival;
 pub mod environment;
 pub mod events;
 pub mod evidence;

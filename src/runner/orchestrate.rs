@@ -200,7 +200,8 @@ fn run_set(
         let watch = (events, done + events::rows(finished.map(|i| &jobs[*i])));
         let from = journal.len()?;
         let listener = super::nccl_lines::Listener::new(watch.0);
-        let status = run_worker(ctx, k, attempt, &pending, jobs, &env, (&listener, watch.1))?;
+        let (status, arrived) =
+            run_worker(ctx, k, attempt, &pending, jobs, &env, (&listener, watch.1))?;
         // What this attempt started and how each of those jobs stands, from its own records.
         let (records, _) = results::journal::records(journal.path(), from)?;
         super::nccl_lines::record(journal, &records, listener.heard(), &here)?;
@@ -214,8 +215,12 @@ fn run_set(
                 super::interrupt::signal_name().unwrap_or("a signal")
             )
         } else if timeout && !progressed {
-            "the worker's ranks timed out at start-up, before its first job: a rank did not arrive"
-                .to_string()
+            // Which ranks did not arrive, as the rank that recorded it saw them.
+            let who = super::arrival::said(&arrived);
+            format!(
+                "the worker's ranks timed out at start-up, before its first job: {}",
+                who.as_deref().unwrap_or("a rank did not arrive")
+            )
         } else if timeout {
             "a collective hung and was aborted at its timeout".to_string()
         } else {
@@ -298,7 +303,7 @@ fn run_set(
 }
 
 /// One worker process set for the jobs `which` of set `k`, appending to the run's journal: its
-/// exit status.
+/// exit status, and where its ranks announced their arrival at start-up (`arrival`).
 fn run_worker(
     ctx: &SetContext<'_>,
     k: usize,
@@ -307,7 +312,7 @@ fn run_worker(
     jobs: &[Job],
     env: &indexmap::IndexMap<String, String>,
     (events, done): (&dyn Events, u64),
-) -> Result<std::process::ExitStatus, RunError> {
+) -> Result<(std::process::ExitStatus, PathBuf), RunError> {
     let opts = ctx.opts;
     let parts = opts.out_dir.join("parts");
     let name = if attempt == 0 {
@@ -325,6 +330,13 @@ fn run_worker(
     crate::output::write_atomic(&ids_file, &text).map_err(OutDirError::from)?;
     let feed = parts.join(format!("{name}.progress"));
     crate::output::write_atomic(&feed, b"").map_err(OutDirError::from)?;
+    // Where its ranks announce themselves on their way into their start-up meeting; without
+    // it a start-up timeout says only that a rank did not arrive.
+    let arrived = super::arrival::dir_for(&feed);
+    super::arrival::prepare(&arrived).map_err(|source| RunError::Io {
+        what: format!("cannot make {}", arrived.display()),
+        source,
+    })?;
     let mut args = WorkerArgs {
         plan: ctx.snapshot.to_path_buf(),
         plan_hash: opts.plan_hash.clone(),
@@ -356,7 +368,7 @@ fn run_worker(
     };
     let output = Output::Relay { events, feed, done };
     supervise(cmd, output, &Limit::None, Some(ctx.out.lock_fd()))
-        .map(|e| e.status)
+        .map(|e| (e.status, arrived))
         .map_err(|source| RunError::Io {
             what: format!("cannot start {}", what.display()),
             source,

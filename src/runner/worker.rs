@@ -215,8 +215,15 @@ const STARTUP_LIMIT: Duration = Duration::from_secs(60);
 /// bounded like the meetings inside a job (the first job's timeout and the margin, this rank's
 /// grace on top). A peer that never arrives — stuck in its own set-up, or stopped — holds
 /// every rank there, and under Open MPI (or a process's GPU threads) nothing else ends that
-/// wait: no job has started, so only the timeout is said, and the worker exits 4.
-fn startup_watch(cfg: &WorkerConfig, me: usize, jobs: &[Job]) -> Option<Watchdog> {
+/// wait: the worker exits 4. Where `baton run` gave the ranks a place to announce themselves
+/// (`arrival`), the first rank whose watchdog fires — whichever is left running, rank 0 or
+/// not — records which ranks did not arrive and how; otherwise only the timeout is said.
+fn startup_watch(
+    cfg: &WorkerConfig,
+    me: usize,
+    jobs: &[Job],
+    arrival: Option<Arc<Mutex<super::arrival::Arrival>>>,
+) -> Option<Watchdog> {
     if !cfg.watchdog {
         return None;
     }
@@ -226,18 +233,28 @@ fn startup_watch(cfg: &WorkerConfig, me: usize, jobs: &[Job]) -> Option<Watchdog
     let events = cfg.events.clone();
     let on_timeout = cfg.on_timeout.clone();
     let w = Watchdog::start(Box::new(move |what: &str| {
-        events.event(&RunEvent::RankTimeout { rank: me, what });
-        if me != 0 {
-            // Rank 0 says it first, as at a job's timeout.
+        let (what, recorder) = match &arrival {
+            Some(a) => {
+                let (who, recorder) = a.lock().unwrap_or_else(|p| p.into_inner()).record();
+                (format!("{what}: {who}"), recorder)
+            }
+            None => (format!("{what}: a rank did not arrive"), me == 0),
+        };
+        events.event(&RunEvent::RankTimeout {
+            rank: me,
+            what: &what,
+        });
+        if !recorder {
+            // The record's writer says it first, as at a job's timeout.
             std::thread::sleep(NON_ROOT_TIMEOUT_EXIT_DELAY);
         } else if let Some(f) = &on_timeout {
-            f(what);
+            f(&what);
         }
     }));
     w.arm(
         limit + cfg.watchdog_grace,
         format!(
-            "the ranks' start-up (before the first job) did not finish within {}: a rank did not arrive",
+            "the ranks' start-up (before the first job) did not finish within {}",
             humantime::format_duration(limit)
         ),
     );
@@ -256,19 +273,36 @@ pub fn run_jobs<W: World, E: Engine>(
     let n = world.size() as u64;
     // A world that bounds its own waits names the rank that did not come; the others wait
     // for every rank, and a watchdog bounds their start-up.
+    let arrival = cfg
+        .progress
+        .as_deref()
+        .and_then(|feed| {
+            super::arrival::Arrival::new(super::arrival::dir_for(feed), me, n as usize)
+        })
+        .map(|a| Arc::new(Mutex::new(a)));
     let startup = (!world.bounds_its_waits())
-        .then(|| startup_watch(&cfg, me, jobs))
+        .then(|| startup_watch(&cfg, me, jobs, arrival.clone()))
         .flatten();
     // Where this worker's records begin, for a rank that keeps them when rank 0 cannot.
     let journal_from = super::keeper::Keeper::start_of(&cfg.journal);
     if let Some(f) = &cfg.fault
-        && f.kind == FaultKind::StallStart
         && f.applies(me, "")
     {
-        // This rank never arrives at the meetings below, as one stuck in its own set-up.
-        loop {
-            std::thread::sleep(Duration::from_secs(3600));
+        if f.kind == FaultKind::StopStart {
+            // This rank stops before the meetings below, as one a debugger or a frozen node
+            // holds; it sleeps on if woken.
+            // SAFETY: raises a signal in this process.
+            unsafe { libc::raise(libc::SIGSTOP) };
         }
+        if matches!(f.kind, FaultKind::StallStart | FaultKind::StopStart) {
+            // This rank never arrives at the meetings below, as one stuck in its own set-up.
+            loop {
+                std::thread::sleep(Duration::from_secs(3600));
+            }
+        }
+    }
+    if let Some(a) = &arrival {
+        a.lock().unwrap_or_else(|p| p.into_inner()).announce();
     }
     let hostname = crate::host::hostname();
     let hosts = world.all_gather_string(&hostname);

@@ -1,8 +1,9 @@
 //! Issue #37: a rank stopped (SIGSTOP) or killed (SIGKILL) in the middle of a soak is the one
 //! named, whatever its position — rank 0, the rank that keeps the journal, included — and the
 //! run's record survives it: the measured rows, the job's error, `junit.xml`, the exit code.
-//! Real Open MPI, the host backend, every position of 2 and 4 ranks, under `baton run` (baton
-//! supervises the workers) and under the user's own `mpirun … baton-mpi run`.
+//! Real Open MPI, the host backend, every position of 2, 3 and 4 ranks, under `baton run` (baton
+//! supervises the workers) and under the user's own `mpirun … baton-mpi run`; and every
+//! position of 2 and 4 ranks stopped at start-up, before the ranks first meet, under `baton run`.
 #![cfg(feature = "mpi")]
 
 use crate::common;
@@ -171,9 +172,17 @@ fn a_stopped_or_killed_rank_is_named_wherever_it_stands() {
             }
         }
     }
+    run_cases(&cases, 3, one);
+}
+
+/// Runs `cases` through `one`, `at_once` at a time, and fails naming every case that failed.
+fn run_cases<C>(cases: &[C], at_once: usize, one: fn(C) -> Result<(), String>)
+where
+    C: Copy + std::fmt::Debug + Send + 'static,
+{
     let t = Instant::now();
     let mut failed = Vec::new();
-    for chunk in cases.chunks(3) {
+    for chunk in cases.chunks(at_once) {
         let handles: Vec<_> = chunk
             .iter()
             .map(|c| {
@@ -196,4 +205,109 @@ fn a_stopped_or_killed_rank_is_named_wherever_it_stands() {
         t.elapsed(),
         failed.join("\n\n")
     );
+}
+
+/// One rank that does not reach the ranks' start-up meeting (hosts, pids, devices, before the
+/// first job) under `baton run`: `stop-start` stops it there (SIGSTOP), `stall-start` keeps it
+/// running in its own set-up.
+#[derive(Clone, Copy, Debug)]
+struct Start {
+    ranks: usize,
+    victim: usize,
+    stopped: bool,
+}
+
+/// Runs one start-up case; `Err` says what went wrong, with the run's stderr.
+fn one_at_start(case: Start) -> Result<(), String> {
+    let fault = if case.stopped {
+        "stop-start"
+    } else {
+        "stall-start"
+    };
+    let name = format!("start-{}-{}-{fault}", case.ranks, case.victim);
+    // A 1 s timeout: the start-up is bounded at the first job's timeout and 30 s.
+    let plan = format!(
+        "version: 1\nname: s\nbackend: mpi\nlaunch: {{ nodes: 1, ranks_per_node: {} }}\n\
+         defaults: {{ timeout: 1s }}\ntests:\n  - name: first\n    collective: all_reduce\n    \
+         sizes: [1K]\n",
+        case.ranks
+    );
+    let (_dir, plan, out) = common::plan_dir(&name, &plan);
+    let child = Command::new(env!("CARGO_BIN_EXE_baton"))
+        .args(["run", common::p(&plan), "-o", common::p(&out)])
+        .env("NO_COLOR", "1")
+        .env("BATON_FAULT", format!("{fault}:rank={}", case.victim))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (code, err) = wait(child, Duration::from_secs(100));
+    let fail = |what: String| Err(format!("{what}\n--- stderr:\n{err}"));
+    if code != 4 {
+        return fail(format!("exit {code}, want 4"));
+    }
+    let r = match results::read(&out.join("results.json")) {
+        Ok(r) => r,
+        Err(e) => return fail(format!("no results.json: {e}")),
+    };
+    let job = &r.jobs[0];
+    if job.status != JobStatus::Timeout {
+        return fail(format!("job {:?}, want Timeout", job.status));
+    }
+    let said: Vec<&str> = job.errors.iter().map(|e| e.message.as_str()).collect();
+    let host = baton::host::hostname();
+    let how = if case.stopped {
+        "is stopped (SIGSTOP)"
+    } else {
+        "is running but has not arrived"
+    };
+    // `rank R (pid P on HOST) HOW`, with the victim's pid.
+    let names = |m: &str| {
+        m.match_indices(&format!("rank {} (pid ", case.victim))
+            .any(|(i, _)| {
+                let rest = &m[i..];
+                rest.split_once(") ").is_some_and(|(who, after)| {
+                    who.ends_with(&format!(" on {host}")) && after.starts_with(how)
+                })
+            })
+    };
+    if !said.iter().any(|m| names(m)) {
+        return fail(format!(
+            "no error names rank {} (pid … on {host}) {how}: {said:?}",
+            case.victim
+        ));
+    }
+    for other in (0..case.ranks).filter(|k| *k != case.victim) {
+        if said.iter().any(|m| m.contains(&format!("rank {other} "))) {
+            return fail(format!("rank {other} named too: {said:?}"));
+        }
+    }
+    none_survive(&out);
+    Ok(())
+}
+
+/// Issue #37 at start-up: every position of 2 and 4 ranks stopped before the ranks first meet,
+/// and every position of 2 ranks stuck in its own set-up there, is the rank the record names
+/// (how, pid and host), and no rank that arrived is. All cases at once: each is the start-up
+/// bound (the 1 s timeout and 30 s) of waiting, not of work.
+#[test]
+fn a_rank_that_does_not_arrive_at_start_up_is_named_wherever_it_stands() {
+    let mut cases = Vec::new();
+    for ranks in [2, 4] {
+        for victim in 0..ranks {
+            cases.push(Start {
+                ranks,
+                victim,
+                stopped: true,
+            });
+        }
+    }
+    for victim in 0..2 {
+        cases.push(Start {
+            ranks: 2,
+            victim,
+            stopped: false,
+        });
+    }
+    run_cases(&cases, cases.len(), one_at_start);
 }
