@@ -57,6 +57,10 @@ const EXCEPTIONS: &[(&str, &str)] = &[
         "opens the run's own journal only to lock it (flock) and compare its inode with the path's; reads nothing",
     ),
     (
+        "src/runner/arrival.rs",
+        "the ranks' announcements and start-up record in the worker's own directory (O_NOFOLLOW, bounded), and /proc/PID/environ of this host's launcher processes (bounded)",
+    ),
+    (
         "src/rendezvous/key.rs",
         "the per-user rendezvous key: opened with O_NOFOLLOW and checked for owner and mode",
     ),
