@@ -82,6 +82,7 @@ pub fn measure_worker(
         evidence: !w.no_evidence,
         // A worker of `baton run`: its parent folds the journal.
         on_timeout: None,
+        startup: None,
     };
     // The launcher ends the step when a rank dies: the survivors name it (issue #37).
     rank::worker_signals().map_err(CliError::runtime)?;

@@ -37,6 +37,29 @@ pub fn dir_for(feed: &Path) -> PathBuf {
     feed.with_extension("arrived")
 }
 
+/// The announcements directory of the ranks the user's own launcher started into `out`
+/// (`OUT/.arrived-JOB`, JOB the launcher's name for this job), made by whichever rank comes
+/// first: no rank can make it fresh for the others before they meet, so it is one per launcher
+/// job. `None` when the launcher names no job, or it cannot be made (rank 0 says why `out` is
+/// unusable when it claims it).
+pub fn for_launcher_job(out: &Path) -> Option<PathBuf> {
+    let job = LAUNCHER_KEYS
+        .iter()
+        .find_map(|(j, _)| std::env::var(j).ok())?;
+    let job: String = job
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .take(64)
+        .collect();
+    crate::output::ensure_dir(out).ok()?;
+    let dir = out.join(format!(".arrived-{job}"));
+    match std::fs::create_dir(&dir) {
+        Ok(()) => Some(dir),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Some(dir),
+        Err(_) => None,
+    }
+}
+
 /// Makes `dir` fresh for a worker about to start (an earlier attempt's or run's announcements
 /// would say ranks arrived that did not).
 pub fn prepare(dir: &Path) -> std::io::Result<()> {
@@ -82,6 +105,11 @@ impl Arrival {
                 host: crate::host::hostname(),
                 arrived: false,
             })
+    }
+
+    /// Where the ranks announce themselves.
+    pub fn dir(&self) -> &Path {
+        &self.dir
     }
 
     fn file(&self, r: usize) -> PathBuf {

@@ -153,6 +153,9 @@ pub struct Measure<'a> {
     pub evidence: bool,
     /// Rank 0 at a hung collective's timeout, before the process exits 4 ([`worker::OnTimeout`]).
     pub on_timeout: Option<worker::OnTimeout>,
+    /// The watchdog over the ranks' first meetings, until the worker's own takes over
+    /// ([`startup`]).
+    pub startup: Option<Startup>,
 }
 
 /// The jobs of `m` on this rank of `world`: rank 0's results.
@@ -160,6 +163,10 @@ pub fn measure(world: &dyn RankWorld, m: Measure<'_>) -> Result<Results, RankErr
     let failed = |e: &dyn std::fmt::Display| RankError::Failed(e.to_string());
     let mut results = m.base;
     let hosts = world.all_gather_string(&crate::host::hostname());
+    // Every rank has met: the worker's own start-up watchdog bounds what follows.
+    if let Some(s) = m.startup {
+        s.met(world.rank());
+    }
     crate::results::merge_environment(&mut results.environment, environment::capture(&hosts));
     results.environment.mpi_version = world.mpi_version();
     let mut cfg = worker::WorkerConfig {
@@ -500,6 +507,91 @@ fn gather_links(
         .collect()
 }
 
+/// The watchdog over the first meetings of the ranks the user's own launcher started, and
+/// where they announce themselves.
+pub struct Startup {
+    _watchdog: super::watchdog::Watchdog,
+    arrived: Option<PathBuf>,
+}
+
+impl Startup {
+    /// Every rank met: the watchdog goes, and rank 0 removes the announcements.
+    fn met(self, me: usize) {
+        drop(self._watchdog);
+        if me == 0
+            && let Some(dir) = &self.arrived
+        {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+/// A watchdog over the ranks' first meetings under the user's own launcher (agreeing on the
+/// plan, rank 0's claim of the directory, the hosts), where the world does not bound its own
+/// waits (MPI): a rank that never arrives — stopped, or stuck in its own set-up — would hold
+/// every other there for ever. Bounded as the worker's start-up ([`worker::startup_limit`],
+/// this rank's lag on top); the first rank whose watchdog fires, rank 0 or not, names the ranks
+/// that did not arrive as this host sees them ([`super::arrival`]), writes JUnit saying so
+/// (nothing ran: no rank claimed the directory, or none measured), and every rank exits 4.
+fn startup(
+    world: &dyn RankWorld,
+    input: &Input<'_>,
+    finish: &Finish,
+    events: &Arc<dyn Events>,
+) -> Option<Startup> {
+    if world.bounds_its_waits() {
+        return None;
+    }
+    let (me, opts) = (world.rank(), input.opts);
+    let arrival = super::arrival::for_launcher_job(&opts.out_dir)
+        .and_then(|d| super::arrival::Arrival::new(d, me, world.size()));
+    // Removed once every rank met; only a directory the ranks made (never a planted link).
+    let arrived = arrival.as_ref().map(|a| a.dir().to_path_buf());
+    let limit = worker::startup_limit(input.jobs);
+    let (finish, events, who_events) = (finish.clone(), events.clone(), events.clone());
+    let results = lifecycle::results(input.plan, &opts.plan_path, &opts.plan_hash, Maker::Worker);
+    let results_path = opts.out_dir.join("results.json");
+    let arrival = std::sync::Arc::new(std::sync::Mutex::new(arrival));
+    let said = arrival.clone();
+    let w = super::watchdog::Watchdog::start(Box::new(move |what: &str| {
+        let (what, recorder) = match &*said.lock().unwrap_or_else(|p| p.into_inner()) {
+            Some(a) => {
+                let (who, recorder) = a.record();
+                (format!("{what}: {who}"), recorder)
+            }
+            None => (format!("{what}: a rank did not arrive"), me == 0),
+        };
+        who_events.event(&RunEvent::RankTimeout {
+            rank: me,
+            what: &what,
+        });
+        if !recorder {
+            // The record's writer says it first, as at a job's timeout.
+            std::thread::sleep(worker::NON_ROOT_TIMEOUT_EXIT_DELAY);
+            return;
+        }
+        let end = finish(&Finishing {
+            jobs: &[],
+            results: &results,
+            results_path: &results_path,
+            exit: Exit::Timeout,
+            broken: Some(&what),
+        });
+        if let Err(e) = end {
+            events.event(&RunEvent::Note(&e));
+        }
+    }));
+    w.arm(limit + rank_lag(world), worker::startup_what(limit));
+    worker::fault_at_start(Fault::from_env().as_ref(), me);
+    if let Some(a) = &mut *arrival.lock().unwrap_or_else(|p| p.into_inner()) {
+        a.announce();
+    }
+    Some(Startup {
+        _watchdog: w,
+        arrived,
+    })
+}
+
 /// One rank of a run its launcher started.
 pub fn run(
     input: &Input<'_>,
@@ -507,6 +599,7 @@ pub fn run(
     events: Arc<dyn Events>,
 ) -> Result<RunOutcome, RunError> {
     let (world, opts) = (rank.world, input.opts);
+    let startup = startup(world, input, &rank.finish, &events);
     agree(world, input, &*events)?;
     let (life, skip) = claim(world, input, &*events)?;
     let todo: Vec<Job> = input
@@ -538,6 +631,7 @@ pub fn run(
         evidence: opts.evidence,
         // Whichever rank records a timeout folds the journal (`keeper`).
         on_timeout: Some(timed_out(ending)),
+        startup,
     };
     let ran = measure(world, m);
     let links = rank

@@ -25,7 +25,8 @@ use crate::world::World;
 
 /// How long a rank other than 0 waits, after its collective timed out, before it exits: rank 0
 /// records the timeout and exits first.
-const NON_ROOT_TIMEOUT_EXIT_DELAY: std::time::Duration = std::time::Duration::from_secs(2);
+pub(super) const NON_ROOT_TIMEOUT_EXIT_DELAY: std::time::Duration =
+    std::time::Duration::from_secs(2);
 
 /// How long a rank whose wait timed out gives a rank 0 on another host to record it before it
 /// records rank 0 as silent (`keeper`): rank 0 may be asking NCCL's RAS (a few seconds) first.
@@ -227,9 +228,7 @@ fn startup_watch(
     if !cfg.watchdog {
         return None;
     }
-    let limit = jobs
-        .first()
-        .map_or(STARTUP_LIMIT, |j| j.settings.timeout + JOB_LIMIT_MARGIN);
+    let limit = startup_limit(jobs);
     let events = cfg.events.clone();
     let on_timeout = cfg.on_timeout.clone();
     let w = Watchdog::start(Box::new(move |what: &str| {
@@ -251,14 +250,40 @@ fn startup_watch(
             f(&what);
         }
     }));
-    w.arm(
-        limit + cfg.watchdog_grace,
-        format!(
-            "the ranks' start-up (before the first job) did not finish within {}",
-            humantime::format_duration(limit)
-        ),
-    );
+    w.arm(limit + cfg.watchdog_grace, startup_what(limit));
     Some(w)
+}
+
+/// How long the ranks' start-up meetings may take: the first job's timeout and the margin.
+pub(super) fn startup_limit(jobs: &[Job]) -> Duration {
+    jobs.first()
+        .map_or(STARTUP_LIMIT, |j| j.settings.timeout + JOB_LIMIT_MARGIN)
+}
+
+/// What a start-up watchdog says when it fires, before who did not arrive.
+pub(super) fn startup_what(limit: Duration) -> String {
+    format!(
+        "the ranks' start-up (before the first job) did not finish within {}",
+        humantime::format_duration(limit)
+    )
+}
+
+/// A `stop-start` or `stall-start` fault for rank `me`: it never arrives at the meetings that
+/// follow, stopped (SIGSTOP; it sleeps on if woken), as one a debugger or a frozen node holds,
+/// or running, as one stuck in its own set-up.
+pub(super) fn fault_at_start(fault: Option<&Fault>, me: usize) {
+    let Some(f) = fault.filter(|f| f.applies(me, "")) else {
+        return;
+    };
+    if f.kind == FaultKind::StopStart {
+        // SAFETY: raises a signal in this process.
+        unsafe { libc::raise(libc::SIGSTOP) };
+    }
+    if matches!(f.kind, FaultKind::StallStart | FaultKind::StopStart) {
+        loop {
+            std::thread::sleep(Duration::from_secs(3600));
+        }
+    }
 }
 
 /// Runs `jobs` on this rank. Returns the results (complete on rank 0; other ranks return what
@@ -285,22 +310,7 @@ pub fn run_jobs<W: World, E: Engine>(
         .flatten();
     // Where this worker's records begin, for a rank that keeps them when rank 0 cannot.
     let journal_from = super::keeper::Keeper::start_of(&cfg.journal);
-    if let Some(f) = &cfg.fault
-        && f.applies(me, "")
-    {
-        if f.kind == FaultKind::StopStart {
-            // This rank stops before the meetings below, as one a debugger or a frozen node
-            // holds; it sleeps on if woken.
-            // SAFETY: raises a signal in this process.
-            unsafe { libc::raise(libc::SIGSTOP) };
-        }
-        if matches!(f.kind, FaultKind::StallStart | FaultKind::StopStart) {
-            // This rank never arrives at the meetings below, as one stuck in its own set-up.
-            loop {
-                std::thread::sleep(Duration::from_secs(3600));
-            }
-        }
-    }
+    fault_at_start(cfg.fault.as_ref(), me);
     if let Some(a) = &arrival {
         a.lock().unwrap_or_else(|p| p.into_inner()).announce();
     }

@@ -43,7 +43,14 @@ pub fn wait_mid_run(out: &Path) -> usize {
 
 /// Waits for `child` to exit within `limit`: its exit code and stderr. Stderr is drained while
 /// it runs, so a run that prints more than a pipe holds is never blocked by the test itself.
-pub fn wait(mut child: Child, limit: Duration) -> (i32, String) {
+pub fn wait(child: Child, limit: Duration) -> (i32, String) {
+    ended_within(child, limit)
+        .unwrap_or_else(|err| panic!("still running after {limit:?}; it printed:\n{err}"))
+}
+
+/// As [`wait`], but past `limit` `Err` holds what it printed so far, once it was killed: its
+/// whole process group where it leads one (stopped grandchildren included), else itself.
+pub fn ended_within(mut child: Child, limit: Duration) -> Result<(i32, String), String> {
     use std::io::Read;
     let mut stderr = child.stderr.take().unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
@@ -55,14 +62,16 @@ pub fn wait(mut child: Child, limit: Duration) -> (i32, String) {
     let t = Instant::now();
     loop {
         if let Some(status) = child.try_wait().unwrap() {
-            return (status.code().unwrap_or(-1), rx.recv().unwrap_or_default());
+            return Ok((status.code().unwrap_or(-1), rx.recv().unwrap_or_default()));
         }
         if t.elapsed() > limit {
-            let _ = child.kill();
+            // SAFETY: signals the process group this test started, if the child leads one.
+            if unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) } != 0 {
+                let _ = child.kill();
+            }
             let _ = child.wait();
             // What it printed so far; a grandchild may still hold the pipe open.
-            let err = rx.recv_timeout(Duration::from_secs(5)).unwrap_or_default();
-            panic!("still running after {limit:?}; it printed:\n{err}");
+            return Err(rx.recv_timeout(Duration::from_secs(5)).unwrap_or_default());
         }
         std::thread::sleep(Duration::from_millis(20));
     }
