@@ -334,8 +334,10 @@ pub fn refuse_twice(outputs: &[(&str, &Path)]) -> Result<(), OutputError> {
     Ok(())
 }
 
-/// `path` with `.` dropped and `..` taking off the component before it.
-fn lexical(path: &Path) -> PathBuf {
+/// `path` with `.` dropped and `..` taking off the component before it, without the file
+/// system (links are not resolved: the caller decides what a link means). Plan-relative files
+/// (`plan::files`) use it too.
+pub fn lexical(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in path.components() {
         match c {

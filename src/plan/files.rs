@@ -7,7 +7,7 @@
 //! plan's file, trusted or not. A path the user names on the command line (`--hostfile`,
 //! `--baseline`, `--history`, `--store`) is the user's choice and is not resolved here.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use super::{Check, Plan, Trust};
 
@@ -94,7 +94,9 @@ impl PlanFiles {
                 sub.join(name).display().to_string()
             }
         };
-        if let Some(tree) = system_tree(&real).or_else(|| system_tree(&lexical(&joined))) {
+        if let Some(tree) =
+            system_tree(&real).or_else(|| system_tree(&crate::output::lexical(&joined)))
+        {
             return Err(PlanFileError::System { what: what(), tree });
         }
         if self.trusted() {
@@ -181,7 +183,7 @@ fn real_path(path: &Path) -> PathBuf {
             for c in rest.iter().rev() {
                 out.push(c);
             }
-            return lexical(&out);
+            return crate::output::lexical(&out);
         }
         match (head.parent(), head.file_name()) {
             (Some(parent), Some(name)) => {
@@ -189,24 +191,9 @@ fn real_path(path: &Path) -> PathBuf {
                 head = parent;
             }
             // `..` at the end, or nothing left that exists: take it as written.
-            _ => return lexical(&abs),
+            _ => return crate::output::lexical(&abs),
         }
     }
-}
-
-/// `path` with `.` dropped and `..` taking off the component before it, without the file system.
-fn lexical(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 /// The system tree `path` lies in, if any.
