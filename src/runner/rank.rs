@@ -554,22 +554,14 @@ fn startup(
     let arrival = std::sync::Arc::new(std::sync::Mutex::new(arrival));
     let said = arrival.clone();
     let w = super::watchdog::Watchdog::start(Box::new(move |what: &str| {
-        let (what, recorder) = match &*said.lock().unwrap_or_else(|p| p.into_inner()) {
-            Some(a) => {
-                let (who, recorder) = a.record();
-                (format!("{what}: {who}"), recorder)
-            }
-            None => (format!("{what}: a rank did not arrive"), me == 0),
-        };
-        who_events.event(&RunEvent::RankTimeout {
-            rank: me,
-            what: &what,
-        });
-        if !recorder {
-            // The record's writer says it first, as at a job's timeout.
-            std::thread::sleep(worker::NON_ROOT_TIMEOUT_EXIT_DELAY);
+        let record = said
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .map(|a| a.record());
+        let Some(what) = worker::startup_timed_out(record, me, what, &*who_events) else {
             return;
-        }
+        };
         let end = finish(&Finishing {
             jobs: &[],
             results: &results,

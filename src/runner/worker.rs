@@ -232,26 +232,43 @@ fn startup_watch(
     let events = cfg.events.clone();
     let on_timeout = cfg.on_timeout.clone();
     let w = Watchdog::start(Box::new(move |what: &str| {
-        let (what, recorder) = match &arrival {
-            Some(a) => {
-                let (who, recorder) = a.lock().unwrap_or_else(|p| p.into_inner()).record();
-                (format!("{what}: {who}"), recorder)
-            }
-            None => (format!("{what}: a rank did not arrive"), me == 0),
-        };
-        events.event(&RunEvent::RankTimeout {
-            rank: me,
-            what: &what,
-        });
-        if !recorder {
-            // The record's writer says it first, as at a job's timeout.
-            std::thread::sleep(NON_ROOT_TIMEOUT_EXIT_DELAY);
-        } else if let Some(f) = &on_timeout {
+        let record = arrival
+            .as_ref()
+            .map(|a| a.lock().unwrap_or_else(|p| p.into_inner()).record());
+        let said = startup_timed_out(record, me, what, &*events);
+        if let (Some(what), Some(f)) = (said, &on_timeout) {
             f(&what);
         }
     }));
     w.arm(limit + cfg.watchdog_grace, startup_what(limit));
     Some(w)
+}
+
+/// A start-up watchdog fired on rank `me`: who did not arrive, from the announcements' record
+/// (`Arrival::record`: its words and whether this rank writes it) where there are
+/// announcements, else "a rank did not arrive", recorded by rank 0; said as this rank's
+/// timeout. `Some` with the words where this rank writes the record; `None` after giving the
+/// writer time to say it first, as at a job's timeout.
+pub(super) fn startup_timed_out(
+    record: Option<(String, bool)>,
+    me: usize,
+    what: &str,
+    events: &dyn Events,
+) -> Option<String> {
+    let (what, recorder) = match record {
+        Some((who, recorder)) => (format!("{what}: {who}"), recorder),
+        None => (format!("{what}: a rank did not arrive"), me == 0),
+    };
+    events.event(&RunEvent::RankTimeout {
+        rank: me,
+        what: &what,
+    });
+    if recorder {
+        Some(what)
+    } else {
+        std::thread::sleep(NON_ROOT_TIMEOUT_EXIT_DELAY);
+        None
+    }
 }
 
 /// How long the ranks' start-up meetings may take: the first job's timeout and the margin.
