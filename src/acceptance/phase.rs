@@ -46,6 +46,16 @@ impl PhaseError {
     }
 }
 
+/// A phase plan made by [`phase_plan`].
+pub struct MadePlan {
+    pub path: PathBuf,
+    pub name: String,
+    pub bytes: Vec<u8>,
+    /// Its diagnostics may be shown as a plan's are (inline, or a file beside the acceptance),
+    /// not by place only.
+    pub beside: bool,
+}
+
 /// The plan a phase runs, as bytes the plan checks read: its file (or its inline text) with
 /// the phase's `over:` given to the tests that say none. The one place a phase plan is made:
 /// site layering (plan < site < `--set`) plugs in here.
@@ -53,11 +63,7 @@ impl PhaseError {
 /// A phase plan's file is a file the acceptance names beside itself, so it obeys the
 /// plan-relative rules (`PlanFiles`): links resolved, inside the acceptance file's directory
 /// unless trusted, never under `/proc`, `/sys` or `/dev`.
-pub fn phase_plan(
-    doc: &Acceptance,
-    phase: &Phase,
-    trust: Trust,
-) -> Result<(PathBuf, String, Vec<u8>), String> {
+pub fn phase_plan(doc: &Acceptance, phase: &Phase, trust: Trust) -> Result<MadePlan, String> {
     // Whether the phase plan is the user's own file beside the acceptance: its diagnostics are
     // then shown as a plan's are (through the one printer); a file a trusted acceptance reached
     // elsewhere is named by place only.
@@ -82,7 +88,12 @@ pub fn phase_plan(
         }
     };
     let Some(over) = &phase.over else {
-        return Ok((path, name, bytes));
+        return Ok(MadePlan {
+            path,
+            name,
+            bytes,
+            beside,
+        });
     };
     // Checked as written first, so its diagnostics point at the file's own lines.
     crate::plan::parse_bytes(&name, &bytes).map_err(|r| shown(beside, &r))?;
@@ -97,7 +108,12 @@ pub fn phase_plan(
             t.entry("over").or_insert_with(|| over.clone().into());
         }
     }
-    Ok((path, name, json(&v)))
+    Ok(MadePlan {
+        path,
+        name,
+        bytes: json(&v),
+        beside,
+    })
 }
 
 /// Whether `real` (a resolved phase plan) lies in the acceptance file's own directory.
@@ -146,21 +162,9 @@ pub fn open(
         phase: phase.name.clone(),
         why,
     };
-    let (path, name, bytes) = phase_plan(doc, phase, trust).map_err(err)?;
-    session::open_bytes(&path, &name, &bytes, trust, layers).map_err(|e| match e {
-        session::OpenError::Invalid(r) => {
-            let beside = match &phase.plan {
-                PhasePlan::Inline(_) => true,
-                PhasePlan::File(f) => {
-                    let files = PlanFiles::beside(&doc.file, trust);
-                    let rel = f.strip_prefix(files.dir()).unwrap_or(f);
-                    files
-                        .resolve("plan", &rel.to_string_lossy())
-                        .is_ok_and(|real| is_beside(&files, &real))
-                }
-            };
-            err(shown(beside, &r))
-        }
+    let made = phase_plan(doc, phase, trust).map_err(err)?;
+    session::open_bytes(&made.path, &made.name, &made.bytes, trust, layers).map_err(|e| match e {
+        session::OpenError::Invalid(r) => err(shown(made.beside, &r)),
         e => err(e.to_string()),
     })
 }
